@@ -1,0 +1,138 @@
+/**
+ * The HTTP contract. It drives routing and the OpenAPI document (`/openapi.json`, `/docs`).
+ *
+ * Every error body is exactly `{"error": "..."}` (spec/contracts.md section 9). The built-in
+ * decoding of HttpApi answers with `{_tag, issues}` instead, so the endpoints read their own
+ * bodies and parameters (see Handlers.ts) and the schemas below document the wire shape.
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES } from "../domain/Stages.js"
+
+const ErrorBody = (status: number, description: string) =>
+  Schema.Struct({ error: Schema.String }).annotations({
+    ...HttpApiSchema.annotations({ status }),
+    identifier: `Error${status}`,
+    description
+  })
+
+const Error400 = ErrorBody(400, "The request is malformed; the message names the field.")
+const Error404 = ErrorBody(404, "Not found.")
+const Error413 = ErrorBody(413, "The body is over the size limit.")
+const Error422 = ErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored.")
+const Error502 = ErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed.")
+const Error503 = ErrorBody(503, "A provider the request needs is not configured.")
+const Error500 = ErrorBody(500, "Anything else; the message names the failing stage.")
+
+const stageMap = <V extends Schema.Schema.Any>(stages: ReadonlyArray<string>, value: V) =>
+  Schema.partial(Schema.Struct(Object.fromEntries(stages.map((s) => [s, value])) as Record<string, V>))
+
+export const RememberRequestDoc = Schema.Struct({
+  user_id: Schema.String.annotations({ description: "the user who owns the dataset" }),
+  text: Schema.optional(Schema.String.annotations({ description: "the text to remember, at most 1 MiB" })),
+  image: Schema.optional(Schema.String.annotations({ description: "a base64 image, instead of text" })),
+  dataset: Schema.optional(Schema.String.annotations({ description: "dataset name, default main" })),
+  kind: Schema.optional(Schema.Literal("knowledge", "episode")),
+  reference_time: Schema.optional(Schema.String.annotations({ description: "RFC 3339; default now" })),
+  session_id: Schema.optional(Schema.String.annotations({ description: "at most 128 bytes" })),
+  models: Schema.optional(stageMap(MODEL_STAGES, Schema.String)),
+  reasoning: Schema.optional(stageMap(REASONING_STAGES, Schema.Literal(...REASONING_LEVELS))),
+  web_search: Schema.optional(Schema.Boolean),
+  timeseries: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "RememberRequest" })
+
+const EntityDoc = Schema.Struct({
+  id: Schema.Number,
+  name: Schema.String,
+  type: Schema.String,
+  description: Schema.String
+}).annotations({ identifier: "Entity" })
+
+const EdgeDoc = Schema.Struct({
+  id: Schema.Number,
+  source: Schema.String,
+  source_id: Schema.Number,
+  target: Schema.String,
+  target_id: Schema.Number,
+  relation: Schema.String,
+  description: Schema.String,
+  valid_at: Schema.String,
+  invalid_at: Schema.optional(Schema.String),
+  created_at: Schema.String,
+  expired_at: Schema.optional(Schema.String),
+  artifact_id: Schema.optional(Schema.Number),
+  model_id: Schema.optional(Schema.Number)
+}).annotations({ identifier: "Edge" })
+
+export const RememberResponseDoc = Schema.Struct({
+  remember_run_id: Schema.Number,
+  artifact_id: Schema.Number,
+  kind: Schema.String,
+  valid_at: Schema.String,
+  created_at: Schema.String,
+  session_id: Schema.optional(Schema.String),
+  entities: Schema.Array(EntityDoc),
+  edges: Schema.Array(EdgeDoc),
+  invalidated_edges: Schema.Array(Schema.Number),
+  embedded_entities: Schema.optional(Schema.Number),
+  embedded_edges: Schema.optional(Schema.Number)
+}).annotations({ identifier: "RememberResponse" })
+
+const StageDoc = Schema.Struct({
+  status: Schema.Literal("not_started", "started", "succeeded", "failed"),
+  started_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String),
+  duration_ms: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  inference_ids: Schema.Array(Schema.Number),
+  progress: Schema.optional(Schema.Struct({ chunks_done: Schema.Number, chunks_total: Schema.Number })),
+  detail: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "RunStage" })
+
+export const RunDoc = Schema.Struct({
+  id: Schema.Number,
+  pipeline: Schema.Literal("text", "image"),
+  user_id: Schema.String,
+  dataset: Schema.String,
+  dataset_id: Schema.NullOr(Schema.Number),
+  artifact_id: Schema.NullOr(Schema.Number),
+  status: Schema.Literal("started", "succeeded", "failed"),
+  error: Schema.NullOr(Schema.String),
+  params: Schema.Unknown,
+  queued_at: Schema.String,
+  started_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String),
+  duration_ms: Schema.NullOr(Schema.Number),
+  stages: Schema.Record({ key: Schema.String, value: StageDoc })
+}).annotations({ identifier: "RememberRun" })
+
+export class RememberGroup extends HttpApiGroup.make("remember")
+  .add(
+    HttpApiEndpoint.post("remember", "/v1/gb/remember")
+      .setPayload(RememberRequestDoc)
+      .addSuccess(RememberResponseDoc)
+      .addError(Error400)
+      .addError(Error413)
+      .addError(Error422)
+      .addError(Error502)
+      .addError(Error503)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "Remember a text (or an image)")
+  )
+  .add(
+    HttpApiEndpoint.get("getRun", "/v1/gb/runs/:id")
+      .addSuccess(RunDoc)
+      .addError(Error400)
+      .addError(Error404)
+      .annotate(OpenApi.Summary, "One remember run with its stages")
+  ) {}
+
+export class HealthGroup extends HttpApiGroup.make("health").add(
+  HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+) {}
+
+export class GligabaoApi extends HttpApi.make("gligabao")
+  .add(RememberGroup)
+  .add(HealthGroup)
+  .annotate(OpenApi.Title, "gligabao")
+  .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.") {}

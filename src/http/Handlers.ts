@@ -1,0 +1,86 @@
+/**
+ * Thin handlers: read and validate the request, hand it to a service, map the outcome.
+ * Bodies are read here (not by HttpApi's decoder) so that every error is `{"error": "..."}`
+ * and a body over the limit is a 413 before any JSON is parsed.
+ */
+import { HttpApiBuilder, HttpIncomingMessage, type HttpServerRequest } from "@effect/platform"
+import { Effect, Either, Layer, Option } from "effect"
+import { validateRememberRequest } from "../domain/Remember.js"
+import { RememberManager } from "../pipeline/RememberManager.js"
+import { RunLogRepo } from "../services/RunLogRepo.js"
+import { GligabaoApi } from "./Api.js"
+import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
+import { runView } from "./runView.js"
+
+/** A text request: 1 MiB of text plus room for JSON escaping and the other fields. */
+export const TEXT_BODY_LIMIT = 2 * 1024 * 1024
+/** An image request: 5 MiB decoded is about 6.7 MiB of base64, plus the envelope. */
+export const IMAGE_BODY_LIMIT = 7 * 1024 * 1024
+
+const tooLarge = (limit: number) =>
+  errorResponse(413, `request body is over the limit of ${limit} bytes`)
+
+/** Reads the body as JSON with the image limit, then applies the text limit to text requests. */
+const readJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const declared = Number(request.headers["content-length"] ?? NaN)
+    if (Number.isFinite(declared) && declared > IMAGE_BODY_LIMIT) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
+    const text = yield* request.text.pipe(
+      HttpIncomingMessage.withMaxBodySize(Option.some(IMAGE_BODY_LIMIT)),
+      Effect.either
+    )
+    if (Either.isLeft(text)) {
+      const tooBig = String((text.left as { cause?: unknown }).cause ?? "").includes("maxBytes")
+      return Either.left(tooBig ? tooLarge(IMAGE_BODY_LIMIT) : errorResponse(400, "could not read the request body"))
+    }
+    let body: unknown
+    try {
+      body = JSON.parse(text.right)
+    } catch (e) {
+      return Either.left(errorResponse(400, `malformed JSON body: ${(e as Error).message}`))
+    }
+    const isImage = typeof body === "object" && body !== null && "image" in body && (body as { image: unknown }).image != null
+    if (!isImage && Buffer.byteLength(text.right, "utf8") > TEXT_BODY_LIMIT) {
+      return Either.left(tooLarge(TEXT_BODY_LIMIT))
+    }
+    return Either.right(body)
+  })
+
+export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember", (handlers) =>
+  Effect.gen(function*() {
+    const manager = yield* RememberManager
+    const runLog = yield* RunLogRepo
+    return handlers
+      .handleRaw("remember", ({ request }) =>
+        Effect.gen(function*() {
+          const body = yield* readJsonBody(request)
+          if (Either.isLeft(body)) return body.left
+          const valid = validateRememberRequest(body.right)
+          if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
+          // The run is forked by the manager: if the client goes away, only this wait ends.
+          return yield* manager.submit(valid.right).pipe(
+            Effect.match({
+              onFailure: domainErrorResponse,
+              onSuccess: (outcome) => jsonResponse({ remember_run_id: outcome.runId, ...outcome.response })
+            })
+          )
+        }))
+      .handleRaw("getRun", ({ request }) =>
+        Effect.gen(function*() {
+          const raw = decodeURIComponent(new URL(request.url, "http://x").pathname.split("/").pop() ?? "")
+          if (!/^\d{1,15}$/.test(raw)) return errorResponse(400, "id must be a positive integer")
+          const run = yield* runLog.get(Number(raw))
+          return Option.match(run, {
+            onNone: () => errorResponse(404, `no remember run with id ${raw}`),
+            onSome: (r) => jsonResponse(runView(r))
+          })
+        }))
+  }))
+
+export const HealthHandlersLive = HttpApiBuilder.group(
+  GligabaoApi,
+  "health",
+  (handlers) => handlers.handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+)
+
+export const ApiHandlersLive = Layer.mergeAll(RememberHandlersLive, HealthHandlersLive)

@@ -1,0 +1,31 @@
+/**
+ * The served application: the API, its OpenAPI document and docs page, and a last-resort
+ * middleware that turns unknown routes and defects into `{"error": "..."}` (404 / 500).
+ */
+import { HttpApiBuilder, HttpApiSwagger, HttpMiddleware, type HttpApp, HttpServerRequest } from "@effect/platform"
+import { Cause, Effect, Layer } from "effect"
+import { GligabaoApi } from "./Api.js"
+import { ApiHandlersLive } from "./Handlers.js"
+import { errorResponse } from "./responses.js"
+
+const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
+  Effect.catchAllCause(app, (cause) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const failure = Cause.squash(cause) as { _tag?: string }
+      if (failure?._tag === "RouteNotFound") {
+        return errorResponse(404, `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`)
+      }
+      if (Cause.isInterruptedOnly(cause)) return errorResponse(503, "the server is shutting down")
+      yield* Effect.logError("request failed", cause)
+      return errorResponse(500, `internal error while handling ${request.method} ${new URL(request.url, "http://x").pathname}`)
+    }))
+
+export const ApiLive = HttpApiBuilder.api(GligabaoApi).pipe(Layer.provide(ApiHandlersLive))
+
+/** Needs an HttpServer and the services the handlers use. */
+export const HttpAppLive = HttpApiBuilder.serve((app) => jsonErrors(app).pipe(HttpMiddleware.logger)).pipe(
+  Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
+  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  Layer.provide(ApiLive)
+)

@@ -1,0 +1,19 @@
+import { Context, type Effect } from "effect"
+
+/**
+ * What the core needs of the database itself, beyond the repositories: transactions and the
+ * per-dataset lock the remember manager holds for a whole pipeline run.
+ */
+export class Database extends Context.Tag("gligabao/Database")<
+  Database,
+  {
+    readonly dialect: "sqlite" | "pg"
+    /** runs `effect` in one transaction (nested calls join it) */
+    readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    /**
+     * runs `effect` holding the lock of `key` (a user and dataset name): in-process always,
+     * and a session advisory lock on PostgreSQL so several processes on one database stay serial
+     */
+    readonly withLock: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  }
+>() {}

@@ -1,0 +1,95 @@
+import { Context, type Effect, type Option } from "effect"
+import type { ArtifactRow, EdgeRow, EdgeWithNames, EntityRow } from "../domain/Rows.js"
+import type { ArtifactKind } from "../domain/Stages.js"
+
+export interface NewArtifact {
+  readonly dataset_id: number
+  readonly kind: ArtifactKind
+  readonly text: string
+  readonly parent_id: number | null
+  readonly session_id: string | null
+  readonly valid_at: string
+  readonly created_at: string
+  readonly inference_id: number | null
+  readonly query: string | null
+  readonly metadata: Record<string, unknown> | null
+}
+
+export interface EntityUpsert {
+  readonly name: string
+  readonly name_key: string
+  readonly type: string
+  readonly description: string
+  readonly model_id: number | null
+  readonly created_at: string
+}
+
+export interface NewEdge {
+  readonly dataset_id: number
+  readonly source_id: number
+  readonly target_id: number
+  readonly relation: string
+  readonly description: string
+  readonly valid_at: string
+  readonly invalid_at: string | null
+  readonly created_at: string
+  readonly expired_at: string | null
+  readonly artifact_id: number | null
+  readonly model_id: number | null
+}
+
+export interface EdgeClose {
+  readonly id: number
+  readonly invalid_at: string
+  readonly expired_at: string
+}
+
+/**
+ * The graph tables: artifacts, entities, edges and their artifact and session links.
+ * Every method is one or a few indexed statements; infrastructure errors are defects.
+ * Writes are meant to run inside `Database.withTransaction`.
+ */
+export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
+  GraphRepo,
+  {
+    readonly insertArtifact: (artifact: NewArtifact) => Effect.Effect<ArtifactRow>
+    readonly getArtifact: (id: number) => Effect.Effect<Option.Option<ArtifactRow>>
+    /** entities of the dataset whose name_key is one of `nameKeys`, any type */
+    readonly findEntitiesByNameKeys: (
+      datasetId: number,
+      nameKeys: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<EntityRow>>
+    /**
+     * inserts or updates on (dataset_id, name_key, type); the description is replaced only by a
+     * non-empty one; returns the stored rows in input order
+     */
+    readonly upsertEntities: (
+      datasetId: number,
+      entities: ReadonlyArray<EntityUpsert>
+    ) => Effect.Effect<ReadonlyArray<EntityRow>>
+    /** returns the inserted rows in input order */
+    readonly insertEdges: (edges: ReadonlyArray<NewEdge>) => Effect.Effect<ReadonlyArray<EdgeRow>>
+    readonly closeEdges: (closes: ReadonlyArray<EdgeClose>) => Effect.Effect<void>
+    readonly getEdges: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    /**
+     * live edges (expired_at IS NULL) of the dataset touching, as source or target, an entity
+     * whose name_key is one of `nameKeys`; newest first (created_at, then id), at most `limit`
+     */
+    readonly loadCandidateEdgesByNameKeys: (
+      datasetId: number,
+      nameKeys: ReadonlyArray<string>,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    /** the same, for entity ids (the similarity lookup) */
+    readonly loadCandidateEdgesByEntityIds: (
+      datasetId: number,
+      entityIds: ReadonlyArray<number>,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    /** idempotent link writes: one row per pair */
+    readonly linkEntityArtifacts: (artifactId: number, entityIds: ReadonlyArray<number>) => Effect.Effect<void>
+    readonly linkEdgeArtifacts: (artifactId: number, edgeIds: ReadonlyArray<number>) => Effect.Effect<void>
+    readonly linkEntitySessions: (sessionId: string, entityIds: ReadonlyArray<number>) => Effect.Effect<void>
+    readonly linkEdgeSessions: (sessionId: string, edgeIds: ReadonlyArray<number>) => Effect.Effect<void>
+  }
+>() {}

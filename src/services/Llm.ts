@@ -1,0 +1,63 @@
+import { Context, type Effect } from "effect"
+import type { LlmFailed, LlmUnavailable } from "../domain/Errors.js"
+import type { ReasoningLevel } from "../domain/Stages.js"
+
+export type LlmContentBlock =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image"; readonly mediaType: string; readonly data: string }
+
+export interface LlmMessage {
+  readonly role: "user" | "assistant"
+  readonly content: string | ReadonlyArray<LlmContentBlock>
+}
+
+export interface LlmRequest {
+  /** the pipeline stage the call serves (for logs and errors) */
+  readonly stage: string
+  /** the model to call; the adapter's default model when absent */
+  readonly model?: string | undefined
+  readonly reasoning: ReasoningLevel
+  readonly system: string
+  readonly messages: ReadonlyArray<LlmMessage>
+  /** the answer's own output budget; a thinking budget is added on top */
+  readonly maxTokens: number
+  /** provider-specific tool definitions (Anthropic's server web search) */
+  readonly tools?: ReadonlyArray<unknown> | undefined
+}
+
+export interface LlmUsage {
+  readonly inputTokens: number
+  /** thinking included */
+  readonly outputTokens: number
+  readonly cacheReadTokens: number
+  readonly cacheWriteTokens: number
+  readonly webSearchRequests: number
+}
+
+export interface LlmResponse {
+  /** the answer's text blocks, joined */
+  readonly text: string
+  /** the model as the provider's API reports it */
+  readonly model: string
+  readonly provider: string
+  /** `end_turn`, `max_tokens`, ... (OpenAI's `stop`/`length` are mapped to these) */
+  readonly stopReason: string
+  /** the level the call actually ran with (`none` for a model without thinking) */
+  readonly reasoning: ReasoningLevel
+  readonly usage: LlmUsage
+  /** the raw content blocks, for callers that need more than text (web search) */
+  readonly blocks: ReadonlyArray<unknown>
+}
+
+/**
+ * The LLM port. `complete` never needs anything from the context; a missing key is
+ * `LlmUnavailable` (503), a provider failure after retries is `LlmFailed` (502).
+ */
+export class Llm extends Context.Tag("gligabao/Llm")<
+  Llm,
+  {
+    readonly provider: string
+    readonly defaultModel: string
+    readonly complete: (request: LlmRequest) => Effect.Effect<LlmResponse, LlmUnavailable | LlmFailed>
+  }
+>() {}

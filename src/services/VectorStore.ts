@@ -1,0 +1,31 @@
+import { Context, type Effect } from "effect"
+import type { VectorWriteFailed } from "../domain/Errors.js"
+
+export interface VectorItem {
+  readonly id: string
+  readonly values: ReadonlyArray<number>
+  readonly metadata: Record<string, string | number | boolean>
+}
+
+export interface VectorMatch {
+  readonly id: string
+  /** cosine similarity, 1 = identical */
+  readonly score: number
+  readonly metadata: Record<string, string | number | boolean>
+}
+
+/** The vector store port: one index per dataset and kind (`dataset-<id>-entities`, ...). */
+export class VectorStore extends Context.Tag("gligabao/VectorStore")<
+  VectorStore,
+  {
+    readonly name: string
+    readonly upsert: (index: string, items: ReadonlyArray<VectorItem>) => Effect.Effect<void, VectorWriteFailed>
+    readonly query: (
+      index: string,
+      vector: ReadonlyArray<number>,
+      k: number,
+      minScore: number
+    ) => Effect.Effect<ReadonlyArray<VectorMatch>, VectorWriteFailed>
+    readonly delete: (index: string, ids: ReadonlyArray<string>) => Effect.Effect<void, VectorWriteFailed>
+  }
+>() {}
