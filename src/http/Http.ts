@@ -1,6 +1,8 @@
 /**
  * The served application: the API, its OpenAPI document and docs page, and a last-resort
  * middleware that turns unknown routes and defects into `{"error": "..."}` (404 / 500).
+ * It is an API-level middleware because a `serve` middleware only sees a failure after its
+ * default (empty) response was already sent.
  */
 import { HttpApiBuilder, HttpApiSwagger, HttpMiddleware, type HttpApp, HttpServerRequest } from "@effect/platform"
 import { Cause, Effect, Layer } from "effect"
@@ -24,7 +26,8 @@ const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
 export const ApiLive = HttpApiBuilder.api(GligabaoApi).pipe(Layer.provide(ApiHandlersLive))
 
 /** Needs an HttpServer and the services the handlers use. */
-export const HttpAppLive = HttpApiBuilder.serve((app) => jsonErrors(app).pipe(HttpMiddleware.logger)).pipe(
+export const HttpAppLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+  Layer.provide(HttpApiBuilder.middleware(jsonErrors)),
   Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(ApiLive)

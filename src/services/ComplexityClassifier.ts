@@ -15,6 +15,8 @@ export class ClassifierFailed extends Data.TaggedError("ClassifierFailed")<{ rea
 export class ComplexityClassifier extends Context.Tag("gligabao/ComplexityClassifier")<
   ComplexityClassifier,
   {
+    /** false when no classifier is configured: the stage does not run */
+    readonly enabled: boolean
     readonly classify: (text: string) => Effect.Effect<Option.Option<ComplexityResult>, ClassifierFailed>
   }
 >() {}

@@ -1,0 +1,71 @@
+/**
+ * AppLive: picks the adapters from the configuration and composes the remember machinery.
+ * The HTTP server is added by the CLI; embedders can use `CoreLive` with their own layers.
+ */
+import { Effect, Layer, Option, Redacted } from "effect"
+import { AppConfigTag, type AppConfig } from "../src/Config.js"
+import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
+import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
+import { RememberSettings } from "../src/pipeline/Settings.js"
+import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
+import { AnthropicLlmLive, OpenAiLlmLive, UnconfiguredLlmLive } from "./llm/index.js"
+import { PgLive, SqliteLive } from "./sql/index.js"
+
+/** The database the configuration names: PostgreSQL when database.url is set, else SQLite. */
+export const storageFor = (config: AppConfig) =>
+  Option.match(config.database.url, {
+    onNone: () => SqliteLive(config.database.path),
+    onSome: (url) => PgLive(url)
+  })
+
+/** The LLM adapter the configuration names; without a key every call is LlmUnavailable (503). */
+export const llmFor = (config: AppConfig) => {
+  const { llm } = config
+  const common = {
+    defaultModel: llm.defaultModel,
+    timeoutMs: llm.timeoutMs,
+    maxRetries: llm.maxRetries,
+    baseUrl: Option.getOrUndefined(llm.baseUrl)
+  }
+  if (llm.provider === "anthropic") {
+    return Option.match(llm.apiKey, {
+      onNone: () => UnconfiguredLlmLive(llm.defaultModel),
+      onSome: (apiKey) => AnthropicLlmLive({ ...common, apiKey })
+    })
+  }
+  // Local OpenAI-compatible servers (Ollama, vLLM, llama.cpp) need no key, but the SDK wants one.
+  const key = Option.orElse(llm.apiKey, () =>
+    Option.isSome(llm.baseUrl) ? Option.some(Redacted.make("unused")) : Option.none())
+  return Option.match(key, {
+    onNone: () =>
+      UnconfiguredLlmLive(
+        llm.defaultModel,
+        "no LLM is configured: set OPENAI_API_KEY (or llm.base_url for a local OpenAI-compatible server)"
+      ),
+    onSome: (apiKey) => OpenAiLlmLive({ ...common, apiKey })
+  })
+}
+
+export const settingsFor = (config: AppConfig) =>
+  RememberSettings.layer({
+    prices: config.prices,
+    maxCandidates: config.remember.maxCandidates,
+    chunkSize: config.chunkSize,
+    chunkOverlapPercent: config.chunkOverlapPercent
+  })
+
+/** Everything the HTTP handlers need, built from the configuration. */
+export const AppLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfigTag
+    const instanceId = `${process.pid}-${crypto.randomUUID()}`
+    const storage = storageFor(config)
+    const pipeline = RememberPipelineLive.pipe(
+      Layer.provide(Layer.mergeAll(llmFor(config), NoneClassifierLive, settingsFor(config)))
+    )
+    const manager = RememberManagerLive({ concurrency: config.remember.concurrency, instanceId }).pipe(
+      Layer.provide(pipeline)
+    )
+    return manager.pipe(Layer.provideMerge(storage))
+  })
+)

@@ -1,0 +1,139 @@
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
+import { type Context, Effect, Layer, Redacted } from "effect"
+import { THINKING_BUDGET } from "../../src/domain/Stages.js"
+import { Llm, type LlmMessage, type LlmRequest, type LlmResponse } from "../../src/services/Llm.js"
+import { AttemptFailed, callWithRetries, describeUnexpected, isRetryableStatus, parseRetryAfter } from "./retry.js"
+
+export interface AnthropicLlmOptions {
+  readonly apiKey: Redacted.Redacted<string>
+  /** without `/v1`; the SDK's default (or ANTHROPIC_BASE_URL) when absent */
+  readonly baseUrl?: string | undefined
+  readonly defaultModel: string
+  /** per attempt */
+  readonly timeoutMs: number
+  readonly maxRetries: number
+  readonly retryBaseDelayMs?: number | undefined
+}
+
+export const ANTHROPIC_PROVIDER = "anthropic"
+
+/** The Claude 3 and 3.5 families have no extended thinking; 3.7 does. */
+export const supportsThinking = (model: string): boolean =>
+  !(model.startsWith("claude-3-") && !model.startsWith("claude-3-7"))
+
+const toAnthropicMessage = (message: LlmMessage): Anthropic.MessageParam => ({
+  role: message.role,
+  content:
+    typeof message.content === "string"
+      ? message.content
+      : message.content.map((block): Anthropic.ContentBlockParam =>
+          block.type === "text"
+            ? { type: "text", text: block.text }
+            : {
+                type: "image",
+                source: {
+                  type: "base64",
+                  media_type: block.mediaType as Anthropic.Base64ImageSource["media_type"],
+                  data: block.data
+                }
+              }
+        )
+})
+
+/** The request body; temperature is never sent (thinking and newer models reject it). */
+export const buildAnthropicBody = (request: LlmRequest, model: string) => {
+  const thinking = request.reasoning !== "none" && supportsThinking(model)
+  const budget = thinking ? THINKING_BUDGET[request.reasoning] : 0
+  const body: Anthropic.MessageCreateParamsNonStreaming = {
+    model,
+    max_tokens: request.maxTokens + budget,
+    messages: request.messages.map(toAnthropicMessage),
+    ...(request.system !== "" ? { system: request.system } : {}),
+    ...(thinking ? { thinking: { type: "enabled", budget_tokens: budget } } : {}),
+    ...(request.tools !== undefined && request.tools.length > 0
+      ? { tools: request.tools as Array<Anthropic.ToolUnion> }
+      : {})
+  }
+  return { body, reasoning: thinking ? request.reasoning : ("none" as const) }
+}
+
+const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
+
+/** Maps a Messages response; anything that is not one is an unusable answer. */
+export const mapAnthropicResponse = (
+  raw: unknown,
+  reasoning: LlmResponse["reasoning"]
+): LlmResponse | undefined => {
+  if (typeof raw !== "object" || raw === null) return undefined
+  const message = raw as Partial<Anthropic.Message>
+  if (!Array.isArray(message.content) || typeof message.model !== "string") return undefined
+  const usage = (message.usage ?? {}) as Partial<Anthropic.Usage>
+  return {
+    text: message.content
+      .filter((block): block is Anthropic.TextBlock => block?.type === "text" && typeof block.text === "string")
+      .map((block) => block.text)
+      .join(""),
+    model: message.model,
+    provider: ANTHROPIC_PROVIDER,
+    stopReason: message.stop_reason ?? "unknown",
+    reasoning,
+    usage: {
+      inputTokens: num(usage.input_tokens),
+      outputTokens: num(usage.output_tokens),
+      cacheReadTokens: num(usage.cache_read_input_tokens),
+      cacheWriteTokens: num(usage.cache_creation_input_tokens),
+      webSearchRequests: num(usage.server_tool_use?.web_search_requests)
+    },
+    blocks: message.content
+  }
+}
+
+const classify =
+  (timeoutMs: number) =>
+  (error: unknown): AttemptFailed => {
+    if (error instanceof AttemptFailed) return error
+    if (error instanceof APIConnectionTimeoutError)
+      return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
+    if (error instanceof APIConnectionError)
+      return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
+    if (error instanceof APIError && typeof error.status === "number") {
+      const detail = [error.type, error.apiMessage ?? error.message].filter(Boolean).join(": ")
+      return new AttemptFailed({
+        message: `HTTP ${error.status} ${detail}${error.requestID ? ` (request-id ${error.requestID})` : ""}`,
+        status: error.status,
+        retryable: isRetryableStatus(error.status),
+        retryAfterMs: parseRetryAfter(error.headers)
+      })
+    }
+    return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
+  }
+
+/** The Anthropic Messages adapter. The SDK never retries; the Effect schedule does. */
+export const makeAnthropicLlm = (options: AnthropicLlmOptions): Context.Tag.Service<Llm> => {
+  const client = new Anthropic({
+    apiKey: Redacted.value(options.apiKey),
+    baseURL: options.baseUrl,
+    maxRetries: 0,
+    // an explicit timeout also keeps the SDK from demanding streaming for large max_tokens
+    timeout: options.timeoutMs
+  })
+  const complete = (request: LlmRequest) => {
+    const model = request.model || options.defaultModel
+    const { body, reasoning } = buildAnthropicBody(request, model)
+    return callWithRetries(
+      async (signal) => {
+        const raw: unknown = await client.messages.create(body, { signal })
+        const response = mapAnthropicResponse(raw, reasoning)
+        if (response === undefined)
+          throw new AttemptFailed({ message: "the response is not a Messages response", retryable: false })
+        return response
+      },
+      classify(options.timeoutMs),
+      { ...options, provider: ANTHROPIC_PROVIDER, stage: request.stage, model }
+    ).pipe(Effect.withSpan("Llm.complete", { attributes: { provider: ANTHROPIC_PROVIDER, stage: request.stage, model } }))
+  }
+  return Llm.of({ provider: ANTHROPIC_PROVIDER, defaultModel: options.defaultModel, complete })
+}
+
+export const AnthropicLlmLive = (options: AnthropicLlmOptions): Layer.Layer<Llm> =>
+  Layer.sync(Llm, () => makeAnthropicLlm(options))

@@ -1,0 +1,170 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai"
+import { type Context, Effect, Layer, Redacted } from "effect"
+import { THINKING_BUDGET, type ReasoningLevel } from "../../src/domain/Stages.js"
+import { Llm, type LlmMessage, type LlmRequest, type LlmResponse } from "../../src/services/Llm.js"
+import { AttemptFailed, callWithRetries, describeUnexpected, isRetryableStatus, parseRetryAfter } from "./retry.js"
+
+export interface OpenAiLlmOptions {
+  readonly apiKey: Redacted.Redacted<string>
+  /** with `/v1` (e.g. http://localhost:11434/v1); the SDK's default (or OPENAI_BASE_URL) when absent */
+  readonly baseUrl?: string | undefined
+  readonly defaultModel: string
+  /** per attempt */
+  readonly timeoutMs: number
+  readonly maxRetries: number
+  readonly retryBaseDelayMs?: number | undefined
+  /** recorded on every response: "openai", "ollama", "vllm", ... */
+  readonly provider?: string | undefined
+}
+
+/** o1, o3, o4-mini, gpt-5*: they take `reasoning_effort` and `max_completion_tokens`. */
+export const isReasoningModel = (model: string): boolean => {
+  const name = model.slice(model.lastIndexOf("/") + 1)
+  return /^o\d+(-|$)/.test(name) || name.startsWith("gpt-5")
+}
+
+type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam
+
+const toOpenAiMessage = (message: LlmMessage): ChatMessage => {
+  if (typeof message.content === "string") return { role: message.role, content: message.content }
+  if (message.role === "assistant") {
+    // assistant messages carry text only
+    const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("")
+    return { role: "assistant", content: text }
+  }
+  return {
+    role: "user",
+    content: message.content.map((block): OpenAI.Chat.Completions.ChatCompletionContentPart =>
+      block.type === "text"
+        ? { type: "text", text: block.text }
+        : { type: "image_url", image_url: { url: `data:${block.mediaType};base64,${block.data}` } }
+    )
+  }
+}
+
+/**
+ * The request body. A reasoning model always reasons, so `none` runs (and is recorded)
+ * as `low`; its budget is added to max_completion_tokens, which reasoning tokens count against.
+ */
+export const buildOpenAiBody = (request: LlmRequest, model: string) => {
+  const messages: Array<ChatMessage> = [
+    ...(request.system !== "" ? [{ role: "system" as const, content: request.system }] : []),
+    ...request.messages.map(toOpenAiMessage)
+  ]
+  const base = { model, messages, response_format: { type: "json_object" as const } }
+  if (!isReasoningModel(model)) {
+    // local servers (Ollama, vLLM, llama.cpp) understand max_tokens
+    const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming = {
+      ...base,
+      max_tokens: request.maxTokens
+    }
+    return { body, reasoning: "none" as ReasoningLevel }
+  }
+  const level = request.reasoning === "none" ? "low" : request.reasoning
+  const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming = {
+    ...base,
+    max_completion_tokens: request.maxTokens + THINKING_BUDGET[level],
+    reasoning_effort: level
+  }
+  return { body, reasoning: level as ReasoningLevel }
+}
+
+const FINISH_REASONS: Record<string, string> = {
+  stop: "end_turn",
+  length: "max_tokens",
+  tool_calls: "tool_use",
+  function_call: "tool_use",
+  content_filter: "refusal"
+}
+
+const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
+
+/**
+ * Maps a chat completion. `inputTokens` excludes cached prompt tokens (as Anthropic's
+ * input_tokens does), so cost = input + cache reads at their own prices on both providers.
+ */
+export const mapOpenAiResponse = (
+  raw: unknown,
+  reasoning: ReasoningLevel,
+  provider: string
+): LlmResponse | undefined => {
+  if (typeof raw !== "object" || raw === null) return undefined
+  const completion = raw as Partial<OpenAI.Chat.Completions.ChatCompletion>
+  const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined
+  if (choice === undefined || typeof choice.message !== "object" || typeof completion.model !== "string")
+    return undefined
+  const text = typeof choice.message.content === "string" ? choice.message.content : ""
+  const usage = (completion.usage ?? {}) as Partial<OpenAI.CompletionUsage>
+  const cached = num(usage.prompt_tokens_details?.cached_tokens)
+  return {
+    text,
+    model: completion.model,
+    provider,
+    stopReason: FINISH_REASONS[choice.finish_reason ?? ""] ?? choice.finish_reason ?? "unknown",
+    reasoning,
+    usage: {
+      inputTokens: Math.max(0, num(usage.prompt_tokens) - cached),
+      outputTokens: num(usage.completion_tokens),
+      cacheReadTokens: cached,
+      cacheWriteTokens: 0,
+      webSearchRequests: 0
+    },
+    blocks: text === "" ? [] : [{ type: "text", text }]
+  }
+}
+
+const classify =
+  (timeoutMs: number) =>
+  (error: unknown): AttemptFailed => {
+    if (error instanceof AttemptFailed) return error
+    if (error instanceof APIConnectionTimeoutError)
+      return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
+    if (error instanceof APIConnectionError)
+      return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
+    if (error instanceof APIError && typeof error.status === "number") {
+      const body = error.error as { message?: unknown; type?: unknown } | undefined
+      const detail = [
+        typeof body?.type === "string" ? body.type : undefined,
+        typeof body?.message === "string" ? body.message : error.message
+      ]
+        .filter(Boolean)
+        .join(": ")
+      return new AttemptFailed({
+        message: `HTTP ${error.status} ${detail}${error.requestID ? ` (request-id ${error.requestID})` : ""}`,
+        status: error.status,
+        retryable: isRetryableStatus(error.status),
+        retryAfterMs: parseRetryAfter(error.headers)
+      })
+    }
+    return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
+  }
+
+/** The OpenAI-compatible chat completions adapter (OpenAI, Ollama, vLLM, llama.cpp). */
+export const makeOpenAiLlm = (options: OpenAiLlmOptions): Context.Tag.Service<Llm> => {
+  const provider = options.provider ?? "openai"
+  const client = new OpenAI({
+    apiKey: Redacted.value(options.apiKey),
+    baseURL: options.baseUrl,
+    maxRetries: 0,
+    timeout: options.timeoutMs
+  })
+  const complete = (request: LlmRequest) => {
+    const model = request.model || options.defaultModel
+    const { body, reasoning } = buildOpenAiBody(request, model)
+    return callWithRetries(
+      async (signal) => {
+        const raw: unknown = await client.chat.completions.create(body, { signal })
+        const response = mapOpenAiResponse(raw, reasoning, provider)
+        if (response === undefined)
+          throw new AttemptFailed({ message: "the response is not a chat completion", retryable: false })
+        return response
+      },
+      classify(options.timeoutMs),
+      { ...options, provider, stage: request.stage, model }
+    ).pipe(Effect.withSpan("Llm.complete", { attributes: { provider, stage: request.stage, model } }))
+  }
+  return Llm.of({ provider, defaultModel: options.defaultModel, complete })
+}
+
+export const OpenAiLlmLive = (options: OpenAiLlmOptions): Layer.Layer<Llm> =>
+  Layer.sync(Llm, () => makeOpenAiLlm(options))

@@ -1,0 +1,103 @@
+import { Data, Duration, Effect, Schedule } from "effect"
+import { LlmFailed } from "../../src/domain/Errors.js"
+
+/** One failed attempt at a provider call, classified for the retry policy. */
+export class AttemptFailed extends Data.TaggedError("AttemptFailed")<{
+  readonly message: string
+  readonly status?: number | undefined
+  readonly retryable: boolean
+  /** the provider's `retry-after-ms` / `retry-after`, when it sent one */
+  readonly retryAfterMs?: number | undefined
+}> {}
+
+/** The backoff ceiling (the official SDKs use the same). */
+export const MAX_BACKOFF_MS = 8_000
+/** A provider's retry-after is honoured up to this (the SDKs ignore longer ones too). */
+export const MAX_RETRY_AFTER_MS = 60_000
+export const DEFAULT_RETRY_BASE_DELAY_MS = 500
+
+export interface RetryOptions {
+  readonly maxRetries: number
+  readonly retryBaseDelayMs?: number | undefined
+  readonly timeoutMs: number
+}
+
+/** 429, every 5xx (529 overloaded included); connection errors and timeouts are classified by the caller. */
+export const isRetryableStatus = (status: number): boolean => status === 429 || status >= 500
+
+/** `retry-after-ms` (milliseconds) wins over `retry-after` (seconds or an HTTP date). */
+export const parseRetryAfter = (headers: { get(name: string): string | null } | undefined): number | undefined => {
+  if (headers === undefined) return undefined
+  const ms = parseFloat(headers.get("retry-after-ms") ?? "")
+  if (Number.isFinite(ms) && ms >= 0) return ms
+  const raw = headers.get("retry-after")
+  if (raw === null) return undefined
+  const seconds = parseFloat(raw)
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
+  const date = Date.parse(raw)
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined
+}
+
+/**
+ * Exponential backoff (jittered) from the base delay capped at 8s; a provider's
+ * retry-after replaces the backoff, capped at 60s. Stops on a non-retryable failure.
+ */
+export const retrySchedule = (options: RetryOptions) =>
+  Schedule.intersect(
+    Schedule.identity<AttemptFailed>(),
+    Schedule.exponential(Duration.millis(options.retryBaseDelayMs ?? DEFAULT_RETRY_BASE_DELAY_MS)).pipe(
+      Schedule.jittered
+    )
+  ).pipe(
+    Schedule.modifyDelay(([failure], backoff) =>
+      failure.retryAfterMs !== undefined
+        ? Duration.millis(Math.min(failure.retryAfterMs, MAX_RETRY_AFTER_MS))
+        : Duration.min(backoff, Duration.millis(MAX_BACKOFF_MS))
+    ),
+    Schedule.intersect(Schedule.recurs(Math.max(0, options.maxRetries))),
+    Schedule.whileInput((failure: AttemptFailed) => failure.retryable)
+  )
+
+/**
+ * Runs one provider call with a per-attempt timeout and the retry policy; the final
+ * failure becomes `LlmFailed` naming the provider, stage, model, status and attempts.
+ * `call` gets an AbortSignal so a timed-out or interrupted attempt cancels its request.
+ */
+export const callWithRetries = <A>(
+  call: (signal: AbortSignal) => Promise<A>,
+  classify: (error: unknown) => AttemptFailed,
+  options: RetryOptions & { readonly provider: string; readonly stage: string; readonly model: string }
+): Effect.Effect<A, LlmFailed> =>
+  Effect.suspend(() => {
+    let attempts = 0
+    const attempt = Effect.suspend(() => {
+      attempts++
+      return Effect.tryPromise({ try: call, catch: classify }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(options.timeoutMs),
+          onTimeout: () => new AttemptFailed({ message: `timed out after ${options.timeoutMs}ms`, retryable: true })
+        })
+      )
+    })
+    return attempt.pipe(
+      Effect.retry(retrySchedule(options)),
+      Effect.mapError(
+        (failure) =>
+          new LlmFailed({
+            message: `${options.provider} call for ${options.stage} (model ${options.model}) failed${
+              attempts > 1 ? ` after ${attempts} attempts` : ""
+            }: ${failure.message}`,
+            stage: options.stage,
+            ...(failure.status !== undefined ? { status: failure.status } : {})
+          })
+      )
+    )
+  })
+
+/** The message of an error that is not the SDK's APIError (bad JSON, a bug, ...). */
+export const describeUnexpected = (error: unknown): string =>
+  error instanceof SyntaxError
+    ? `the provider's response is not valid JSON (${error.message})`
+    : error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : String(error)

@@ -1,0 +1,44 @@
+/**
+ * The SQLite client: one better-sqlite3 connection with WAL (files only), foreign keys,
+ * a busy timeout, and sqlite-vec loaded into the same connection, migrated on build.
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { NodeContext } from "@effect/platform-node"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
+import { Context, Effect, Layer } from "effect"
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
+import * as sqliteVec from "sqlite-vec"
+import { migrations } from "./migrations/index.js"
+
+const isMemory = (filename: string) => filename === ":memory:" || filename === ""
+
+/** The client alone (no migrations), configured as every gligabao connection must be. */
+export const SqliteClientLive = (
+  filename: string
+): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      if (!isMemory(filename)) {
+        yield* Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
+      }
+      const client = yield* SqliteClient.make({ filename, disableWAL: isMemory(filename) })
+      // per connection, outside any transaction (foreign_keys is a no-op inside one)
+      yield* client`PRAGMA foreign_keys = ON`
+      yield* client`PRAGMA busy_timeout = 5000`
+      yield* client.loadExtension(sqliteVec.getLoadablePath())
+      yield* client`SELECT vec_version() AS version`
+      return Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
+
+const MigratorLive = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(migrations) }).pipe(
+  Layer.provide(NodeContext.layer)
+)
+
+/** The migrated client. */
+export const SqliteMigratedLive = (
+  filename: string
+): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, SqlError.SqlError | SqliteMigrator.MigrationError> =>
+  MigratorLive.pipe(Layer.provideMerge(SqliteClientLive(filename)))

@@ -1,0 +1,51 @@
+/**
+ * The SQL storage layer: one repository code for SQLite and PostgreSQL.
+ *
+ *   SqliteLive("build/gligabao.db")      SqliteLive(":memory:")
+ *   PgLive(Redacted.make("postgres://…"))
+ *
+ * Each provides the SqlClient, the Database port and the repositories, with migrations run.
+ */
+import type { SqlClient, SqlError } from "@effect/sql"
+import type { MigrationError } from "@effect/sql/Migrator"
+import { Layer, type Redacted } from "effect"
+import type { Database } from "../../src/services/Database.js"
+import type { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
+import type { GraphRepo } from "../../src/services/GraphRepo.js"
+import type { InferencesRepo } from "../../src/services/InferencesRepo.js"
+import type { RunLogRepo } from "../../src/services/RunLogRepo.js"
+import { DatabaseLive } from "./Database.js"
+import { PgMigratedLive } from "./Pg.js"
+import { DatasetsRepoLive } from "./repositories/Datasets.js"
+import { GraphRepoLive } from "./repositories/Graph.js"
+import { InferencesRepoLive } from "./repositories/Inferences.js"
+import { RunLogRepoLive } from "./repositories/RunLog.js"
+import { SqliteMigratedLive } from "./Sqlite.js"
+
+export type Repositories = Database | DatasetsRepo | GraphRepo | InferencesRepo | RunLogRepo
+
+/** Everything the storage layer provides. */
+export type Storage = SqlClient.SqlClient | Repositories
+
+export type StorageError = SqlError.SqlError | MigrationError
+
+/** The repositories and the Database port over whatever SqlClient is provided (already migrated). */
+export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
+  DatabaseLive,
+  DatasetsRepoLive,
+  GraphRepoLive,
+  InferencesRepoLive,
+  RunLogRepoLive
+)
+
+/** SQLite at `filename` (its directory is created; `:memory:` works), migrated. */
+export const SqliteLive = (filename: string): Layer.Layer<Storage, StorageError> =>
+  RepositoriesLive.pipe(Layer.provideMerge(SqliteMigratedLive(filename)))
+
+/** PostgreSQL at `url`, migrated. */
+export const PgLive = (url: Redacted.Redacted<string>): Layer.Layer<Storage, StorageError> =>
+  RepositoriesLive.pipe(Layer.provideMerge(PgMigratedLive(url)))
+
+export { advisoryLockId, DatabaseLive, makeKeyedLock } from "./Database.js"
+export { PgClientLive, PgMigratedLive } from "./Pg.js"
+export { SqliteClientLive, SqliteMigratedLive } from "./Sqlite.js"

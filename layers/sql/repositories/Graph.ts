@@ -1,0 +1,254 @@
+/** GraphRepo on SQL: artifacts, entities, edges and their artifact and session links. */
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect, Layer, Option } from "effect"
+import type { ArtifactRow, EdgeRow, EdgeWithNames, EntityRow } from "../../../src/domain/Rows.js"
+import {
+  type EdgeClose,
+  type EntityUpsert,
+  GraphRepo,
+  type NewArtifact,
+  type NewEdge
+} from "../../../src/services/GraphRepo.js"
+import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
+
+const ARTIFACT_COLUMNS =
+  "id, dataset_id, kind, text, parent_id, session_id, valid_at, created_at, inference_id, query, metadata"
+const ENTITY_COLUMNS = "id, dataset_id, name, name_key, type, description, model_id, created_at"
+const EDGE_COLUMNS =
+  "id, dataset_id, source_id, target_id, relation, description, valid_at, invalid_at, created_at, expired_at, artifact_id, model_id"
+const EDGE_WITH_NAMES_COLUMNS = `${EDGE_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")},
+  s.name AS source_name, t.name AS target_name`
+
+type ArtifactRecord = Omit<ArtifactRow, "metadata"> & { readonly metadata: string | null }
+
+const decodeArtifact = ({ metadata, ...row }: ArtifactRecord): ArtifactRow => ({
+  ...row,
+  metadata: decodeJson<Record<string, unknown>>(metadata)
+})
+
+const entityKey = (e: { readonly name_key: string; readonly type: string }) => `${e.name_key}\u0000${e.type}`
+
+/** newest first, as candidates are ordered: created_at, then id */
+const newestFirst = (a: EdgeRow, b: EdgeRow) =>
+  a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.id - a.id
+
+/**
+ * One INSERT per chunk must not see the same (name_key, type) twice (PostgreSQL rejects an
+ * upsert that touches a row twice), so repeats within a call are merged first: the first
+ * spelling and model win, the last non-empty description wins, as sequential upserts would.
+ */
+const mergeRepeats = (entities: ReadonlyArray<EntityUpsert>): Array<EntityUpsert> => {
+  const merged = new Map<string, EntityUpsert>()
+  for (const entity of entities) {
+    const key = entityKey(entity)
+    const seen = merged.get(key)
+    merged.set(
+      key,
+      seen === undefined ? entity : entity.description !== "" ? { ...seen, description: entity.description } : seen
+    )
+  }
+  return Array.from(merged.values())
+}
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const insertArtifact = (artifact: NewArtifact) =>
+    sql<ArtifactRecord>`INSERT INTO gb_artifacts ${sql.insert({
+      dataset_id: artifact.dataset_id,
+      kind: artifact.kind,
+      text: artifact.text,
+      parent_id: artifact.parent_id,
+      session_id: artifact.session_id,
+      valid_at: artifact.valid_at,
+      created_at: artifact.created_at,
+      inference_id: artifact.inference_id,
+      query: artifact.query,
+      metadata: encodeJson(artifact.metadata)
+    })} RETURNING ${sql.literal(ARTIFACT_COLUMNS)}`.pipe(
+      Effect.map((rows) => decodeArtifact(rows[0]!)),
+      Effect.orDie
+    )
+
+  const getArtifact = (id: number) =>
+    sql<ArtifactRecord>`SELECT ${sql.literal(ARTIFACT_COLUMNS)} FROM gb_artifacts WHERE id = ${id}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), decodeArtifact)),
+      Effect.orDie
+    )
+
+  const findEntitiesByNameKeys = (datasetId: number, nameKeys: ReadonlyArray<string>) =>
+    Effect.forEach(chunksOf(unique(nameKeys)), (keys) =>
+      sql<EntityRow>`SELECT ${sql.literal(ENTITY_COLUMNS)} FROM gb_entities
+        WHERE dataset_id = ${datasetId} AND name_key IN ${sql.in(keys)}
+        ORDER BY id`
+    ).pipe(
+      Effect.map((chunks) => chunks.flat()),
+      Effect.orDie
+    )
+
+  const upsertEntities = (datasetId: number, entities: ReadonlyArray<EntityUpsert>) =>
+    Effect.forEach(chunksOf(mergeRepeats(entities)), (chunk) =>
+      sql<EntityRow>`INSERT INTO gb_entities ${sql.insert(
+        chunk.map((e) => ({
+          dataset_id: datasetId,
+          name: e.name,
+          name_key: e.name_key,
+          type: e.type,
+          description: e.description,
+          model_id: e.model_id,
+          created_at: e.created_at,
+          updated_at: e.created_at
+        }))
+      )}
+      ON CONFLICT (dataset_id, name_key, type) DO UPDATE SET
+        description = CASE WHEN excluded.description <> '' THEN excluded.description
+          ELSE gb_entities.description END,
+        updated_at = CASE WHEN excluded.description <> '' AND excluded.description <> gb_entities.description
+          THEN excluded.updated_at ELSE gb_entities.updated_at END
+      RETURNING ${sql.literal(ENTITY_COLUMNS)}`
+    ).pipe(
+      Effect.map((chunks) => {
+        const byKey = new Map(chunks.flat().map((row) => [entityKey(row), row]))
+        return entities.map((e) => byKey.get(entityKey(e))!)
+      }),
+      Effect.orDie
+    )
+
+  // ids are assigned in VALUES order, so sorting a chunk's RETURNING rows by id gives input order
+  const insertEdges = (edges: ReadonlyArray<NewEdge>) =>
+    Effect.forEach(chunksOf(edges), (chunk) =>
+      sql<EdgeRow>`INSERT INTO gb_edges ${sql.insert(
+        chunk.map((e) => ({
+          dataset_id: e.dataset_id,
+          source_id: e.source_id,
+          target_id: e.target_id,
+          relation: e.relation,
+          description: e.description,
+          valid_at: e.valid_at,
+          invalid_at: e.invalid_at,
+          created_at: e.created_at,
+          expired_at: e.expired_at,
+          artifact_id: e.artifact_id,
+          model_id: e.model_id
+        }))
+      )}
+        RETURNING ${sql.literal(EDGE_COLUMNS)}`.pipe(Effect.map((rows) => [...rows].sort((a, b) => a.id - b.id)))
+    ).pipe(
+      Effect.map((chunks) => chunks.flat()),
+      Effect.orDie
+    )
+
+  // only live edges are closed: what gligabao once learned about an expired edge never changes
+  const closeEdges = (closes: ReadonlyArray<EdgeClose>) =>
+    Effect.forEach(
+      chunksOf(closes),
+      (chunk) =>
+        sql`UPDATE gb_edges SET
+          invalid_at = CASE ${sql.join(" ", false)(chunk.map((c) => sql`WHEN id = ${c.id} THEN ${c.invalid_at}`))} END,
+          expired_at = CASE ${sql.join(" ", false)(chunk.map((c) => sql`WHEN id = ${c.id} THEN ${c.expired_at}`))} END
+        WHERE id IN ${sql.in(chunk.map((c) => c.id))} AND expired_at IS NULL`,
+      { discard: true }
+    ).pipe(Effect.orDie)
+
+  const getEdges = (ids: ReadonlyArray<number>) =>
+    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+      sql<EdgeWithNames>`SELECT ${sql.literal(EDGE_WITH_NAMES_COLUMNS)}
+        FROM gb_edges e
+        JOIN gb_entities s ON s.id = e.source_id
+        JOIN gb_entities t ON t.id = e.target_id
+        WHERE e.id IN ${sql.in(chunk)}`
+    ).pipe(
+      Effect.map((chunks) => {
+        const byId = new Map(chunks.flat().map((row) => [row.id, row]))
+        return unique(ids).flatMap((id) => byId.get(id) ?? [])
+      }),
+      Effect.orDie
+    )
+
+  /**
+   * Live edges touching the entities `entities` selects. The source and target lookups are
+   * separate halves of a UNION so that each is served by its partial index on live edges
+   * (an OR across the two columns would scan the table). CROSS JOIN makes SQLite drive the
+   * outer query from those ids rather than from the dataset's edges (PostgreSQL plans freely).
+   */
+  const liveEdgesTouching = (datasetId: number, entities: Fragment, limit: number) =>
+    sql<EdgeWithNames>`WITH touched AS (${entities}),
+      candidate_ids AS (
+        SELECT id FROM gb_edges WHERE expired_at IS NULL AND source_id IN (SELECT id FROM touched)
+        UNION
+        SELECT id FROM gb_edges WHERE expired_at IS NULL AND target_id IN (SELECT id FROM touched)
+      )
+      SELECT ${sql.literal(EDGE_WITH_NAMES_COLUMNS)}
+      FROM candidate_ids c
+      CROSS JOIN gb_edges e
+      JOIN gb_entities s ON s.id = e.source_id
+      JOIN gb_entities t ON t.id = e.target_id
+      WHERE e.id = c.id AND e.dataset_id = ${datasetId}
+      ORDER BY e.created_at DESC, e.id DESC
+      LIMIT ${limit}`
+
+  /** runs the lookup per chunk of keys, then merges: newest first, capped */
+  const candidates = <K, E>(
+    keys: ReadonlyArray<K>,
+    limit: number,
+    lookup: (chunk: ReadonlyArray<K>) => Effect.Effect<ReadonlyArray<EdgeWithNames>, E>
+  ) => {
+    if (keys.length === 0 || limit <= 0) return Effect.succeed([] as ReadonlyArray<EdgeWithNames>)
+    return Effect.forEach(chunksOf(unique(keys)), lookup).pipe(
+      Effect.map((chunks) => {
+        if (chunks.length === 1) return chunks[0]!
+        const byId = new Map(chunks.flat().map((row) => [row.id, row]))
+        return Array.from(byId.values()).sort(newestFirst).slice(0, limit)
+      }),
+      Effect.orDie
+    )
+  }
+
+  const loadCandidateEdgesByNameKeys = (datasetId: number, nameKeys: ReadonlyArray<string>, limit: number) =>
+    candidates(nameKeys, limit, (keys) =>
+      liveEdgesTouching(
+        datasetId,
+        sql`SELECT id FROM gb_entities WHERE dataset_id = ${datasetId} AND name_key IN ${sql.in(keys)}`,
+        limit
+      )
+    )
+
+  const loadCandidateEdgesByEntityIds = (datasetId: number, entityIds: ReadonlyArray<number>, limit: number) =>
+    candidates(entityIds, limit, (ids) =>
+      liveEdgesTouching(
+        datasetId,
+        sql`SELECT id FROM gb_entities WHERE dataset_id = ${datasetId} AND id IN ${sql.in(ids)}`,
+        limit
+      )
+    )
+
+  const link = (table: string, rows: ReadonlyArray<Record<string, unknown>>) =>
+    Effect.forEach(
+      chunksOf(rows),
+      (chunk) => sql`INSERT INTO ${sql(table)} ${sql.insert(chunk)} ON CONFLICT DO NOTHING`,
+      { discard: true }
+    ).pipe(Effect.orDie)
+
+  return GraphRepo.of({
+    insertArtifact,
+    getArtifact,
+    findEntitiesByNameKeys,
+    upsertEntities,
+    insertEdges,
+    closeEdges,
+    getEdges,
+    loadCandidateEdgesByNameKeys,
+    loadCandidateEdgesByEntityIds,
+    linkEntityArtifacts: (artifactId, entityIds) =>
+      link("gb_entity_artifacts", unique(entityIds).map((entity_id) => ({ entity_id, artifact_id: artifactId }))),
+    linkEdgeArtifacts: (artifactId, edgeIds) =>
+      link("gb_edge_artifacts", unique(edgeIds).map((edge_id) => ({ edge_id, artifact_id: artifactId }))),
+    linkEntitySessions: (sessionId, entityIds) =>
+      link("gb_entity_sessions", unique(entityIds).map((entity_id) => ({ entity_id, session_id: sessionId }))),
+    linkEdgeSessions: (sessionId, edgeIds) =>
+      link("gb_edge_sessions", unique(edgeIds).map((edge_id) => ({ edge_id, session_id: sessionId })))
+  })
+})
+
+export const GraphRepoLive: Layer.Layer<GraphRepo, never, SqlClient.SqlClient> = Layer.effect(GraphRepo, make)

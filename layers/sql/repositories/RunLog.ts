@@ -1,0 +1,243 @@
+/**
+ * RunLogRepo on SQL: gb_remember_runs, one gb_remember_run_stages row per stage that started,
+ * and gb_instances (process heartbeats) to tell a dead process's runs from a live one's.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import type { RunRow, RunStageRow, RunWithStages } from "../../../src/domain/Rows.js"
+import { IMAGE_STAGES, TEXT_STAGES } from "../../../src/domain/Stages.js"
+import {
+  type NewRun,
+  type RunCounts,
+  type RunFilter,
+  type RunFinish,
+  RunLogRepo,
+  type StageFinish
+} from "../../../src/services/RunLogRepo.js"
+import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
+
+const RUN_COLUMNS = `id, pipeline, user_id, dataset, dataset_id, artifact_id, status, error, params, queued_at,
+  instance_id, started_at, finished_at, duration_ms`
+const STAGE_COLUMNS = "run_id, stage, status, started_at, finished_at, duration_ms, error, inference_ids, progress, detail"
+
+type RunRecord = Omit<RunRow, "params"> & { readonly params: string }
+type StageRecord = Omit<RunStageRow, "inference_ids" | "progress" | "detail"> & {
+  readonly run_id: number
+  readonly inference_ids: string
+  readonly progress: string | null
+  readonly detail: string | null
+}
+
+const decodeRun = ({ params, ...row }: RunRecord): RunRow => ({
+  ...row,
+  params: decodeJson<Record<string, unknown>>(params) ?? {}
+})
+
+const decodeStage = ({ detail, inference_ids, progress, run_id: _, ...row }: StageRecord): RunStageRow => ({
+  ...row,
+  inference_ids: decodeJson<Array<number>>(inference_ids) ?? [],
+  progress: decodeJson<NonNullable<RunStageRow["progress"]>>(progress),
+  detail: decodeJson<Record<string, unknown>>(detail)
+})
+
+/** stages in pipeline order (spec: Run log); a name outside the lists sorts last */
+const PIPELINE_ORDER: ReadonlyArray<string> = [...TEXT_STAGES, ...IMAGE_STAGES]
+const stageRank = (stage: string) => {
+  const rank = PIPELINE_ORDER.indexOf(stage)
+  return rank === -1 ? PIPELINE_ORDER.length : rank
+}
+const byPipelineOrder = (a: RunStageRow, b: RunStageRow) =>
+  stageRank(a.stage) - stageRank(b.stage) || (a.stage < b.stage ? -1 : a.stage > b.stage ? 1 : 0)
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const create = (run: NewRun) =>
+    sql<RunRecord>`INSERT INTO gb_remember_runs ${sql.insert({
+      pipeline: run.pipeline,
+      user_id: run.user_id,
+      dataset: run.dataset,
+      status: "started",
+      params: encodeJson(run.params) ?? "{}",
+      queued_at: run.queued_at,
+      instance_id: run.instance_id
+    })} RETURNING ${sql.literal(RUN_COLUMNS)}`.pipe(
+      Effect.map((rows) => decodeRun(rows[0]!)),
+      Effect.orDie
+    )
+
+  const markStarted = (runId: number, at: string) =>
+    sql`UPDATE gb_remember_runs SET started_at = ${at} WHERE id = ${runId}`.pipe(Effect.asVoid, Effect.orDie)
+
+  // a stage that runs again (once per chunk) keeps its first start, its inferences and progress
+  const stageStarted = (runId: number, stage: string, at: string) =>
+    sql`INSERT INTO gb_remember_run_stages ${sql.insert({ run_id: runId, stage, status: "started", started_at: at })}
+      ON CONFLICT (run_id, stage) DO UPDATE SET
+        status = excluded.status,
+        started_at = COALESCE(gb_remember_run_stages.started_at, excluded.started_at),
+        finished_at = NULL, duration_ms = NULL, error = NULL`.pipe(Effect.asVoid, Effect.orDie)
+
+  // upserts, so a stage reported without its start still shows
+  const stageFinished = (runId: number, stage: string, finish: StageFinish) =>
+    sql`INSERT INTO gb_remember_run_stages ${sql.insert({
+      run_id: runId,
+      stage,
+      status: finish.status,
+      finished_at: finish.finished_at,
+      duration_ms: Math.round(finish.duration_ms),
+      error: finish.error,
+      detail: encodeJson(finish.detail)
+    })}
+      ON CONFLICT (run_id, stage) DO UPDATE SET
+        status = excluded.status,
+        finished_at = excluded.finished_at,
+        duration_ms = excluded.duration_ms,
+        error = excluded.error${
+          finish.detail === undefined ? sql.literal("") : sql.literal(", detail = excluded.detail")
+        }`.pipe(Effect.asVoid, Effect.orDie)
+
+  /**
+   * Appends in one statement, so concurrent chunks of one run cannot lose each other's ids.
+   * The arrays are always written here in the compact form `[1,2]`, which makes a plain text
+   * splice correct on both dialects without their differing JSON functions.
+   */
+  const addInference = (runId: number, stage: string, inferenceId: number) =>
+    sql`INSERT INTO gb_remember_run_stages ${sql.insert({
+      run_id: runId,
+      stage,
+      status: "started",
+      inference_ids: JSON.stringify([inferenceId])
+    })}
+      ON CONFLICT (run_id, stage) DO UPDATE SET inference_ids = CASE
+        WHEN gb_remember_run_stages.inference_ids = '[]' THEN excluded.inference_ids
+        ELSE substr(gb_remember_run_stages.inference_ids, 1, length(gb_remember_run_stages.inference_ids) - 1)
+          || ',' || substr(excluded.inference_ids, 2)
+      END`.pipe(Effect.asVoid, Effect.orDie)
+
+  const setProgress = (runId: number, stage: string, progress: NonNullable<RunStageRow["progress"]>) =>
+    sql`INSERT INTO gb_remember_run_stages ${sql.insert({
+      run_id: runId,
+      stage,
+      status: "started",
+      progress: encodeJson(progress)
+    })}
+      ON CONFLICT (run_id, stage) DO UPDATE SET progress = excluded.progress`.pipe(Effect.asVoid, Effect.orDie)
+
+  const finish = (runId: number, f: RunFinish) =>
+    sql`UPDATE gb_remember_runs SET
+        status = ${f.status}, error = ${f.error}, dataset_id = ${f.dataset_id}, artifact_id = ${f.artifact_id},
+        finished_at = ${f.finished_at}, duration_ms = ${Math.round(f.duration_ms)}
+      WHERE id = ${runId}`.pipe(Effect.asVoid, Effect.orDie)
+
+  const stagesOf = (runIds: ReadonlyArray<number>) =>
+    Effect.forEach(chunksOf(runIds), (ids) =>
+      sql<StageRecord>`SELECT ${sql.literal(STAGE_COLUMNS)} FROM gb_remember_run_stages
+        WHERE run_id IN ${sql.in(ids)}`
+    ).pipe(
+      Effect.map((chunks) => {
+        const byRun = new Map<number, Array<RunStageRow>>()
+        for (const record of chunks.flat()) {
+          const stages = byRun.get(record.run_id) ?? []
+          stages.push(decodeStage(record))
+          byRun.set(record.run_id, stages)
+        }
+        for (const stages of byRun.values()) stages.sort(byPipelineOrder)
+        return byRun
+      })
+    )
+
+  const withStages = (records: ReadonlyArray<RunRecord>) =>
+    stagesOf(records.map((r) => r.id)).pipe(
+      Effect.map((byRun) =>
+        records.map((record): RunWithStages => ({ ...decodeRun(record), stages: byRun.get(record.id) ?? [] }))
+      )
+    )
+
+  const get = (runId: number) =>
+    sql<RunRecord>`SELECT ${sql.literal(RUN_COLUMNS)} FROM gb_remember_runs WHERE id = ${runId}`.pipe(
+      Effect.flatMap(withStages),
+      Effect.map((runs) => Option.fromNullable(runs[0])),
+      Effect.orDie
+    )
+
+  const list = (filter: RunFilter) => {
+    const where = sql.and([
+      ...(filter.status !== undefined ? [sql`status = ${filter.status}`] : []),
+      ...(filter.dataset !== undefined ? [sql`dataset = ${filter.dataset}`] : []),
+      ...(filter.user_id !== undefined ? [sql`user_id = ${filter.user_id}`] : [])
+    ])
+    return Effect.all({
+      runs: sql<RunRecord>`SELECT ${sql.literal(RUN_COLUMNS)} FROM gb_remember_runs WHERE ${where}
+        ORDER BY queued_at DESC, id DESC
+        LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(Effect.flatMap(withStages)),
+      total: sql<{ total: number }>`SELECT COUNT(*) AS total FROM gb_remember_runs WHERE ${where}`.pipe(
+        Effect.map((rows) => Number(rows[0]?.total ?? 0))
+      )
+    }).pipe(Effect.orDie)
+  }
+
+  const counts = () =>
+    sql<RunCounts>`SELECT COUNT(*) AS total,
+        COALESCE(SUM(CASE WHEN status = 'started' THEN 1 ELSE 0 END), 0) AS started,
+        COALESCE(SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
+        COALESCE(SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0) AS failed
+      FROM gb_remember_runs`.pipe(
+      Effect.map((rows) => rows[0]!),
+      Effect.orDie
+    )
+
+  const heartbeat = (instanceId: string, at: string) =>
+    sql`INSERT INTO gb_instances ${sql.insert({ id: instanceId, started_at: at, heartbeat_at: at })}
+      ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`.pipe(Effect.asVoid, Effect.orDie)
+
+  /** fails the runs, and their stages still running, with one error */
+  const failRuns = (runIds: ReadonlyArray<number>, error: string, at: string) =>
+    Effect.forEach(
+      chunksOf(runIds),
+      (ids) =>
+        sql`UPDATE gb_remember_run_stages SET status = 'failed', error = ${error}, finished_at = ${at}
+          WHERE run_id IN ${sql.in(ids)} AND status = 'started'`,
+      { discard: true }
+    )
+
+  const failOrphaned = (instanceId: string, staleBefore: string, error: string, at: string) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const failed = yield* sql<{ id: number }>`UPDATE gb_remember_runs
+          SET status = 'failed', error = ${error}, finished_at = ${at}
+          WHERE status = 'started' AND instance_id <> ${instanceId}
+            AND instance_id NOT IN (SELECT id FROM gb_instances WHERE heartbeat_at >= ${staleBefore})
+          RETURNING id`
+        const ids = failed.map((row) => row.id)
+        yield* failRuns(ids, error, at)
+        return ids.length
+      })
+    ).pipe(Effect.orDie)
+
+  const failQueued = (runIds: ReadonlyArray<number>, error: string, at: string) =>
+    Effect.forEach(
+      chunksOf(unique(runIds)),
+      (ids) =>
+        sql`UPDATE gb_remember_runs SET status = 'failed', error = ${error}, finished_at = ${at}
+          WHERE id IN ${sql.in(ids)} AND status = 'started' AND started_at IS NULL`,
+      { discard: true }
+    ).pipe(Effect.orDie)
+
+  return RunLogRepo.of({
+    create,
+    markStarted,
+    stageStarted,
+    stageFinished,
+    addInference,
+    setProgress,
+    finish,
+    get,
+    list,
+    counts,
+    heartbeat,
+    failOrphaned,
+    failQueued
+  })
+})
+
+export const RunLogRepoLive: Layer.Layer<RunLogRepo, never, SqlClient.SqlClient> = Layer.effect(RunLogRepo, make)

@@ -1,0 +1,337 @@
+import type { FileSystem } from "@effect/platform"
+import { Context, Effect, Layer, Option, type Redacted } from "effect"
+import { ConfigInvalid, invalidValue } from "./config/ConfigInvalid.js"
+import {
+  keys,
+  knownKeys,
+  type LlmProvider,
+  type LogFormat,
+  type LogLevelName,
+  type VectorStoreKind
+} from "./config/keys.js"
+import {
+  checkKnownKeys,
+  fileSource,
+  isTable,
+  readConfigFile,
+  resolveKey,
+  resolveSecret,
+  type KeyDef,
+  type Sources
+} from "./config/sources.js"
+import {
+  type AuthToken,
+  parseAuthTokens,
+  parsePrices,
+  parseTimeseriesProviders,
+  type TimeseriesProviderConfig
+} from "./config/tables.js"
+import { DEFAULT_PRICES, mergePrices, type PriceTable } from "./pipeline/cost.js"
+
+export { ConfigInvalid } from "./config/ConfigInvalid.js"
+export type { LlmProvider, LogFormat, LogLevelName, VectorStoreKind } from "./config/keys.js"
+export type { AuthToken, TimeseriesProviderConfig } from "./config/tables.js"
+
+/**
+ * The server's configuration, read once at startup from gligabao.toml, then the
+ * environment, then CLI flags (later ones win); see docs/CONFIGURATION.md. Field names
+ * mirror the TOML keys in camelCase. Secrets are `Redacted`: log `describeConfig(config)`,
+ * never the config itself.
+ */
+
+/** The CLI flags that override the file and the environment. */
+export interface ConfigFlags {
+  readonly config?: string | undefined
+  readonly db?: string | undefined
+  readonly databaseUrl?: string | undefined
+  readonly imageDir?: string | undefined
+  /** `true` enables geo; `false` is how a CLI reports an absent flag, so it changes nothing */
+  readonly geo?: boolean | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+}
+
+export interface LlmConfig {
+  readonly provider: LlmProvider
+  readonly defaultModel: string
+  readonly baseUrl: Option.Option<string>
+  /** llm.api_key, else the provider's own key (anthropic_api_key or openai_api_key) */
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  readonly timeoutMs: number
+  readonly maxRetries: number
+}
+
+export interface PineconeConfig {
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  /** always with a scheme (https:// is added to a bare host) */
+  readonly indexHost: Option.Option<string>
+  readonly namespacePrefix: string
+}
+
+export interface GeoConfig {
+  readonly enabled: boolean
+  readonly baseUrl: string
+  readonly userAgent: string
+  readonly requestsPerSecond: number
+}
+
+export interface AppConfig {
+  /** the file that was read; none when the default file does not exist */
+  readonly configFile: Option.Option<string>
+  readonly anthropicApiKey: Option.Option<Redacted.Redacted<string>>
+  readonly openaiApiKey: Option.Option<Redacted.Redacted<string>>
+  readonly llm: LlmConfig
+  readonly embeddingModel: string
+  readonly embeddingDimensions: number
+  readonly embeddingBaseUrl: Option.Option<string>
+  /** `chromem` in the file is normalized to `sqlite` */
+  readonly vectorStore: VectorStoreKind
+  readonly pinecone: PineconeConfig
+  readonly chunkSize: number
+  readonly chunkOverlapPercent: number
+  readonly geo: GeoConfig
+  readonly jevUrl: string
+  readonly jevApiKey: Option.Option<Redacted.Redacted<string>>
+  /** DEFAULT_PRICES merged with the file's [prices] */
+  readonly prices: PriceTable
+  readonly timeseries: { readonly providers: ReadonlyArray<TimeseriesProviderConfig> }
+  readonly remember: { readonly concurrency: number; readonly maxCandidates: number }
+  readonly server: { readonly host: string; readonly port: number }
+  /** PostgreSQL when `url` is set, else SQLite at `path` */
+  readonly database: { readonly url: Option.Option<Redacted.Redacted<string>>; readonly path: string }
+  readonly imageDir: string
+  /** no tokens: authentication is off */
+  readonly auth: { readonly tokens: ReadonlyArray<AuthToken> }
+  readonly logLevel: LogLevelName
+  readonly logFormat: LogFormat
+}
+
+export class AppConfigTag extends Context.Tag("gligabao/AppConfig")<AppConfigTag, AppConfig>() {}
+
+/** Kept equal to package.json's version (a test checks it). */
+export const GLIGABAO_VERSION = "0.1.0"
+
+export const DEFAULT_CONFIG_PATH = "gligabao.toml"
+
+/** `build/gligabao.db` -> `build/gligabao.images`: images sit next to the database they belong to. */
+export const imageDirFor = (databasePath: string): string =>
+  `${databasePath.replace(/(?<=[^/\\])\.[^./\\]*$/, "")}.images`
+
+const DEFAULT_DB_PATH = "build/gligabao.db"
+
+export const defaultConfig: AppConfig = {
+  configFile: Option.none(),
+  anthropicApiKey: Option.none(),
+  openaiApiKey: Option.none(),
+  llm: {
+    provider: "anthropic",
+    defaultModel: "claude-haiku-5-5",
+    baseUrl: Option.none(),
+    apiKey: Option.none(),
+    timeoutMs: 120_000,
+    maxRetries: 3
+  },
+  embeddingModel: "text-embedding-3-small",
+  embeddingDimensions: 1536,
+  embeddingBaseUrl: Option.none(),
+  vectorStore: "sqlite",
+  pinecone: { apiKey: Option.none(), indexHost: Option.none(), namespacePrefix: "" },
+  chunkSize: 1024,
+  chunkOverlapPercent: 20,
+  geo: {
+    enabled: false,
+    baseUrl: "https://nominatim.openstreetmap.org",
+    // Nominatim's policy wants a User-Agent that identifies the operator; this one does not
+    userAgent: `gligabao/${GLIGABAO_VERSION} (+https://example.invalid/contact)`,
+    requestsPerSecond: 1
+  },
+  jevUrl: "https://api.typesafe.ai",
+  jevApiKey: Option.none(),
+  prices: DEFAULT_PRICES,
+  timeseries: { providers: [] },
+  remember: { concurrency: 4, maxCandidates: 50 },
+  server: { host: "127.0.0.1", port: 8080 },
+  database: { url: Option.none(), path: DEFAULT_DB_PATH },
+  imageDir: imageDirFor(DEFAULT_DB_PATH),
+  auth: { tokens: [] },
+  logLevel: "info",
+  logFormat: "pretty"
+}
+
+export interface LoadOptions {
+  /** the file read when neither --config nor GLIGABAO_CONFIG names one (default `gligabao.toml`) */
+  readonly defaultPath?: string
+}
+
+/**
+ * Reads the configuration: the file, then `env` (the CLI passes process.env; src/ never
+ * reads it), then `flags`. Fails with ConfigInvalid naming the key and where its value came from.
+ */
+export const loadConfig = (
+  flags: ConfigFlags,
+  env: Readonly<Record<string, string | undefined>>,
+  options: LoadOptions = {}
+): Effect.Effect<AppConfig, ConfigInvalid, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const file = yield* readConfigFile(flags, env, options.defaultPath ?? DEFAULT_CONFIG_PATH)
+    if (file !== undefined) {
+      yield* checkKnownKeys(file, knownKeys)
+      const geo = file.doc["geo"]
+      if (geo !== undefined && typeof geo !== "boolean" && !isTable(geo)) {
+        return yield* Effect.fail(invalidValue("geo", geo, fileSource(file), "true, false or a [geo] table"))
+      }
+    }
+    // a CLI boolean flag reads false when absent: only an explicit --geo may override
+    const sources: Sources = { file, env, flags: flags.geo === true ? flags : { ...flags, geo: undefined } }
+    const d = defaultConfig
+    const get = <A>(def: KeyDef<A>, fallback: A) =>
+      resolveKey(sources, def).pipe(Effect.map(Option.getOrElse(() => fallback)))
+    const optional = <A>(def: KeyDef<A>) => resolveKey(sources, def)
+    const secret = (def: KeyDef<string>) => resolveSecret(sources, def)
+
+    const anthropicApiKey = yield* secret(keys.anthropicApiKey)
+    const openaiApiKey = yield* secret(keys.openaiApiKey)
+    const provider = yield* get(keys.llmProvider, d.llm.provider)
+    const llmApiKey = yield* secret(keys.llmApiKey)
+    const llm: LlmConfig = {
+      provider,
+      defaultModel: yield* get(keys.llmDefaultModel, d.llm.defaultModel),
+      baseUrl: yield* optional(keys.llmBaseUrl(provider)),
+      apiKey: Option.orElse(llmApiKey, () => (provider === "anthropic" ? anthropicApiKey : openaiApiKey)),
+      timeoutMs: yield* get(keys.llmTimeoutMs, d.llm.timeoutMs),
+      maxRetries: yield* get(keys.llmMaxRetries, d.llm.maxRetries)
+    }
+
+    const vectorStore = yield* get(keys.vectorStore, d.vectorStore)
+    const pinecone: PineconeConfig = {
+      apiKey: yield* secret(keys.pineconeApiKey),
+      indexHost: yield* optional(keys.pineconeIndexHost),
+      namespacePrefix: yield* get(keys.pineconeNamespacePrefix, d.pinecone.namespacePrefix)
+    }
+    if (vectorStore === "pinecone") yield* requirePinecone(pinecone)
+
+    const databasePath = yield* get(keys.databasePath, d.database.path)
+    const config: AppConfig = {
+      configFile: Option.fromNullable(file?.path),
+      anthropicApiKey,
+      openaiApiKey,
+      llm,
+      embeddingModel: yield* get(keys.embeddingModel, d.embeddingModel),
+      embeddingDimensions: yield* get(keys.embeddingDimensions, d.embeddingDimensions),
+      embeddingBaseUrl: yield* optional(keys.embeddingBaseUrl),
+      vectorStore,
+      pinecone,
+      chunkSize: yield* get(keys.chunkSize, d.chunkSize),
+      chunkOverlapPercent: yield* get(keys.chunkOverlapPercent, d.chunkOverlapPercent),
+      geo: {
+        enabled: yield* get(keys.geoEnabled, d.geo.enabled),
+        baseUrl: yield* get(keys.geoBaseUrl, d.geo.baseUrl),
+        userAgent: yield* get(keys.geoUserAgent, d.geo.userAgent),
+        requestsPerSecond: yield* get(keys.geoRequestsPerSecond, d.geo.requestsPerSecond)
+      },
+      jevUrl: yield* get(keys.jevUrl, d.jevUrl),
+      jevApiKey: yield* secret(keys.jevApiKey),
+      prices: mergePrices(DEFAULT_PRICES, yield* parsePrices(sources)),
+      timeseries: { providers: yield* parseTimeseriesProviders(sources) },
+      remember: {
+        concurrency: yield* get(keys.rememberConcurrency, d.remember.concurrency),
+        maxCandidates: yield* get(keys.rememberMaxCandidates, d.remember.maxCandidates)
+      },
+      server: {
+        host: yield* get(keys.serverHost, d.server.host),
+        port: yield* get(keys.serverPort, d.server.port)
+      },
+      database: { url: yield* secret(keys.databaseUrl), path: databasePath },
+      imageDir: yield* get(keys.imageDir, imageDirFor(databasePath)),
+      auth: { tokens: yield* parseAuthTokens(sources) },
+      logLevel: yield* get(keys.logLevel, d.logLevel),
+      logFormat: yield* get(keys.logFormat, d.logFormat)
+    }
+    return config
+  })
+
+const requirePinecone = (pinecone: PineconeConfig): Effect.Effect<void, ConfigInvalid> => {
+  const missing = Option.isNone(pinecone.apiKey)
+    ? "pinecone.api_key (or PINECONE_API_KEY)"
+    : Option.isNone(pinecone.indexHost)
+      ? "pinecone.index_host (or PINECONE_INDEX_HOST)"
+      : undefined
+  return missing === undefined
+    ? Effect.void
+    : Effect.fail(
+        new ConfigInvalid({
+          message: `invalid config: vector_store is "pinecone" but ${missing} is not set`,
+          key: missing.split(" ")[0]!,
+          source: "vector_store"
+        })
+      )
+}
+
+/** The configuration as a Layer, read once when the layer is built. */
+export const layerAppConfig = (
+  flags: ConfigFlags,
+  env: Readonly<Record<string, string | undefined>>,
+  options: LoadOptions = {}
+): Layer.Layer<AppConfigTag, ConfigInvalid, FileSystem.FileSystem> =>
+  Layer.effect(AppConfigTag, loadConfig(flags, env, options))
+
+/** A URL with any user and password in it masked: base URLs may embed credentials. */
+const safeUrl = (url: string): string => {
+  if (!URL.canParse(url)) return url
+  const parsed = new URL(url)
+  if (parsed.username === "" && parsed.password === "") return url
+  parsed.username = "redacted"
+  parsed.password = ""
+  return parsed.toString()
+}
+
+const urlOr = (url: Option.Option<string>, fallback: string): string =>
+  Option.match(url, { onNone: () => fallback, onSome: safeUrl })
+
+const setOrUnset = (value: Option.Option<unknown>): "set" | "unset" => (Option.isSome(value) ? "set" : "unset")
+
+/**
+ * A log-safe summary, keyed by the TOML names: secrets appear only as `set` or `unset`
+ * (a database URL too, since it may hold a password), auth tokens only as counts.
+ */
+export const describeConfig = (config: AppConfig): Readonly<Record<string, string | number | boolean>> => {
+  const admins = config.auth.tokens.filter((token) => token.admin).length
+  return {
+    config_file: Option.getOrElse(config.configFile, () => "none (defaults)"),
+    anthropic_api_key: setOrUnset(config.anthropicApiKey),
+    openai_api_key: setOrUnset(config.openaiApiKey),
+    "llm.provider": config.llm.provider,
+    "llm.default_model": config.llm.defaultModel,
+    "llm.base_url": urlOr(config.llm.baseUrl, "default"),
+    "llm.api_key": setOrUnset(config.llm.apiKey),
+    "llm.timeout_ms": config.llm.timeoutMs,
+    "llm.max_retries": config.llm.maxRetries,
+    embedding_model: config.embeddingModel,
+    embedding_dimensions: config.embeddingDimensions,
+    embedding_base_url: urlOr(config.embeddingBaseUrl, "default"),
+    vector_store: config.vectorStore,
+    "pinecone.api_key": setOrUnset(config.pinecone.apiKey),
+    "pinecone.index_host": urlOr(config.pinecone.indexHost, "unset"),
+    "pinecone.namespace_prefix": config.pinecone.namespacePrefix,
+    chunk_size: config.chunkSize,
+    chunk_overlap_percent: config.chunkOverlapPercent,
+    "geo.enabled": config.geo.enabled,
+    "geo.base_url": safeUrl(config.geo.baseUrl),
+    "geo.user_agent": config.geo.userAgent,
+    "geo.requests_per_second": config.geo.requestsPerSecond,
+    jev_url: safeUrl(config.jevUrl),
+    jev_api_key: setOrUnset(config.jevApiKey),
+    prices: `${Object.keys(config.prices).length} models`,
+    "timeseries.providers": config.timeseries.providers.map((p) => p.name).join(", ") || "none",
+    "remember.concurrency": config.remember.concurrency,
+    "remember.max_candidates": config.remember.maxCandidates,
+    "server.host": config.server.host,
+    "server.port": config.server.port,
+    database: Option.isSome(config.database.url) ? "postgresql (database.url set)" : `sqlite ${config.database.path}`,
+    image_dir: config.imageDir,
+    "auth.tokens":
+      config.auth.tokens.length === 0 ? "off" : `${config.auth.tokens.length} tokens (${admins} admin)`,
+    log_level: config.logLevel,
+    log_format: config.logFormat
+  }
+}

@@ -1,0 +1,153 @@
+import type { KeyDef, KnownKeys, TomlTable } from "./sources.js"
+import { isTable } from "./sources.js"
+import * as V from "./values.js"
+
+/**
+ * Every scalar key of gligabao.toml with its environment variables and flag. Our own keys
+ * read `GLIGABAO_<PATH>`; keys that other tools already name (ANTHROPIC_API_KEY,
+ * DATABASE_URL, PORT, ...) read those names too. docs/CONFIGURATION.md lists the same table.
+ */
+
+export const LLM_PROVIDERS = ["anthropic", "openai"] as const
+export type LlmProvider = (typeof LLM_PROVIDERS)[number]
+
+export const VECTOR_STORES = ["sqlite", "pinecone", "memory"] as const
+export type VectorStoreKind = (typeof VECTOR_STORES)[number]
+
+export const LOG_LEVELS = ["debug", "info", "warning", "error"] as const
+export type LogLevelName = (typeof LOG_LEVELS)[number]
+
+export const LOG_FORMATS = ["pretty", "json"] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
+
+const secret = (key: string, env: ReadonlyArray<string>): KeyDef<string> => ({
+  key,
+  env,
+  spec: V.secretString,
+  secret: true,
+  emptyIsUnset: true
+})
+
+const optionalUrl = (key: string, env: ReadonlyArray<string>): KeyDef<string> => ({
+  key,
+  env,
+  spec: V.httpUrl,
+  emptyIsUnset: true
+})
+
+export const keys = {
+  anthropicApiKey: secret("anthropic_api_key", ["ANTHROPIC_API_KEY"]),
+  openaiApiKey: secret("openai_api_key", ["OPENAI_API_KEY"]),
+
+  llmProvider: { key: "llm.provider", env: ["GLIGABAO_LLM_PROVIDER"], spec: V.literal(LLM_PROVIDERS) },
+  llmDefaultModel: { key: "llm.default_model", env: ["GLIGABAO_LLM_DEFAULT_MODEL"], spec: V.modelName },
+  /** the provider's own variable is read after ours: ANTHROPIC_BASE_URL or OPENAI_BASE_URL */
+  llmBaseUrl: (provider: LlmProvider) =>
+    optionalUrl("llm.base_url", [
+      "GLIGABAO_LLM_BASE_URL",
+      provider === "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL"
+    ]),
+  llmApiKey: secret("llm.api_key", ["GLIGABAO_LLM_API_KEY"]),
+  llmTimeoutMs: { key: "llm.timeout_ms", env: ["GLIGABAO_LLM_TIMEOUT_MS"], spec: V.integer(1) },
+  llmMaxRetries: { key: "llm.max_retries", env: ["GLIGABAO_LLM_MAX_RETRIES"], spec: V.integer(0, 20) },
+
+  embeddingModel: { key: "embedding_model", env: ["GLIGABAO_EMBEDDING_MODEL"], spec: V.modelName },
+  embeddingDimensions: {
+    key: "embedding_dimensions",
+    env: ["GLIGABAO_EMBEDDING_DIMENSIONS"],
+    spec: V.integer(1, 65536)
+  },
+  embeddingBaseUrl: optionalUrl("embedding_base_url", ["GLIGABAO_EMBEDDING_BASE_URL", "OPENAI_BASE_URL"]),
+
+  vectorStore: {
+    key: "vector_store",
+    env: ["GLIGABAO_VECTOR_STORE"],
+    // chromem is the seed's name for the embedded store; here that store is sqlite-vec
+    spec: V.literal(VECTOR_STORES, { chromem: "sqlite" })
+  },
+  pineconeApiKey: secret("pinecone.api_key", ["PINECONE_API_KEY"]),
+  pineconeIndexHost: {
+    key: "pinecone.index_host",
+    env: ["PINECONE_INDEX_HOST"],
+    spec: V.hostUrl,
+    emptyIsUnset: true
+  },
+  pineconeNamespacePrefix: {
+    key: "pinecone.namespace_prefix",
+    env: ["GLIGABAO_PINECONE_NAMESPACE_PREFIX"],
+    spec: V.anyString
+  },
+
+  chunkSize: { key: "chunk_size", env: ["GLIGABAO_CHUNK_SIZE"], spec: V.integer(64) },
+  chunkOverlapPercent: {
+    key: "chunk_overlap_percent",
+    env: ["GLIGABAO_CHUNK_OVERLAP_PERCENT"],
+    spec: V.integer(0, 50)
+  },
+
+  geoEnabled: {
+    key: "geo.enabled",
+    env: ["GLIGABAO_GEO"],
+    flag: "geo",
+    spec: V.boolean,
+    // `geo = true` is the short form of `[geo] enabled = true`
+    lookup: (doc: TomlTable) => (isTable(doc["geo"]) ? doc["geo"]["enabled"] : doc["geo"])
+  },
+  geoBaseUrl: { key: "geo.base_url", env: ["GLIGABAO_GEO_BASE_URL"], spec: V.httpUrl },
+  geoUserAgent: { key: "geo.user_agent", env: ["GLIGABAO_GEO_USER_AGENT"], spec: V.nonEmptyString },
+  geoRequestsPerSecond: {
+    key: "geo.requests_per_second",
+    env: ["GLIGABAO_GEO_REQUESTS_PER_SECOND"],
+    spec: V.positiveNumber
+  },
+
+  jevUrl: { key: "jev_url", env: ["JEV_URL"], spec: V.httpUrl },
+  jevApiKey: secret("jev_api_key", ["JEV_API_KEY"]),
+
+  rememberConcurrency: {
+    key: "remember.concurrency",
+    env: ["GLIGABAO_REMEMBER_CONCURRENCY"],
+    spec: V.integer(1, 1024)
+  },
+  rememberMaxCandidates: {
+    key: "remember.max_candidates",
+    env: ["GLIGABAO_REMEMBER_MAX_CANDIDATES"],
+    spec: V.integer(1, 10000)
+  },
+
+  serverHost: { key: "server.host", env: ["GLIGABAO_HOST"], flag: "host", spec: V.host },
+  serverPort: { key: "server.port", env: ["GLIGABAO_PORT", "PORT"], flag: "port", spec: V.integer(0, 65535) },
+
+  // a connection URL may carry a password, so it is a secret
+  databaseUrl: {
+    key: "database.url",
+    env: ["DATABASE_URL"],
+    flag: "databaseUrl",
+    spec: V.postgresUrl,
+    secret: true,
+    emptyIsUnset: true
+  },
+  databasePath: { key: "database.path", env: ["GLIGABAO_DB"], flag: "db", spec: V.nonEmptyString },
+  imageDir: {
+    key: "image_dir",
+    env: ["GLIGABAO_IMAGE_DIR"],
+    flag: "imageDir",
+    spec: V.nonEmptyString,
+    emptyIsUnset: true
+  },
+
+  logLevel: { key: "log_level", env: ["GLIGABAO_LOG_LEVEL"], spec: V.literal(LOG_LEVELS, { warn: "warning" }) },
+  logFormat: { key: "log_format", env: ["GLIGABAO_LOG_FORMAT"], spec: V.literal(LOG_FORMATS) }
+} satisfies Record<string, KeyDef<any> | ((provider: LlmProvider) => KeyDef<any>)>
+
+/** Environment variable for `[auth] tokens`, as a JSON array of the same shape. */
+export const AUTH_TOKENS_ENV = "GLIGABAO_AUTH_TOKENS"
+
+export const knownKeys: KnownKeys = {
+  tables: new Set(["llm", "pinecone", "geo", "timeseries", "remember", "server", "database", "auth"]),
+  scalars: new Set([
+    ...Object.values(keys).map((def) => (typeof def === "function" ? def("anthropic").key : def.key)),
+    "geo"
+  ]),
+  structured: new Set(["prices", "timeseries.providers", "auth.tokens"])
+}

@@ -1,0 +1,97 @@
+/**
+ * Every model call of a remember goes through here, so that each one, successful or not,
+ * is a gb_inferences row with its stage, model (as reported), reasoning, tokens, cost and
+ * latency, filed in the run log under the stage that made it (spec/contracts.md section 7).
+ */
+import { Clock, Effect } from "effect"
+import { LlmFailed, type LlmUnavailable } from "../domain/Errors.js"
+import type { InferenceType } from "../domain/Rows.js"
+import { toIso } from "../domain/time.js"
+import type { InferencesRepo } from "../services/InferencesRepo.js"
+import type { Llm, LlmRequest, LlmResponse } from "../services/Llm.js"
+import { costUsd, type PriceTable } from "./cost.js"
+import type { RunRecorder } from "./RunRecorder.js"
+
+export interface CallContext {
+  readonly llm: Llm["Type"]
+  readonly inferences: InferencesRepo["Type"]
+  readonly prices: PriceTable
+  readonly type: InferenceType
+  readonly runId: number | null
+  readonly datasetId: number | null
+  /** files the inference in this run-log stage */
+  readonly recorder: RunRecorder | null
+  readonly runStage: string
+}
+
+export interface RecordedResponse extends LlmResponse {
+  readonly inferenceId: number
+  /** gb_models id of the model that answered */
+  readonly modelId: number | null
+  readonly costUsd: number
+  readonly latencyMs: number
+}
+
+const zeroUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
+
+/**
+ * Calls the LLM and records the call. An answer cut by the output limit is recorded (its
+ * tokens were paid for) and then fails with LlmFailed: a truncated answer is never used.
+ */
+export const callLlm = (ctx: CallContext, request: LlmRequest): Effect.Effect<RecordedResponse, LlmFailed | LlmUnavailable> =>
+  Effect.gen(function*() {
+    const startedMs = yield* Clock.currentTimeMillis
+    const result = yield* Effect.either(ctx.llm.complete(request))
+    const latencyMs = (yield* Clock.currentTimeMillis) - startedMs
+    const base = {
+      type: ctx.type,
+      stage: request.stage,
+      provider: ctx.llm.provider,
+      started_at: toIso(startedMs),
+      latency_ms: latencyMs,
+      run_id: ctx.runId,
+      dataset_id: ctx.datasetId
+    }
+    if (result._tag === "Left") {
+      // No key: no call was made, so there is nothing to record.
+      if (result.left._tag === "LlmUnavailable") return yield* result.left
+      const row = yield* ctx.inferences.record({
+        ...base,
+        model: request.model ?? ctx.llm.defaultModel,
+        reasoning: request.reasoning,
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        web_search_requests: 0,
+        cost_usd: 0,
+        error: result.left.message
+      })
+      if (ctx.recorder !== null) yield* ctx.recorder.addInference(ctx.runStage, row.id)
+      return yield* new LlmFailed({ message: `${request.stage}: ${result.left.message}`, stage: request.stage })
+    }
+    const response = result.right
+    const truncated = response.stopReason === "max_tokens"
+    const usage = response.usage ?? zeroUsage
+    const cost = costUsd(response.model, usage, ctx.prices)
+    const row = yield* ctx.inferences.record({
+      ...base,
+      model: response.model,
+      reasoning: response.reasoning,
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+      cache_read_tokens: usage.cacheReadTokens,
+      cache_write_tokens: usage.cacheWriteTokens,
+      web_search_requests: usage.webSearchRequests,
+      cost_usd: cost,
+      error: truncated ? `the answer was cut by the output limit (${request.maxTokens} tokens)` : null
+    })
+    if (ctx.recorder !== null) yield* ctx.recorder.addInference(ctx.runStage, row.id)
+    if (truncated) {
+      return yield* new LlmFailed({
+        message: `${request.stage}: the model's answer was cut by the output limit of ${request.maxTokens} tokens`,
+        stage: request.stage
+      })
+    }
+    return { ...response, inferenceId: row.id, modelId: row.model_id, costUsd: cost, latencyMs }
+  })

@@ -1,0 +1,67 @@
+/**
+ * The pipeline's view of its run-log row: stage start and end, inference ids, details.
+ * Writing the log never fails the call: a row that cannot be written is logged and skipped
+ * (spec: Run log). Writes happen outside the store transaction (stages wrap it), so a
+ * rolled-back store still leaves its failed stage in the log.
+ */
+import { Cause, Clock, Effect, Option } from "effect"
+import { InternalFailure } from "../domain/Errors.js"
+import { toIso } from "../domain/time.js"
+import type { RunLogRepo } from "../services/RunLogRepo.js"
+
+export interface RunRecorder {
+  readonly runId: number
+  /** runs `effect` as stage `name`: started before, succeeded or failed (with the error) after */
+  readonly stage: <A, E, R>(
+    name: string,
+    effect: Effect.Effect<A, E, R>,
+    detail?: (a: A) => Record<string, unknown> | null
+  ) => Effect.Effect<A, E | InternalFailure, R>
+  readonly addInference: (stage: string, inferenceId: number) => Effect.Effect<void>
+}
+
+const safely = <R>(what: string, effect: Effect.Effect<void, never, R>) =>
+  effect.pipe(Effect.catchAllDefect((defect) => Effect.logWarning(`run log: could not ${what}`, defect)))
+
+const errorMessage = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const e = failure.value as { message?: unknown }
+    return typeof e?.message === "string" ? e.message : String(failure.value)
+  }
+  if (Cause.isInterruptedOnly(cause)) return "interrupted"
+  return "internal error"
+}
+
+export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number): RunRecorder => ({
+  runId,
+  stage: (name, effect, detail) =>
+    Effect.gen(function*() {
+      const startedMs = yield* Clock.currentTimeMillis
+      yield* safely("start stage", runLog.stageStarted(runId, name, toIso(startedMs)))
+      const finish = (status: "succeeded" | "failed", error: string | null, d: Record<string, unknown> | null) =>
+        Effect.flatMap(Clock.currentTimeMillis, (endMs) =>
+          safely(
+            "finish stage",
+            runLog.stageFinished(runId, name, {
+              status,
+              finished_at: toIso(endMs),
+              duration_ms: endMs - startedMs,
+              error,
+              detail: d
+            })
+          ))
+      return yield* effect.pipe(
+        // An infrastructure defect fails the call with a 500 that names the stage, never a trace.
+        Effect.catchAllDefect((defect) =>
+          Effect.zipRight(
+            Effect.logError(`stage ${name} died`, defect),
+            Effect.fail(new InternalFailure({ message: `${name} failed with an internal error` }))
+          )
+        ),
+        Effect.tapErrorCause((cause) => finish("failed", errorMessage(cause), null)),
+        Effect.tap((a) => finish("succeeded", null, detail === undefined ? null : detail(a)))
+      )
+    }),
+  addInference: (stage, inferenceId) => safely("add inference", runLog.addInference(runId, stage, inferenceId))
+})

@@ -1,0 +1,23 @@
+import { Context, Layer } from "effect"
+import { DEFAULT_PRICES, type PriceTable } from "./cost.js"
+
+/** The knobs of the remember pipeline; the server derives them from its configuration. */
+export interface RememberSettingsShape {
+  /** USD per million tokens, per model name (the built-in table merged with [prices]) */
+  readonly prices: PriceTable
+  /** candidate facts compared per remember (spec: 50) */
+  readonly maxCandidates: number
+  readonly chunkSize: number
+  readonly chunkOverlapPercent: number
+}
+
+export class RememberSettings extends Context.Tag("gligabao/RememberSettings")<RememberSettings, RememberSettingsShape>() {
+  static readonly defaults: RememberSettingsShape = {
+    prices: DEFAULT_PRICES,
+    maxCandidates: 50,
+    chunkSize: 1024,
+    chunkOverlapPercent: 20
+  }
+  static readonly layer = (overrides: Partial<RememberSettingsShape> = {}) =>
+    Layer.succeed(RememberSettings, { ...RememberSettings.defaults, ...overrides })
+}

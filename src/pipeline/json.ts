@@ -1,0 +1,106 @@
+/**
+ * Reading JSON out of a model's answer. Models wrap JSON in code fences or prose, and an
+ * answer cut by the output limit is incomplete: both must be told apart from a real answer.
+ */
+import { Either, ParseResult, Schema } from "effect"
+
+/**
+ * The end (exclusive) of the brace-balanced span starting at `start` (a `{`), honouring
+ * strings and escapes; undefined if the text ends first.
+ */
+const balancedEnd = (text: string, start: number): number | undefined => {
+  let depth = 0
+  let inString = false
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (c === "\\") i++
+      else if (c === "\"") inString = false
+    } else if (c === "\"") {
+      inString = true
+    } else if (c === "{") {
+      depth++
+    } else if (c === "}") {
+      depth--
+      if (depth === 0) return i + 1
+    }
+  }
+  return undefined
+}
+
+const firstJsonObjectWithValue = (text: string): { readonly json: string; readonly value: unknown } | undefined => {
+  let from = 0
+  for (;;) {
+    const start = text.indexOf("{", from)
+    if (start < 0) return undefined
+    const end = balancedEnd(text, start)
+    // Unclosed: everything after it is inside it, so there is no later top-level object
+    // (this is how a truncated answer looks).
+    if (end === undefined) return undefined
+    const json = text.slice(start, end)
+    try {
+      const value: unknown = JSON.parse(json)
+      return { json, value }
+    } catch {
+      // Balanced but not JSON (prose such as "{name}"): look after it, not inside it,
+      // so that an object nested in a broken one is never taken for the answer.
+      from = end
+    }
+  }
+}
+
+/**
+ * The first complete top-level JSON object in `text` (code fences and prose around it
+ * are tolerated), or undefined if there is none (e.g. the answer was truncated).
+ */
+export const firstJsonObject = (text: string): string | undefined => firstJsonObjectWithValue(text)?.json
+
+/** An array schema whose type error reads "`path` must be an array". */
+export const jsonArray = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Array(item).annotations({ message: () => "must be an array" })
+
+/** A struct schema whose type error reads "`path` must be an object" (field errors keep theirs). */
+export const jsonObject = <F extends Schema.Struct.Fields>(fields: F) =>
+  Schema.Struct(fields).annotations({ message: () => "must be an object" })
+
+const PREVIEW_CHARS = 80
+
+const preview = (text: string): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  if (flat === "") return "the answer is empty"
+  return JSON.stringify(flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS)}...` : flat)
+}
+
+const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join("")
+
+const lowerFirst = (text: string): string => text.charAt(0).toLowerCase() + text.slice(1)
+
+/** One sentence for the first problem of a decode failure, naming where it is. */
+export const describeParseError = (error: ParseResult.ParseError): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  if (issue === undefined) return "does not match the expected form"
+  if (issue.path.length === 0) return lowerFirst(issue.message)
+  // A custom missingMessage ("missing array `edges`") already names the field.
+  if (issue._tag === "Missing" && issue.message !== "is missing") return issue.message
+  return `\`${renderPath(issue.path)}\` ${lowerFirst(issue.message)}`
+}
+
+/**
+ * Finds the first JSON object of a model answer and decodes it with `schema`. The Left is
+ * one clear sentence that starts with `what` (the stage name), e.g.
+ * "extract_graph answer is not JSON: ..." or "extract_graph answer is invalid: missing array `edges`".
+ */
+export const parseModelJson = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  text: string,
+  what: string
+): Either.Either<A, string> => {
+  const found = firstJsonObjectWithValue(text)
+  if (found === undefined) {
+    return Either.left(`${what} answer is not JSON: no complete JSON object in ${preview(text)}`)
+  }
+  return Schema.decodeUnknownEither(schema, { errors: "first" })(found.value).pipe(
+    Either.mapLeft((error) => `${what} answer is invalid: ${describeParseError(error)}`)
+  )
+}

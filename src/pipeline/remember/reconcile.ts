@@ -1,0 +1,194 @@
+/**
+ * Stages load_candidates and resolve_edges: which stored entities the text's names are,
+ * which live stored facts the new facts may repeat or contradict, and what happens to each
+ * new fact (spec: Candidate facts; contracts sections 2 and 3).
+ */
+import { Effect, Either } from "effect"
+import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
+import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
+import { callLlm, type CallContext } from "../ModelCalls.js"
+import { entityKey, type NormalizedEdge, type NormalizedEntity, type NormalizedGraph, resolveEndpoint } from "../normalize.js"
+import { buildResolveEdgesPrompt, parseResolveEdges, RESOLVE_EDGES_MAX_TOKENS } from "../prompts/resolveEdges.js"
+import { exactRepeats, type NewFact, planReconciliation, type ReconciliationPlan, type StoredFact } from "../temporal.js"
+import type { ModelChoice } from "./extract.js"
+
+/** Where an edge endpoint lands: a stored row (by id), or an entity this call writes. */
+export type Endpoint =
+  | { readonly kind: "stored"; readonly id: number; readonly name: string }
+  | { readonly kind: "written"; readonly entity: NormalizedEntity }
+
+export interface ResolvedFact {
+  readonly edge: NormalizedEdge
+  readonly source: Endpoint
+  readonly target: Endpoint
+}
+
+export interface Candidates {
+  readonly storedEntities: ReadonlyArray<EntityRow>
+  readonly facts: ReadonlyArray<EdgeWithNames>
+  /** the text's edges with their endpoints resolved (seed: Normalization and deduplication) */
+  readonly resolved: ReadonlyArray<ResolvedFact>
+  /** entities created for endpoints no entity names (type `other`) */
+  readonly endpointEntities: ReadonlyArray<NormalizedEntity>
+}
+
+const unique = <A>(xs: Iterable<A>): Array<A> => [...new Set(xs)]
+
+/**
+ * Resolves every endpoint: an entity of this text (the stored row with its name and type if
+ * there is one, else the entity this call writes), else a stored entity of any type with
+ * that name, else a new entity of type `other`.
+ */
+export const resolveEndpoints = (
+  graph: NormalizedGraph,
+  storedEntities: ReadonlyArray<EntityRow>
+): { readonly resolved: ReadonlyArray<ResolvedFact>; readonly endpointEntities: ReadonlyArray<NormalizedEntity> } => {
+  const storedByKey = new Map(storedEntities.map((e) => [entityKey(e.name_key, e.type), e] as const))
+  const endpointEntities = new Map<string, NormalizedEntity>()
+  const endpoint = (key: string, name: string): Endpoint => {
+    const r = resolveEndpoint(key, graph.entities, storedEntities, name)
+    switch (r.from) {
+      case "stored":
+        return { kind: "stored", id: r.entity.id, name: r.entity.name }
+      case "text": {
+        const stored = storedByKey.get(entityKey(r.entity.name_key, r.entity.type))
+        return stored === undefined ? { kind: "written", entity: r.entity } : { kind: "stored", id: stored.id, name: stored.name }
+      }
+      case "new": {
+        const k = entityKey(r.entity.name_key, r.entity.type)
+        const entity = endpointEntities.get(k) ?? r.entity
+        endpointEntities.set(k, entity)
+        return { kind: "written", entity }
+      }
+    }
+  }
+  const resolved = graph.edges.map((edge) => ({
+    edge,
+    source: endpoint(edge.source_key, edge.source),
+    target: endpoint(edge.target_key, edge.target)
+  }))
+  return { resolved, endpointEntities: [...endpointEntities.values()] }
+}
+
+/** The identity of an endpoint for exact-repeat detection: a stored id, or the key it will get. */
+const identity = (e: Endpoint): string =>
+  e.kind === "stored" ? `id:${e.id}` : `new:${entityKey(e.entity.name_key, e.entity.type)}`
+
+export const loadCandidates = (
+  deps: {
+    readonly graph: {
+      readonly findEntitiesByNameKeys: (d: number, k: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<EntityRow>>
+      readonly loadCandidateEdgesByNameKeys: (
+        d: number,
+        k: ReadonlyArray<string>,
+        limit: number
+      ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    }
+    readonly maxCandidates: number
+  },
+  datasetId: number | null,
+  graph: NormalizedGraph
+): Effect.Effect<Candidates> =>
+  Effect.gen(function*() {
+    const endpointKeys = unique(graph.edges.flatMap((e) => [e.source_key, e.target_key]))
+    const allKeys = unique([...graph.entities.map((e) => e.name_key), ...endpointKeys])
+    // A dataset that does not exist yet has no entities and no candidates.
+    const storedEntities = datasetId === null || allKeys.length === 0
+      ? []
+      : yield* deps.graph.findEntitiesByNameKeys(datasetId, allKeys)
+    const facts = datasetId === null || endpointKeys.length === 0
+      ? []
+      : yield* deps.graph.loadCandidateEdgesByNameKeys(datasetId, endpointKeys, deps.maxCandidates)
+    return { storedEntities, facts, ...resolveEndpoints(graph, storedEntities) }
+  })
+
+export interface Resolution {
+  readonly plan: ReconciliationPlan
+  /** whether the model was asked (false when every fact was an exact repeat or nothing was stored) */
+  readonly calledModel: boolean
+  readonly ignored: ReadonlyArray<string>
+}
+
+const toNewFacts = (resolved: ReadonlyArray<ResolvedFact>): Array<NewFact> =>
+  resolved.map((r, index) => ({
+    index,
+    source_key: identity(r.source),
+    target_key: identity(r.target),
+    relation: r.edge.relation,
+    valid_at: r.edge.valid_at,
+    invalid_at: r.edge.invalid_at
+  }))
+
+const toStoredFacts = (facts: ReadonlyArray<EdgeWithNames>): Array<StoredFact> =>
+  facts.map((f) => ({
+    id: f.id,
+    source_key: `id:${f.source_id}`,
+    target_key: `id:${f.target_id}`,
+    relation: f.relation,
+    valid_at: f.valid_at,
+    invalid_at: f.invalid_at
+  }))
+
+/** Exact repeats in code; the model only when some new fact is not one and there are candidates. */
+export const needsModel = (candidates: Candidates): boolean => {
+  if (candidates.facts.length === 0) return false
+  const exact = exactRepeats(toNewFacts(candidates.resolved), toStoredFacts(candidates.facts))
+  return exact.size < candidates.resolved.length
+}
+
+export const resolveEdges = (
+  ctx: CallContext | null,
+  input: { readonly candidates: Candidates; readonly referenceTime: string; readonly now: string } & ModelChoice
+): Effect.Effect<Resolution, LlmFailed | LlmUnavailable> =>
+  Effect.gen(function*() {
+    const newFacts = toNewFacts(input.candidates.resolved)
+    const stored = toStoredFacts(input.candidates.facts)
+    const exact = exactRepeats(newFacts, stored)
+    let duplicates: ReadonlyArray<{ readonly new: number; readonly existing: number }> = []
+    let contradictions: ReadonlyArray<{ readonly new: number; readonly existing: ReadonlyArray<number> }> = []
+    let ignored: ReadonlyArray<string> = []
+    const open = newFacts.filter((f) => !exact.has(f.index))
+    const calledModel = ctx !== null && open.length > 0 && stored.length > 0
+    if (calledModel) {
+      const prompt = buildResolveEdgesPrompt({
+        referenceTime: input.referenceTime,
+        newFacts: open.map((f) => {
+          const r = input.candidates.resolved[f.index]!
+          return {
+            index: f.index,
+            source: r.edge.source,
+            relation: r.edge.relation,
+            target: r.edge.target,
+            description: r.edge.description,
+            valid_at: r.edge.valid_at
+          }
+        }),
+        existingFacts: input.candidates.facts.map((f) => ({
+          id: f.id,
+          source: f.source_name,
+          relation: f.relation,
+          target: f.target_name,
+          description: f.description,
+          valid_at: f.valid_at
+        }))
+      })
+      const response = yield* callLlm(ctx, {
+        stage: "resolve_edges",
+        model: input.models.resolve_edges,
+        reasoning: input.reasoning.resolve_edges ?? "none",
+        system: prompt.system,
+        messages: [{ role: "user", content: prompt.user }],
+        maxTokens: RESOLVE_EDGES_MAX_TOKENS
+      })
+      const parsed = parseResolveEdges(response.text, new Set(open.map((f) => f.index)), new Set(stored.map((s) => s.id)))
+      if (Either.isLeft(parsed)) {
+        return yield* new LlmFailed({ message: `resolve_edges: unusable answer from the model: ${parsed.left}`, stage: "resolve_edges" })
+      }
+      duplicates = parsed.right.duplicates
+      contradictions = parsed.right.contradictions
+      ignored = parsed.right.ignored
+      if (ignored.length > 0) yield* Effect.logWarning("resolve_edges: ignored parts of the answer", { ignored })
+    }
+    const plan = planReconciliation({ newFacts, stored, exact, duplicates, contradictions, now: input.now })
+    return { plan, calledModel, ignored }
+  })

@@ -1,0 +1,142 @@
+/**
+ * Stage store: everything a text yields, written in one transaction (seed: How it works,
+ * step 4). No model or network call happens in here; a failure rolls everything back,
+ * including the creation of a new dataset.
+ */
+import { Effect } from "effect"
+import type { ArtifactRow, DatasetRow, EdgeWithNames, EntityRow } from "../../domain/Rows.js"
+import type { ArtifactKind } from "../../domain/Stages.js"
+import type { Database } from "../../services/Database.js"
+import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
+import type { GraphRepo, NewEdge } from "../../services/GraphRepo.js"
+import { entityKey, type NormalizedEntity } from "../normalize.js"
+import type { Candidates, Endpoint } from "./reconcile.js"
+import type { ReconciliationPlan } from "../temporal.js"
+
+export interface StoreInput {
+  readonly userId: string
+  readonly datasetName: string
+  readonly kind: ArtifactKind
+  readonly text: string
+  readonly parentId: number | null
+  readonly sessionId: string | null
+  readonly metadata: Record<string, unknown> | null
+  readonly referenceTime: string
+  readonly now: string
+  /** gb_models id of the extract_graph model: the model of the knowledge */
+  readonly modelId: number | null
+  readonly entities: ReadonlyArray<NormalizedEntity>
+  readonly candidates: Candidates
+  readonly plan: ReconciliationPlan
+}
+
+export interface Stored {
+  readonly dataset: DatasetRow
+  readonly artifact: ArtifactRow
+  /** the text's entities as stored, in extraction order */
+  readonly entities: ReadonlyArray<EntityRow>
+  /** each fact of the text in its stored state (a repeat is the stored edge), in extraction order */
+  readonly edges: ReadonlyArray<EdgeWithNames>
+  readonly invalidated: ReadonlyArray<number>
+  readonly inserted: number
+  readonly duplicates: number
+}
+
+export const storeText = (
+  deps: {
+    readonly database: Database["Type"]
+    readonly datasets: DatasetsRepo["Type"]
+    readonly graph: GraphRepo["Type"]
+  },
+  input: StoreInput
+): Effect.Effect<Stored> =>
+  deps.database.withTransaction(
+    Effect.gen(function*() {
+      const { graph } = deps
+      const dataset = yield* deps.datasets.getOrCreate(input.userId, input.datasetName, input.now)
+      const artifact = yield* graph.insertArtifact({
+        dataset_id: dataset.id,
+        kind: input.kind,
+        text: input.text,
+        parent_id: input.parentId,
+        session_id: input.sessionId,
+        valid_at: input.referenceTime,
+        created_at: input.now,
+        inference_id: null,
+        query: null,
+        metadata: input.metadata
+      })
+
+      // The text's entities and the `other` entities made for unnamed endpoints, upserted once.
+      const toWrite = new Map<string, NormalizedEntity>()
+      for (const e of [...input.entities, ...input.candidates.endpointEntities]) {
+        const k = entityKey(e.name_key, e.type)
+        if (!toWrite.has(k)) toWrite.set(k, e)
+      }
+      const written = yield* graph.upsertEntities(
+        dataset.id,
+        [...toWrite.values()].map((e) => ({ ...e, model_id: input.modelId, created_at: input.now }))
+      )
+      const idByKey = new Map(written.map((row) => [entityKey(row.name_key, row.type), row.id] as const))
+      const idOf = (endpoint: Endpoint): number =>
+        endpoint.kind === "stored" ? endpoint.id : idByKey.get(entityKey(endpoint.entity.name_key, endpoint.entity.type))!
+
+      // Every entity the artifact yields is linked, including stored ones an edge names.
+      const entityIds = new Set(written.map((row) => row.id))
+      for (const r of input.candidates.resolved) {
+        entityIds.add(idOf(r.source))
+        entityIds.add(idOf(r.target))
+      }
+      yield* graph.linkEntityArtifacts(artifact.id, [...entityIds])
+
+      const inserts: Array<{ readonly index: number; readonly edge: NewEdge }> = []
+      const edgeIdOfFact = new Map<number, number>()
+      for (const fact of input.plan.facts) {
+        if (fact.action === "duplicate") {
+          edgeIdOfFact.set(fact.index, fact.edge_id)
+          continue
+        }
+        const r = input.candidates.resolved[fact.index]!
+        inserts.push({
+          index: fact.index,
+          edge: {
+            dataset_id: dataset.id,
+            source_id: idOf(r.source),
+            target_id: idOf(r.target),
+            relation: r.edge.relation,
+            description: r.edge.description,
+            valid_at: r.edge.valid_at,
+            invalid_at: fact.invalid_at ?? r.edge.invalid_at,
+            created_at: input.now,
+            expired_at: fact.expired_at,
+            artifact_id: artifact.id,
+            model_id: input.modelId
+          }
+        })
+      }
+      const insertedRows = yield* graph.insertEdges(inserts.map((i) => i.edge))
+      inserts.forEach((i, n) => edgeIdOfFact.set(i.index, insertedRows[n]!.id))
+      yield* graph.closeEdges(input.plan.closes)
+
+      // Inserted edges and merged repeats are linked; contradicted edges are not.
+      const edgeIds = [...new Set(edgeIdOfFact.values())]
+      yield* graph.linkEdgeArtifacts(artifact.id, edgeIds)
+      if (input.sessionId !== null) {
+        yield* graph.linkEntitySessions(input.sessionId, [...entityIds])
+        yield* graph.linkEdgeSessions(input.sessionId, edgeIds)
+      }
+
+      const edgeRows = new Map((yield* graph.getEdges(edgeIds)).map((e) => [e.id, e] as const))
+      const textEntityIds = new Set(input.entities.map((e) => idByKey.get(entityKey(e.name_key, e.type))!))
+      return {
+        dataset,
+        artifact,
+        entities: written.filter((row) => textEntityIds.has(row.id)),
+        // two facts of one text can repeat the same stored edge: it is returned once
+        edges: [...new Set(input.plan.facts.map((f) => edgeIdOfFact.get(f.index)!))].map((id) => edgeRows.get(id)!),
+        invalidated: input.plan.invalidated,
+        inserted: insertedRows.length,
+        duplicates: input.plan.facts.length - insertedRows.length
+      }
+    })
+  )

@@ -1,0 +1,158 @@
+import {
+  type FakeHandler,
+  type FakeReply,
+  type FakeServer,
+  type RecordedRequest,
+  roughTokens,
+  startFakeServer
+} from "./fakeLlmServer.js"
+
+export type { FakeHandler, FakeReply, FakeServer, RecordedRequest } from "./fakeLlmServer.js"
+
+/** The empty extraction: a valid answer for any stage that expects a graph. */
+export const EMPTY_GRAPH_TEXT = JSON.stringify({ entities: [], edges: [] })
+
+const ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  504: "timeout_error",
+  529: "overloaded_error"
+}
+
+/** An error reply in the API's shape: `{type: "error", error: {type, message}, request_id}`. */
+export const anthropicError = (
+  status: number,
+  message: string,
+  options: { readonly type?: string; readonly headers?: Record<string, string>; readonly delayMs?: number } = {}
+): FakeReply => ({
+  status,
+  headers: options.headers ?? {},
+  json: {
+    type: "error",
+    error: { type: options.type ?? ERROR_TYPES[status] ?? "api_error", message },
+    request_id: "req_fake_error"
+  },
+  ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {})
+})
+
+export const rateLimited = (retryAfterSeconds = 0): FakeReply =>
+  anthropicError(429, "Number of request tokens has exceeded your per-minute rate limit", {
+    headers: { "retry-after": String(retryAfterSeconds), "anthropic-ratelimit-requests-remaining": "0" }
+  })
+
+export const overloaded = (): FakeReply => anthropicError(529, "Overloaded")
+
+export interface AnthropicUsageFields {
+  readonly input_tokens?: number
+  readonly output_tokens?: number
+  readonly cache_read_input_tokens?: number
+  readonly cache_creation_input_tokens?: number
+  readonly server_tool_use?: { readonly web_search_requests: number } | null
+}
+
+/** A Messages response. */
+export const anthropicMessage = (options: {
+  readonly text?: string
+  readonly model?: string
+  readonly stopReason?: string
+  readonly usage?: AnthropicUsageFields
+  /** replaces the content (the text is then ignored) */
+  readonly content?: ReadonlyArray<unknown>
+  readonly delayMs?: number
+}): FakeReply => ({
+  json: {
+    id: "msg_01Fake",
+    type: "message",
+    role: "assistant",
+    model: options.model ?? "claude-haiku-4-5-20251001",
+    content: options.content ?? [{ type: "text", text: options.text ?? EMPTY_GRAPH_TEXT, citations: null }],
+    stop_reason: options.stopReason ?? "end_turn",
+    stop_sequence: null,
+    usage: {
+      input_tokens: 10,
+      output_tokens: 10,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      server_tool_use: null,
+      service_tier: "standard",
+      ...options.usage
+    }
+  },
+  ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {})
+})
+
+/** A 200 whose body is not JSON although it says it is. */
+export const malformedBody = (): FakeReply => ({ raw: "<html>upstream error</html>" })
+
+export interface FakeAnthropicOptions {
+  /** the text of the default answer: a string or a function of the request */
+  readonly text?: string | ((request: RecordedRequest) => string)
+  /** the model the default answer reports for a requested one (e.g. an alias to a dated snapshot) */
+  readonly reportModel?: (requested: string) => string
+  readonly latencyMs?: number
+}
+
+/** The checks the real API makes that an adapter could get wrong (errors as the API words them). */
+const validate = (body: any): string | undefined => {
+  if (typeof body !== "object" || body === null) return "request body must be a JSON object"
+  if (typeof body.model !== "string") return "model: Field required"
+  if (typeof body.max_tokens !== "number") return "max_tokens: Field required"
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: Field required"
+  const thinking = body.thinking
+  if (thinking?.type === "enabled") {
+    if (!(thinking.budget_tokens >= 1024))
+      return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+    if (!(body.max_tokens > thinking.budget_tokens)) return "`max_tokens` must be greater than `thinking.budget_tokens`"
+    if (body.temperature !== undefined && body.temperature !== 1)
+      return "`temperature` may only be set to 1 when thinking is enabled"
+  }
+  return undefined
+}
+
+const defaultHandler =
+  (options: FakeAnthropicOptions): FakeHandler =>
+  (request) => {
+    if (request.method !== "POST" || request.path !== "/v1/messages")
+      return anthropicError(404, `Not found: ${request.method} ${request.path}`)
+    // SDK 1.x sends the key as a Bearer token; older clients (and curl examples) use x-api-key
+    if (!request.headers["x-api-key"] && !String(request.headers.authorization ?? "").startsWith("Bearer "))
+      return anthropicError(401, "x-api-key header is required")
+    const invalid = validate(request.body)
+    if (invalid !== undefined) return anthropicError(400, invalid)
+    const body = request.body
+    const text = typeof options.text === "function" ? options.text(request) : (options.text ?? EMPTY_GRAPH_TEXT)
+    const thinking = body.thinking?.type === "enabled"
+    const thinkingTokens = thinking ? Math.min(body.thinking.budget_tokens, 200) : 0
+    return anthropicMessage({
+      text,
+      model: options.reportModel?.(body.model) ?? body.model,
+      content: [
+        ...(thinking ? [{ type: "thinking", thinking: "Let me think.", signature: "EqQBfake" }] : []),
+        { type: "text", text, citations: null }
+      ],
+      usage: {
+        input_tokens: roughTokens([body.system, body.messages]),
+        output_tokens: roughTokens(text) + thinkingTokens
+      }
+    })
+  }
+
+export type FakeAnthropic = FakeServer
+
+/**
+ * A fake Anthropic Messages API. `url` is the SDK's baseURL (no `/v1`). By default every
+ * `POST /v1/messages` is answered with `options.text` (the empty graph) and usage
+ * estimated from the request; enqueue replies or set a handler to script it.
+ */
+export const startFakeAnthropic = (options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> =>
+  startFakeServer({
+    defaultHandler: defaultHandler(options),
+    requestIdHeader: "request-id",
+    ...(options.latencyMs !== undefined ? { latencyMs: options.latencyMs } : {})
+  })
