@@ -144,7 +144,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         if (pending.length > 0) {
           yield* runLog.failQueued(pending, "server shut down before the run started", yield* nowIso)
         }
-        const all = yield* FiberSet.join(runs).pipe(
+        const all = yield* FiberSet.awaitEmpty(runs).pipe(
           Effect.timeout(options.shutdownGrace ?? "30 seconds"),
           Effect.option
         )
