@@ -3,15 +3,12 @@
  * holds for a whole pipeline run (an in-process lock always, plus a PostgreSQL session advisory
  * lock so that several processes on one database stay serial).
  */
+import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, SqlError } from "@effect/sql"
-import type { Connection } from "@effect/sql/SqlConnection"
-import { Duration, Effect, Layer, Schedule } from "effect"
-import { createHash } from "node:crypto"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option } from "effect"
 import { Database } from "../../src/services/Database.js"
-
-/** A deterministic signed 64-bit advisory lock id: the first 8 bytes of sha256(key). */
-export const advisoryLockId = (key: string): bigint =>
-  createHash("sha256").update(key, "utf8").digest().readBigInt64BE(0)
+import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 
 /**
  * In-process keyed mutual exclusion: one 1-permit semaphore per key, dropped when no fiber
@@ -48,51 +45,33 @@ export const makeKeyedLock = () => {
   }
 }
 
-/**
- * Holds a PostgreSQL session advisory lock on a connection reserved for it, for as long as
- * `effect` runs. The lock is polled with pg_try_advisory_lock rather than awaited with
- * pg_advisory_lock: a blocking lock query cut short by interruption could still be granted
- * after its cancel and leak with the pooled connection, while a try never blocks, so every
- * attempt runs uninterruptibly and we always know whether we hold the lock.
- */
-export const withPgAdvisoryLock =
-  (sql: SqlClient.SqlClient, key: string) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-    const lockId = advisoryLockId(key).toString()
-    const tryLock = (conn: Connection) =>
-      conn.executeRaw("SELECT pg_try_advisory_lock(CAST($1 AS BIGINT)) AS locked", [lockId]).pipe(
-        Effect.map((result) => (result as { rows: Array<{ locked: boolean }> }).rows[0]?.locked === true),
-        Effect.uninterruptible
-      )
-    const unlock = (conn: Connection) =>
-      conn.executeRaw("SELECT pg_advisory_unlock(CAST($1 AS BIGINT))", [lockId]).pipe(
-        // a broken connection ends its session, and the server drops the lock with it
-        Effect.catchAll((error) => Effect.logWarning("pg_advisory_unlock failed", error))
-      )
-    const acquire = Effect.gen(function* () {
-      const conn = yield* sql.reserve
-      yield* Effect.acquireRelease(
-        tryLock(conn).pipe(
-          Effect.flatMap((locked) => (locked ? Effect.void : Effect.fail("busy" as const))),
-          Effect.retry({
-            while: (reason) => reason === "busy",
-            schedule: Schedule.exponential(Duration.millis(10), 1.5).pipe(
-              Schedule.union(Schedule.spaced(Duration.millis(250)))
-            )
-          })
-        ),
-        () => unlock(conn)
-      )
-    })
-    return Effect.scoped(Effect.zipRight(Effect.orDie(acquire), effect))
-  }
-
 const isSqlError = (u: unknown): u is SqlError.SqlError => u instanceof SqlError.SqlError
+
+/** Lock holders at once per process; more wait for a connection of the lock pool. */
+export const LOCK_POOL_SIZE = 64
+
+/**
+ * Lock connections come from a pool of their own: a holder keeps its connection for a whole
+ * pipeline run (the remember manager takes the lock before its permit), so drawing them from
+ * the query pool would let enough queued datasets starve the running pipelines of connections.
+ */
+const makeLockClient = (sql: SqlClient.SqlClient) =>
+  Effect.flatMap(Effect.serviceOption(PgClient.PgClient), (pg) =>
+    Option.match(pg, {
+      onNone: () => Effect.succeed(sql),
+      onSome: ({ config }) =>
+        PgClient.make({ ...config, maxConnections: LOCK_POOL_SIZE, minConnections: 0, applicationName: "gligabao-locks" }).pipe(
+          Effect.provide(Reactivity.layer),
+          Effect.orDie
+        )
+    })
+  )
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
   const local = makeKeyedLock()
+  const lockSql = dialect === "pg" ? yield* makeLockClient(sql) : sql
 
   return Database.of({
     dialect,
@@ -104,8 +83,8 @@ export const make = Effect.gen(function* () {
     withLock:
       (key: string) =>
       <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-        (dialect === "pg" ? effect : local.withLock(key)(effect))
+        local.withLock(key)(dialect === "pg" ? withPgAdvisoryLock(lockSql, key)(effect) : effect)
   })
 })
 
-export const DatabaseLive: Layer.Layer<Database, never, SqlClient.SqlClient> = Layer.effect(Database, make)
+export const DatabaseLive: Layer.Layer<Database, never, SqlClient.SqlClient> = Layer.scoped(Database, make)

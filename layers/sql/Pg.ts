@@ -8,7 +8,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Context, Effect, Layer, type Redacted } from "effect"
 import { createRequire } from "node:module"
-import { withPgAdvisoryLock } from "./Database.js"
+import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 import { migrations } from "./migrations/index.js"
 
 type TypeParser = (value: string) => unknown

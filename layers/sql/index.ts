@@ -46,6 +46,7 @@ export const SqliteLive = (filename: string): Layer.Layer<Storage, StorageError>
 export const PgLive = (url: Redacted.Redacted<string>): Layer.Layer<Storage, StorageError> =>
   RepositoriesLive.pipe(Layer.provideMerge(PgMigratedLive(url)))
 
-export { advisoryLockId, DatabaseLive, makeKeyedLock } from "./Database.js"
+export { DatabaseLive, makeKeyedLock } from "./Database.js"
+export { advisoryLockId, withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 export { PgClientLive, PgMigratedLive } from "./Pg.js"
 export { SqliteClientLive, SqliteMigratedLive } from "./Sqlite.js"

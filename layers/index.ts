@@ -1,0 +1,6 @@
+/** The adapters: pick the ones you need when embedding gligabao (see README "Embedding"). */
+export { AppLive, llmFor, settingsFor, storageFor } from "./App.js"
+export { NoneClassifierLive } from "./classifier/NoneClassifier.js"
+export * from "./llm/index.js"
+export { PgLive, RepositoriesLive, SqliteLive, type Storage } from "./sql/index.js"
+export { type LlmScript, ScriptedLlm, type ScriptedAnswer } from "./testing/ScriptedLlm.js"

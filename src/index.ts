@@ -1,0 +1,34 @@
+/**
+ * gligabao as a library: the domain, the ports, the remember machinery and the HTTP app, to
+ * compose into another Effect application with your own layers (see README "Embedding").
+ * Adapters (SQL, LLM providers, testing doubles) are exported from `layers/index.ts`.
+ */
+export * from "./domain/Errors.js"
+export * from "./domain/Remember.js"
+export type * from "./domain/Responses.js"
+export type * from "./domain/Rows.js"
+export * from "./domain/Stages.js"
+
+export * from "./services/ComplexityClassifier.js"
+export * from "./services/Database.js"
+export * from "./services/DatasetsRepo.js"
+export * from "./services/Embeddings.js"
+export * from "./services/GeoResolver.js"
+export * from "./services/GraphRepo.js"
+export * from "./services/ImageStore.js"
+export * from "./services/InferencesRepo.js"
+export * from "./services/Llm.js"
+export * from "./services/RememberPipeline.js"
+export * from "./services/RunLogRepo.js"
+export * from "./services/TimeseriesProviders.js"
+export * from "./services/VectorStore.js"
+
+export { DEFAULT_PRICES, type PriceTable } from "./pipeline/cost.js"
+export { RememberManager, RememberManagerLive, type RememberManagerOptions } from "./pipeline/RememberManager.js"
+export { RememberPipelineLive } from "./pipeline/RememberPipelineLive.js"
+export { RememberSettings, type RememberSettingsShape } from "./pipeline/Settings.js"
+
+export { GligabaoApi } from "./http/Api.js"
+export { ApiLive, HttpAppLive } from "./http/Http.js"
+
+export { type AppConfig, AppConfigTag, defaultConfig, loadConfig } from "./Config.js"

@@ -1,0 +1,60 @@
+/**
+ * In-process HTTP tests: the real `HttpAppLive` served by `NodeHttpServer.layerTest` on a free
+ * 127.0.0.1 port, over whatever services the test provides, and an `HttpClient` whose relative
+ * URLs reach that server.
+ *
+ *   layer(serveTest(rememberLayer(sqliteLayer(), script)))("http", (it) => {
+ *     it.live("...", () => Effect.gen(function*() { const res = yield* postJson("/v1/gb/remember", body) }))
+ *   })
+ */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { HttpAppLive } from "../../src/http/Http.js"
+
+/** The app served on a test server, with `services` (and the client, server) in the output. */
+export const serveTest = <ROut, E>(services: Layer.Layer<ROut, E>) =>
+  HttpAppLive.pipe(
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(services)
+  )
+
+/** A response read whole: status, headers, the raw text and, when it is JSON, the value. */
+export interface TestResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly text: string
+  /** the parsed body, or undefined when it is not JSON */
+  readonly json: any
+}
+
+const parse = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** Sends a request and reads the whole response; transport errors are defects. */
+export const send = (request: HttpClientRequest.HttpClientRequest) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const response = yield* client.execute(request)
+    const text = yield* response.text
+    return { status: response.status, headers: response.headers, text, json: parse(text) } as TestResponse
+  }).pipe(Effect.scoped, Effect.orDie)
+
+export const get = (path: string) => send(HttpClientRequest.get(path))
+
+/** POSTs `raw` as is, labelled JSON (for malformed and oversized bodies). */
+export const postRaw = (path: string, raw: string | Uint8Array) =>
+  send(
+    HttpClientRequest.post(path).pipe(
+      typeof raw === "string"
+        ? HttpClientRequest.bodyText(raw, "application/json")
+        : HttpClientRequest.bodyUint8Array(raw, "application/json")
+    )
+  )
+
+export const postJson = (path: string, body: unknown) => postRaw(path, JSON.stringify(body))
