@@ -3,8 +3,8 @@
  * Bodies are read here (not by HttpApi's decoder) so that every error is `{"error": "..."}`
  * and a body over the limit is a 413 before any JSON is parsed.
  */
-import { HttpApiBuilder, HttpIncomingMessage, type HttpServerRequest } from "@effect/platform"
-import { Effect, Either, Layer, Option } from "effect"
+import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
+import { Effect, Either, Layer, Option, Stream } from "effect"
 import { validateRememberRequest } from "../domain/Remember.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
@@ -20,27 +20,47 @@ export const IMAGE_BODY_LIMIT = 7 * 1024 * 1024
 const tooLarge = (limit: number) =>
   errorResponse(413, `request body is over the limit of ${limit} bytes`)
 
+/** A chunked body past this is cut off (connection reset) instead of drained for its 413. */
+const DRAIN_LIMIT = 4 * IMAGE_BODY_LIMIT
+
+/**
+ * The body, or None when it is over `limit`. Past the limit the rest is read and discarded so
+ * that the client still gets its 413: the platform's own `withMaxBodySize` destroys the request
+ * stream, which resets the connection before any response (a chunked body has no
+ * content-length to refuse it by).
+ */
+const readBounded = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
+  Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    let bytes = 0
+    return request.stream.pipe(
+      Stream.takeWhile((chunk) => {
+        bytes += chunk.length
+        if (bytes <= limit) chunks.push(chunk)
+        else chunks.length = 0
+        return bytes <= DRAIN_LIMIT
+      }),
+      Stream.runDrain,
+      Effect.map(() => (bytes > limit ? Option.none() : Option.some(Buffer.concat(chunks).toString("utf8"))))
+    )
+  })
+
 /** Reads the body as JSON with the image limit, then applies the text limit to text requests. */
 const readJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? NaN)
     if (Number.isFinite(declared) && declared > IMAGE_BODY_LIMIT) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
-    const text = yield* request.text.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(IMAGE_BODY_LIMIT)),
-      Effect.either
-    )
-    if (Either.isLeft(text)) {
-      const tooBig = String((text.left as { cause?: unknown }).cause ?? "").includes("maxBytes")
-      return Either.left(tooBig ? tooLarge(IMAGE_BODY_LIMIT) : errorResponse(400, "could not read the request body"))
-    }
+    const text = yield* Effect.either(readBounded(request, IMAGE_BODY_LIMIT))
+    if (Either.isLeft(text)) return Either.left(errorResponse(400, "could not read the request body"))
+    if (Option.isNone(text.right)) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
     let body: unknown
     try {
-      body = JSON.parse(text.right)
+      body = JSON.parse(text.right.value)
     } catch (e) {
       return Either.left(errorResponse(400, `malformed JSON body: ${(e as Error).message}`))
     }
     const isImage = typeof body === "object" && body !== null && "image" in body && (body as { image: unknown }).image != null
-    if (!isImage && Buffer.byteLength(text.right, "utf8") > TEXT_BODY_LIMIT) {
+    if (!isImage && Buffer.byteLength(text.right.value, "utf8") > TEXT_BODY_LIMIT) {
       return Either.left(tooLarge(TEXT_BODY_LIMIT))
     }
     return Either.right(body)

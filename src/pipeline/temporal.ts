@@ -103,22 +103,29 @@ export const intervalsOverlap = (a: FactTimes, b: FactTimes): boolean => {
 
 /**
  * New facts with the same source, target and relation as a stored live fact, detected
- * without the model. `stored` is newest first, so the first match is the newest edge.
- * Returns new fact index -> stored edge id.
+ * without the model. Among several stored facts with those keys, the one stating the same
+ * times is the repeat (so remembering a text again changes nothing); else the newest
+ * (`stored` is newest first). Returns new fact index -> stored edge id.
  */
 export const exactRepeats = (
   newFacts: ReadonlyArray<NewFact>,
   stored: ReadonlyArray<StoredFact>
 ): Map<number, number> => {
-  const byKey = new Map<string, number>()
+  const byKey = new Map<string, Array<StoredFact>>()
   for (const fact of stored) {
     const key = JSON.stringify([fact.source_key, fact.target_key, fact.relation])
-    if (!byKey.has(key)) byKey.set(key, fact.id)
+    const list = byKey.get(key) ?? []
+    list.push(fact)
+    byKey.set(key, list)
   }
+  const sameTime = (a: string | null, b: string | null) =>
+    a === null || b === null ? a === b : instant(a) === instant(b)
   const repeats = new Map<number, number>()
   for (const fact of newFacts) {
-    const id = byKey.get(JSON.stringify([fact.source_key, fact.target_key, fact.relation]))
-    if (id !== undefined) repeats.set(fact.index, id)
+    const same = byKey.get(JSON.stringify([fact.source_key, fact.target_key, fact.relation]))
+    if (same === undefined) continue
+    const identical = same.find((s) => sameTime(s.valid_at, fact.valid_at) && sameTime(s.invalid_at, fact.invalid_at))
+    repeats.set(fact.index, (identical ?? same[0]!).id)
   }
   return repeats
 }
@@ -194,6 +201,15 @@ export const planReconciliation = (input: ReconciliationInput): ReconciliationPl
     const duplicateOf = input.exact.get(fact.index) ?? modelDuplicates.get(fact.index)
     if (duplicateOf !== undefined) {
       facts.push({ index: fact.index, action: "duplicate", edge_id: duplicateOf })
+      // Beyond the seed: a repeat that says the fact ended ("Alice left Acme in 2024") ends the
+      // open stored edge at that time, instead of losing the end date.
+      const stored = storedById.get(duplicateOf)
+      if (
+        stored !== undefined && stored.invalid_at === null && fact.invalid_at !== null &&
+        instant(fact.invalid_at) > instant(stored.valid_at)
+      ) {
+        closeAt.set(duplicateOf, earlier(closeAt.get(duplicateOf) ?? null, fact.invalid_at))
+      }
       continue
     }
     let closedAt: string | null = null

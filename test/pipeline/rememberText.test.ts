@@ -187,6 +187,23 @@ forEachDialect((_dialect, makeLayer) => {
       expect(yield* count("gb_edges", "expired_at IS NULL")).toBe(2)
     })))
 
+  it.live("a repeat that says the fact ended closes the stored edge at that time, without the model", () =>
+    run(makeLayer, {
+      extract_graph: [
+        livesIn("Berlin", "2024-03-01"),
+        graph([{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "place" }], [
+          { source: "Alice Smith", target: "Berlin", relation: "lives in", valid_at: "2024-03-01", invalid_at: "2025-01-10" }
+        ])
+      ]
+    }, Effect.gen(function*() {
+      const first = (yield* remember(request("Alice lives in Berlin."))).response as any
+      const second = (yield* remember(request("Alice lived in Berlin until 10 January 2025."))).response as any
+      expect(second.invalidated_edges).toEqual([first.edges[0].id])
+      expect(second.edges).toEqual([expect.objectContaining({ id: first.edges[0].id, invalid_at: "2025-01-10T00:00:00.000Z" })])
+      expect(yield* count("gb_edges")).toBe(1)
+      expect((yield* ScriptedLlm).callsFor("resolve_edges")).toHaveLength(0)
+    })))
+
   it.live("an endpoint no entity names becomes an entity of type other; a stored name of another type is reused", () =>
     run(makeLayer, {
       extract_graph: [

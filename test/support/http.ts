@@ -9,14 +9,16 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger, LogLevel, Stream } from "effect"
 import { HttpAppLive } from "../../src/http/Http.js"
 
 /** The app served on a test server, with `services` (and the client, server) in the output. */
 export const serveTest = <ROut, E>(services: Layer.Layer<ROut, E>) =>
   HttpAppLive.pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provideMerge(services)
+    Layer.provideMerge(services),
+    // the request log is noise in test output; errors still show
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
 
 /** A response read whole: status, headers, the raw text and, when it is JSON, the value. */
@@ -54,6 +56,14 @@ export const postRaw = (path: string, raw: string | Uint8Array) =>
       typeof raw === "string"
         ? HttpClientRequest.bodyText(raw, "application/json")
         : HttpClientRequest.bodyUint8Array(raw, "application/json")
+    )
+  )
+
+/** POSTs a body without content-length (chunked), as a streaming client would. */
+export const postChunked = (path: string, chunks: ReadonlyArray<string>) =>
+  send(
+    HttpClientRequest.post(path).pipe(
+      HttpClientRequest.bodyStream(Stream.fromIterable(chunks).pipe(Stream.encodeText), { contentType: "application/json" })
     )
   )
 

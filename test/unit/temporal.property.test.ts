@@ -140,9 +140,20 @@ describe("planReconciliation properties", () => {
     fc.assert(
       fc.property(inputs, (input) => {
         const expected = new Map<number, number>()
+        const storedById = new Map(input.stored.map((e) => [e.id, e] as const))
+        const duplicateOf = (index: number) =>
+          input.exact.get(index) ?? input.duplicates.find((d) => d.new === index)?.existing
         for (const { n, e } of contradictingPairs(input)) {
+          if (duplicateOf(n.index) !== undefined) continue
           if (!intervalsOverlap(n, e) || ms(e.valid_at) > ms(n.valid_at)) continue
           expected.set(e.id, Math.min(expected.get(e.id) ?? Infinity, ms(n.valid_at)))
+        }
+        // a repeat that says the fact ended ends the open stored edge at that time
+        for (const n of input.newFacts) {
+          const e = storedById.get(duplicateOf(n.index) ?? -1)
+          if (e === undefined || e.invalid_at !== null || n.invalid_at === null) continue
+          if (ms(n.invalid_at) <= ms(e.valid_at)) continue
+          expected.set(e.id, Math.min(expected.get(e.id) ?? Infinity, ms(n.invalid_at)))
         }
         const plan = planReconciliation(input)
         expect(new Map(plan.closes.map((c) => [c.id, ms(c.invalid_at)]))).toEqual(expected)
@@ -201,9 +212,9 @@ describe("planReconciliation properties", () => {
     const again = storedFacts.chain((stored) =>
       fc.record({
         stored: fc.constant(stored),
-        // every new fact repeats a stored one (same keys), possibly with other times
-        newFacts: fc.array(fc.tuple(fc.constantFrom(...(stored.length > 0 ? stored : [undefined])), times), { maxLength: 6 })
-          .map((picks) => picks.flatMap(([s, t], index) => (s === undefined ? [] : [{ ...s, ...t, index }]))),
+        // every new fact repeats a stored one: same keys and same times
+        newFacts: fc.array(fc.constantFrom(...(stored.length > 0 ? stored : [undefined])), { maxLength: 6 })
+          .map((picks) => picks.flatMap((s, index) => (s === undefined ? [] : [{ ...s, index }]))),
         contradictions: fc.array(fc.record({ new: fc.nat(5), existing: fc.subarray(stored.map((s) => s.id)) }))
       })
     )
@@ -216,9 +227,12 @@ describe("planReconciliation properties", () => {
         for (const fact of plan.facts) {
           expect(fact.action).toBe("duplicate")
           const n = newFacts[fact.index]!
-          // the newest stored fact with the same keys (stored is newest first)
-          const newest = stored.find((s) => s.source_key === n.source_key && s.target_key === n.target_key && s.relation === n.relation)!
-          expect(fact).toEqual({ index: n.index, action: "duplicate", edge_id: newest.id })
+          // the newest stored fact with the same keys and times (stored is newest first)
+          const same = stored.find((s) =>
+            s.source_key === n.source_key && s.target_key === n.target_key && s.relation === n.relation &&
+            s.valid_at === n.valid_at && s.invalid_at === n.invalid_at
+          )!
+          expect(fact).toEqual({ index: n.index, action: "duplicate", edge_id: same.id })
         }
       })
     )

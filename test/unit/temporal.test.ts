@@ -84,6 +84,13 @@ describe("exactRepeats", () => {
     expect([...repeats]).toEqual([[0, 9]])
   })
 
+  it("prefers the stored fact that states the same times, so a text remembered again changes nothing", () => {
+    const open = stored(1, "2024-01-05")
+    const ended = stored(2, "2024-01-13", "2024-01-22")
+    expect(exactRepeats([fresh(0, "2024-01-13", "2024-01-22", "berlin")], [open, ended])).toEqual(new Map([[0, 2]]))
+    expect(exactRepeats([fresh(0, "2024-02-01", null, "berlin")], [open, ended])).toEqual(new Map([[0, 1]]))
+  })
+
   it("needs the same direction and relation", () => {
     const reversed: StoredFact = { ...stored(1, "2024-01-01", null, "paris"), source_key: "paris", target_key: "alice" }
     const other: StoredFact = { ...stored(2, "2024-01-01", null, "paris"), relation: "visited" }
@@ -190,6 +197,22 @@ describe("planReconciliation", () => {
       closes: [],
       invalidated: []
     })
+  })
+
+  it("ends an open stored fact when a repeat says it ended (beyond the seed)", () => {
+    const input = { newFacts: [fresh(0, "2024-03-01", "2025-01-10", "berlin")], stored: [stored(7, "2024-03-01")] }
+    const p = plan({ ...input, exact: exactRepeats(input.newFacts, input.stored) })
+    expect(p.facts).toEqual([{ index: 0, action: "duplicate", edge_id: 7 }])
+    expect(p.closes).toEqual([{ id: 7, invalid_at: t("2025-01-10"), expired_at: NOW }])
+    expect(p.invalidated).toEqual([7])
+  })
+
+  it("keeps a stored end date, and ignores an end before the stored fact began", () => {
+    const ended = [stored(7, "2024-03-01", "2024-06-01")]
+    const again = [fresh(0, "2024-03-01", "2025-01-10", "berlin")]
+    expect(plan({ newFacts: again, stored: ended, exact: new Map([[0, 7]]) }).closes).toEqual([])
+    const early = [fresh(0, "2023-01-01", "2024-01-01", "berlin")]
+    expect(plan({ newFacts: early, stored: [stored(7, "2024-03-01")], exact: new Map([[0, 7]]) }).closes).toEqual([])
   })
 
   it("ignores a contradiction with an edge that is not a candidate", () => {
