@@ -8,8 +8,10 @@ import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
 import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
+import { DisabledEmbeddingsLive, OpenAiEmbeddingsLive } from "./embeddings/index.js"
 import { AnthropicLlmLive, OpenAiLlmLive, UnconfiguredLlmLive } from "./llm/index.js"
 import { PgLive, SqliteLive } from "./sql/index.js"
+import { MemoryVectorStoreLive, PineconeStoreLive, SqliteVecFileStoreLive, SqliteVecStoreLive } from "./vectors/index.js"
 
 /** The database the configuration names: PostgreSQL when database.url is set, else SQLite. */
 export const storageFor = (config: AppConfig) =>
@@ -46,10 +48,58 @@ export const llmFor = (config: AppConfig) => {
   })
 }
 
+/**
+ * Embeddings when an OpenAI key (or an OpenAI-compatible base URL, e.g. a local server) is
+ * configured; without, nothing is embedded and the server says so at startup.
+ */
+export const embeddingsFor = (config: AppConfig) => {
+  const key = Option.orElse(config.openaiApiKey, () =>
+    Option.isSome(config.embeddingBaseUrl) ? Option.some(Redacted.make("unused")) : Option.none())
+  return Option.match(key, {
+    onNone: () => DisabledEmbeddingsLive({ model: config.embeddingModel, dimensions: config.embeddingDimensions }),
+    onSome: (apiKey) =>
+      OpenAiEmbeddingsLive({
+        apiKey,
+        baseUrl: Option.getOrUndefined(config.embeddingBaseUrl),
+        model: config.embeddingModel,
+        dimensions: config.embeddingDimensions,
+        timeoutMs: config.llm.timeoutMs,
+        maxRetries: config.llm.maxRetries
+      })
+  })
+}
+
+/** The file sqlite-vec uses next to a PostgreSQL deployment: `build/gligabao.vectors.db`. */
+export const vectorFileFor = (config: AppConfig) =>
+  `${config.database.path.replace(/(?<=[^/\\])\.[^./\\]*$/, "")}.vectors.db`
+
+/**
+ * The vector store: sqlite-vec in the SQLite database itself (default), or in a file of its own
+ * when the graph is in PostgreSQL; Pinecone; or memory (tests). Needs the storage's SqlClient.
+ */
+export const vectorStoreFor = (config: AppConfig) => {
+  switch (config.vectorStore) {
+    case "memory":
+      return MemoryVectorStoreLive({ dimensions: config.embeddingDimensions })
+    case "pinecone":
+      return PineconeStoreLive({
+        apiKey: Option.getOrThrow(config.pinecone.apiKey),
+        indexHost: Option.getOrThrow(config.pinecone.indexHost),
+        namespacePrefix: config.pinecone.namespacePrefix
+      })
+    case "sqlite":
+      return Option.isSome(config.database.url)
+        ? SqliteVecFileStoreLive(vectorFileFor(config), config.embeddingDimensions)
+        : SqliteVecStoreLive(config.embeddingDimensions)
+  }
+}
+
 export const settingsFor = (config: AppConfig) =>
   RememberSettings.layer({
     prices: config.prices,
     maxCandidates: config.remember.maxCandidates,
+    similarityThreshold: config.remember.similarityThreshold,
+    similarityTopK: config.remember.similarityTopK,
     chunkSize: config.chunkSize,
     chunkOverlapPercent: config.chunkOverlapPercent
   })
@@ -61,7 +111,9 @@ export const AppLive = Layer.unwrapEffect(
     const instanceId = `${process.pid}-${crypto.randomUUID()}`
     const storage = storageFor(config)
     const pipeline = RememberPipelineLive.pipe(
-      Layer.provide(Layer.mergeAll(llmFor(config), NoneClassifierLive, settingsFor(config)))
+      Layer.provide(
+        Layer.mergeAll(llmFor(config), NoneClassifierLive, settingsFor(config), embeddingsFor(config), vectorStoreFor(config))
+      )
     )
     const manager = RememberManagerLive({ concurrency: config.remember.concurrency, instanceId }).pipe(
       Layer.provide(pipeline)

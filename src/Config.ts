@@ -95,7 +95,13 @@ export interface AppConfig {
   /** DEFAULT_PRICES merged with the file's [prices] */
   readonly prices: PriceTable
   readonly timeseries: { readonly providers: ReadonlyArray<TimeseriesProviderConfig> }
-  readonly remember: { readonly concurrency: number; readonly maxCandidates: number }
+  readonly remember: {
+    readonly concurrency: number
+    readonly maxCandidates: number
+    /** similar-entity candidates: cosine similarity at least this, at most topK per endpoint */
+    readonly similarityThreshold: number
+    readonly similarityTopK: number
+  }
   readonly server: { readonly host: string; readonly port: number }
   /** PostgreSQL when `url` is set, else SQLite at `path` */
   readonly database: { readonly url: Option.Option<Redacted.Redacted<string>>; readonly path: string }
@@ -149,7 +155,7 @@ export const defaultConfig: AppConfig = {
   jevApiKey: Option.none(),
   prices: DEFAULT_PRICES,
   timeseries: { providers: [] },
-  remember: { concurrency: 4, maxCandidates: 50 },
+  remember: { concurrency: 4, maxCandidates: 50, similarityThreshold: 0.75, similarityTopK: 3 },
   server: { host: "127.0.0.1", port: 8080 },
   database: { url: Option.none(), path: DEFAULT_DB_PATH },
   imageDir: imageDirFor(DEFAULT_DB_PATH),
@@ -235,7 +241,9 @@ export const loadConfig = (
       timeseries: { providers: yield* parseTimeseriesProviders(sources) },
       remember: {
         concurrency: yield* get(keys.rememberConcurrency, d.remember.concurrency),
-        maxCandidates: yield* get(keys.rememberMaxCandidates, d.remember.maxCandidates)
+        maxCandidates: yield* get(keys.rememberMaxCandidates, d.remember.maxCandidates),
+        similarityThreshold: yield* get(keys.rememberSimilarityThreshold, d.remember.similarityThreshold),
+        similarityTopK: yield* get(keys.rememberSimilarityTopK, d.remember.similarityTopK)
       },
       server: {
         host: yield* get(keys.serverHost, d.server.host),
@@ -325,6 +333,8 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "timeseries.providers": config.timeseries.providers.map((p) => p.name).join(", ") || "none",
     "remember.concurrency": config.remember.concurrency,
     "remember.max_candidates": config.remember.maxCandidates,
+    "remember.similarity_threshold": config.remember.similarityThreshold,
+    "remember.similarity_top_k": config.remember.similarityTopK,
     "server.host": config.server.host,
     "server.port": config.server.port,
     database: Option.isSome(config.database.url) ? "postgresql (database.url set)" : `sqlite ${config.database.path}`,

@@ -481,10 +481,14 @@ layer(NodeContext.layer)("Config", (it) => {
   describe("remember, logging", () => {
     it.scoped("[remember] and log keys are read from the file and the environment", () =>
       Effect.gen(function* () {
-        const config = yield* load(`log_format = "json"\n[remember]\nconcurrency = 8\nmax_candidates = 20\n`, {
-          GLIGABAO_REMEMBER_CONCURRENCY: "2"
-        })
-        expect(config.remember).toEqual({ concurrency: 2, maxCandidates: 20 })
+        const config = yield* load(
+          `log_format = "json"\n[remember]\nconcurrency = 8\nmax_candidates = 20\nsimilarity_threshold = 0.8\n`,
+          { GLIGABAO_REMEMBER_CONCURRENCY: "2", GLIGABAO_REMEMBER_SIMILARITY_TOP_K: "5" }
+        )
+        expect(config.remember).toEqual({ concurrency: 2, maxCandidates: 20, similarityThreshold: 0.8, similarityTopK: 5 })
+        expect((yield* loadError(`[remember]\nsimilarity_threshold = 1.5\n`)).message).toContain(
+          "remember.similarity_threshold"
+        )
         expect(config.logFormat).toBe("json")
         expect((yield* loadError(`[remember]\nconcurrency = 0\n`)).message).toContain("remember.concurrency = 0")
       }))

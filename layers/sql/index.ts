@@ -14,15 +14,17 @@ import type { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import type { GraphRepo } from "../../src/services/GraphRepo.js"
 import type { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import type { RunLogRepo } from "../../src/services/RunLogRepo.js"
+import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { DatabaseLive } from "./Database.js"
 import { PgMigratedLive } from "./Pg.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
 import { GraphRepoLive } from "./repositories/Graph.js"
 import { InferencesRepoLive } from "./repositories/Inferences.js"
 import { RunLogRepoLive } from "./repositories/RunLog.js"
+import { VectorOutboxLive } from "./repositories/VectorOutbox.js"
 import { SqliteMigratedLive } from "./Sqlite.js"
 
-export type Repositories = Database | DatasetsRepo | GraphRepo | InferencesRepo | RunLogRepo
+export type Repositories = Database | DatasetsRepo | GraphRepo | InferencesRepo | RunLogRepo | VectorOutbox
 
 /** Everything the storage layer provides. */
 export type Storage = SqlClient.SqlClient | Repositories
@@ -35,7 +37,8 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   DatasetsRepoLive,
   GraphRepoLive,
   InferencesRepoLive,
-  RunLogRepoLive
+  RunLogRepoLive,
+  VectorOutboxLive
 )
 
 /** SQLite at `filename` (its directory is created; `:memory:` works), migrated. */

@@ -9,9 +9,17 @@ import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { createServer } from "node:http"
-import { AppLive, storageFor } from "../../layers/App.js"
+import { AppLive, embeddingsFor, storageFor, vectorStoreFor } from "../../layers/App.js"
 import { type AppConfig, AppConfigTag, type ConfigFlags, describeConfig, GLIGABAO_VERSION, loadConfig } from "../Config.js"
 import { HttpAppLive } from "../http/Http.js"
+import { reembed } from "../pipeline/reembed.js"
+import { Database } from "../services/Database.js"
+import { DatasetsRepo } from "../services/DatasetsRepo.js"
+import { Embeddings } from "../services/Embeddings.js"
+import { GraphRepo } from "../services/GraphRepo.js"
+import { InferencesRepo } from "../services/InferencesRepo.js"
+import { VectorOutbox } from "../services/VectorOutbox.js"
+import { VectorStore } from "../services/VectorStore.js"
 
 const configOption = Options.file("config").pipe(
   Options.withDescription("the configuration file (default ./gligabao.toml; a missing default file is fine)"),
@@ -115,9 +123,40 @@ const migrate = Command.make(
       }))
 ).pipe(Command.withDescription("create or update the database schema, then exit"))
 
+const userIdOption = Options.text("user-id").pipe(Options.withDescription("only this user's datasets"), Options.optional)
+const datasetOption = Options.text("dataset").pipe(Options.withDescription("only datasets of this name"), Options.optional)
+
+const reembedCommand = Command.make(
+  "reembed",
+  { config: configOption, db: dbOption, databaseUrl: databaseUrlOption, userId: userIdOption, dataset: datasetOption },
+  (o) =>
+    withConfig(flags(o), (config) =>
+      Effect.gen(function*() {
+        const embeddings = yield* Embeddings
+        if (!embeddings.enabled) {
+          return yield* Effect.fail(new Error("reembed needs embeddings: set OPENAI_API_KEY (or embedding_base_url)"))
+        }
+        const result = yield* reembed({
+          database: yield* Database,
+          datasets: yield* DatasetsRepo,
+          graph: yield* GraphRepo,
+          inferences: yield* InferencesRepo,
+          embeddings,
+          vectors: yield* VectorStore,
+          outbox: yield* VectorOutbox,
+          prices: config.prices
+        }, { userId: Option.getOrUndefined(o.userId), dataset: Option.getOrUndefined(o.dataset) })
+        console.log(`reembedded ${result.entities} entities and ${result.edges} edges in ${result.datasets} datasets`)
+      }).pipe(
+        Effect.provide(
+          Layer.mergeAll(embeddingsFor(config), vectorStoreFor(config)).pipe(Layer.provideMerge(storageFor(config)))
+        )
+      ))
+).pipe(Command.withDescription("embed the entities and edges stored before embeddings were configured"))
+
 const gligabao = Command.make("gligabao").pipe(
   Command.withDescription("a memory server for AI agents: texts in, a bi-temporal knowledge graph out"),
-  Command.withSubcommands([serve, migrate])
+  Command.withSubcommands([serve, migrate, reembedCommand])
 )
 
 const cli = Command.run(gligabao, { name: "gligabao", version: GLIGABAO_VERSION })

@@ -114,6 +114,16 @@ export const keys = {
     env: ["GLIGABAO_REMEMBER_MAX_CANDIDATES"],
     spec: V.integer(1, 10000)
   },
+  rememberSimilarityThreshold: {
+    key: "remember.similarity_threshold",
+    env: ["GLIGABAO_REMEMBER_SIMILARITY_THRESHOLD"],
+    spec: V.fraction
+  },
+  rememberSimilarityTopK: {
+    key: "remember.similarity_top_k",
+    env: ["GLIGABAO_REMEMBER_SIMILARITY_TOP_K"],
+    spec: V.integer(1, 100)
+  },
 
   serverHost: { key: "server.host", env: ["GLIGABAO_HOST"], flag: "host", spec: V.host },
   serverPort: { key: "server.port", env: ["GLIGABAO_PORT", "PORT"], flag: "port", spec: V.integer(0, 65535) },

@@ -48,6 +48,14 @@ export const nonNegativeNumber: ValueSpec<number> = {
   }
 }
 
+export const fraction: ValueSpec<number> = {
+  expected: "a number between 0 and 1",
+  decode: (raw, fromText) => {
+    const n = toNumber(raw, fromText)
+    return n !== undefined && Number.isFinite(n) && n >= 0 && n <= 1 ? Option.some(n) : Option.none()
+  }
+}
+
 const TRUE = new Set(["true", "1", "yes", "on"])
 const FALSE = new Set(["false", "0", "no", "off"])
 

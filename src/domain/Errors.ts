@@ -37,9 +37,14 @@ export class EmbeddingFailed extends Schema.TaggedError<EmbeddingFailed>()("Embe
   message: Schema.String
 }) {}
 
-/** A vector write after commit failed; the rows are stored (502). */
+/**
+ * A vector write failed (502). After a commit the rows are stored: `artifact_id` and
+ * `dataset_id` then say what was, and the vectors wait in the outbox.
+ */
 export class VectorWriteFailed extends Schema.TaggedError<VectorWriteFailed>()("VectorWriteFailed", {
-  message: Schema.String
+  message: Schema.String,
+  dataset_id: Schema.optional(Schema.Number),
+  artifact_id: Schema.optional(Schema.Number)
 }) {}
 
 /** A required timeseries anchor matched nothing (422). */

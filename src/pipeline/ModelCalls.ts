@@ -4,9 +4,10 @@
  * latency, filed in the run log under the stage that made it (spec/contracts.md section 7).
  */
 import { Clock, Effect } from "effect"
-import { LlmFailed, type LlmUnavailable } from "../domain/Errors.js"
+import { type EmbeddingFailed, LlmFailed, type LlmUnavailable } from "../domain/Errors.js"
 import type { InferenceType } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
+import type { EmbeddingBatch, Embeddings } from "../services/Embeddings.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
 import type { Llm, LlmRequest, LlmResponse } from "../services/Llm.js"
 import { costUsd, type PriceTable } from "./cost.js"
@@ -94,4 +95,50 @@ export const callLlm = (ctx: CallContext, request: LlmRequest): Effect.Effect<Re
       })
     }
     return { ...response, inferenceId: row.id, modelId: row.model_id, costUsd: cost, latencyMs }
+  })
+
+export interface EmbedContext {
+  readonly embeddings: Embeddings["Type"]
+  readonly inferences: InferencesRepo["Type"]
+  readonly prices: PriceTable
+  readonly type: InferenceType
+  readonly runId: number | null
+  readonly datasetId: number | null
+  readonly recorder: RunRecorder | null
+  /** the run-log stage the request is filed under (load_candidates or store) */
+  readonly runStage: string
+}
+
+/** One embeddings request, recorded as one gb_inferences row (stage `embed`), failed or not. */
+export const callEmbeddings = (
+  ctx: EmbedContext,
+  texts: ReadonlyArray<string>
+): Effect.Effect<EmbeddingBatch & { readonly inferenceId: number }, EmbeddingFailed> =>
+  Effect.gen(function*() {
+    const startedMs = yield* Clock.currentTimeMillis
+    const result = yield* Effect.either(ctx.embeddings.embed(texts))
+    const latencyMs = (yield* Clock.currentTimeMillis) - startedMs
+    const model = result._tag === "Right" ? result.right.model : ctx.embeddings.model
+    const tokens = result._tag === "Right" ? result.right.inputTokens : 0
+    const row = yield* ctx.inferences.record({
+      type: ctx.type,
+      stage: "embed",
+      provider: ctx.embeddings.provider,
+      model,
+      reasoning: "none",
+      input_tokens: tokens,
+      output_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      web_search_requests: 0,
+      cost_usd: costUsd(model, { ...zeroUsage, inputTokens: tokens }, ctx.prices),
+      latency_ms: latencyMs,
+      started_at: toIso(startedMs),
+      error: result._tag === "Left" ? result.left.message : null,
+      run_id: ctx.runId,
+      dataset_id: ctx.datasetId
+    })
+    if (ctx.recorder !== null) yield* ctx.recorder.addInference(ctx.runStage, row.id)
+    if (result._tag === "Left") return yield* result.left
+    return { ...result.right, inferenceId: row.id }
   })

@@ -101,7 +101,15 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
             } else {
               const failure = Cause.failureOption(exit.cause)
               const error = Option.isSome(failure) ? failure.value.message : describeCause(exit.cause)
-              yield* runLog.finish(runId, { ...base, status: "failed", error, dataset_id: null, artifact_id: null })
+              // a failure after commit (a vector write) still names what was stored
+              const stored = Option.isSome(failure) && failure.value._tag === "VectorWriteFailed" ? failure.value : undefined
+              yield* runLog.finish(runId, {
+                ...base,
+                status: "failed",
+                error,
+                dataset_id: stored?.dataset_id ?? null,
+                artifact_id: stored?.artifact_id ?? null
+              })
             }
           }).pipe(Effect.catchAllDefect((defect) => Effect.logError("could not finish run log row", { runId, defect })))
         ),

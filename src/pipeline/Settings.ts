@@ -7,6 +7,9 @@ export interface RememberSettingsShape {
   readonly prices: PriceTable
   /** candidate facts compared per remember (spec: 50) */
   readonly maxCandidates: number
+  /** similar-entity candidates: cosine similarity at least this, at most topK per endpoint */
+  readonly similarityThreshold: number
+  readonly similarityTopK: number
   readonly chunkSize: number
   readonly chunkOverlapPercent: number
 }
@@ -15,6 +18,8 @@ export class RememberSettings extends Context.Tag("gligabao/RememberSettings")<R
   static readonly defaults: RememberSettingsShape = {
     prices: DEFAULT_PRICES,
     maxCandidates: 50,
+    similarityThreshold: 0.75,
+    similarityTopK: 3,
     chunkSize: 1024,
     chunkOverlapPercent: 20
   }

@@ -16,6 +16,8 @@ export class DatasetsRepo extends Context.Tag("gligabao/DatasetsRepo")<
     readonly find: (userId: string, name: string) => Effect.Effect<Option.Option<DatasetRow>>
     readonly getOrCreate: (userId: string, name: string, now: string) => Effect.Effect<DatasetRow>
     readonly list: (userId: string) => Effect.Effect<ReadonlyArray<DatasetCounts>>
+    /** every live dataset of every user (maintenance commands) */
+    readonly listLive: () => Effect.Effect<ReadonlyArray<DatasetRow>>
     /** true when a live dataset was deleted */
     readonly softDelete: (userId: string, name: string, now: string) => Effect.Effect<boolean>
   }

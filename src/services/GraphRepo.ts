@@ -86,6 +86,27 @@ export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
       entityIds: ReadonlyArray<number>,
       limit: number
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    /**
+     * records that these rows have a vector (written, or waiting in the outbox), so that
+     * `reembed` can find the ones stored before embeddings were configured
+     */
+    readonly markEmbedded: (
+      entityIds: ReadonlyArray<number>,
+      edgeIds: ReadonlyArray<number>,
+      at: string
+    ) => Effect.Effect<void>
+    /** entities of the dataset without a vector, by id, after `afterId`, at most `limit` */
+    readonly entitiesWithoutVectors: (
+      datasetId: number,
+      afterId: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EntityRow>>
+    /** edges of the dataset without a vector, by id, after `afterId`, at most `limit` */
+    readonly edgesWithoutVectors: (
+      datasetId: number,
+      afterId: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EdgeRow>>
     /** idempotent link writes: one row per pair */
     readonly linkEntityArtifacts: (artifactId: number, entityIds: ReadonlyArray<number>) => Effect.Effect<void>
     readonly linkEdgeArtifacts: (artifactId: number, edgeIds: ReadonlyArray<number>) => Effect.Effect<void>

@@ -3,7 +3,11 @@
  * tests: `rememberLayer(storage, script)` provides the manager, the repositories, the
  * SqlClient and the ScriptedLlm recorder.
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
+import { EmbeddingFailed } from "../../src/domain/Errors.js"
+import { Embeddings } from "../../src/services/Embeddings.js"
+import type { VectorStore } from "../../src/services/VectorStore.js"
 import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
 import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../layers/testing/ScriptedLlm.js"
 import { RememberManagerLive } from "../../src/pipeline/RememberManager.js"
@@ -11,8 +15,21 @@ import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js
 import { RememberSettings, type RememberSettingsShape } from "../../src/pipeline/Settings.js"
 import type { StorageLayer } from "./databases.js"
 
+/** No embeddings configured: nothing is embedded, the response has no embedded_* counts. */
+export const NoEmbeddings = Layer.succeed(Embeddings, Embeddings.of({
+  enabled: false,
+  provider: "none",
+  model: "none",
+  dimensions: 0,
+  embed: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are not configured" }))
+}))
+
 export interface RememberLayerOptions {
   readonly concurrency?: number
+  /** default: none configured */
+  readonly embeddings?: Layer.Layer<Embeddings, never, never>
+  /** default: an in-memory store */
+  readonly vectors?: Layer.Layer<VectorStore, never, never>
   readonly settings?: Partial<RememberSettingsShape>
   readonly llm?: ScriptedLlmOptions
 }
@@ -21,7 +38,13 @@ export const rememberLayer = (storage: StorageLayer, script: LlmScript, options:
   RememberManagerLive({ concurrency: options.concurrency ?? 4, instanceId: "test-instance" }).pipe(
     Layer.provideMerge(RememberPipelineLive),
     Layer.provideMerge(
-      Layer.mergeAll(ScriptedLlm.layer(script, options.llm), NoneClassifierLive, RememberSettings.layer(options.settings))
+      Layer.mergeAll(
+        ScriptedLlm.layer(script, options.llm),
+        NoneClassifierLive,
+        RememberSettings.layer(options.settings),
+        options.embeddings ?? NoEmbeddings,
+        options.vectors ?? MemoryVectorStoreLive()
+      )
     ),
     Layer.provideMerge(storage)
   )

@@ -1,6 +1,8 @@
 /** The migrations, in order, for `Migrator.fromRecord` (keys are `<id>_<name>`). */
 import init from "./0001_init.js"
+import embeddedAt from "./0002_embedded_at.js"
 
 export const migrations = {
-  "0001_init": init
+  "0001_init": init,
+  "0002_embedded_at": embeddedAt
 }

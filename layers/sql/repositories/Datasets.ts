@@ -48,7 +48,11 @@ export const make = Effect.gen(function* () {
       Effect.orDie
     )
 
-  return DatasetsRepo.of({ find, getOrCreate, list, softDelete })
+  const listLive = () =>
+    sql<DatasetRow>`SELECT id, user_id, name, created_at, deleted_at FROM gb_datasets
+      WHERE deleted_at IS NULL ORDER BY id`.pipe(Effect.orDie)
+
+  return DatasetsRepo.of({ find, getOrCreate, list, listLive, softDelete })
 })
 
 export const DatasetsRepoLive: Layer.Layer<DatasetsRepo, never, SqlClient.SqlClient> = Layer.effect(DatasetsRepo, make)

@@ -230,7 +230,28 @@ export const make = Effect.gen(function* () {
       { discard: true }
     ).pipe(Effect.orDie)
 
+  const markEmbedded = (entityIds: ReadonlyArray<number>, edgeIds: ReadonlyArray<number>, at: string) =>
+    Effect.all([
+      Effect.forEach(chunksOf(unique(entityIds)), (chunk) =>
+        sql`UPDATE gb_entities SET embedded_at = ${at} WHERE id IN ${sql.in(chunk)}`, { discard: true }),
+      Effect.forEach(chunksOf(unique(edgeIds)), (chunk) =>
+        sql`UPDATE gb_edges SET embedded_at = ${at} WHERE id IN ${sql.in(chunk)}`, { discard: true })
+    ], { discard: true }).pipe(Effect.orDie)
+
+  const entitiesWithoutVectors = (datasetId: number, afterId: number, limit: number) =>
+    sql<EntityRow>`SELECT ${sql.literal(ENTITY_COLUMNS)} FROM gb_entities
+      WHERE dataset_id = ${datasetId} AND embedded_at IS NULL AND id > ${afterId}
+      ORDER BY id LIMIT ${limit}`.pipe(Effect.orDie)
+
+  const edgesWithoutVectors = (datasetId: number, afterId: number, limit: number) =>
+    sql<EdgeRow>`SELECT ${sql.literal(EDGE_COLUMNS)} FROM gb_edges
+      WHERE dataset_id = ${datasetId} AND embedded_at IS NULL AND id > ${afterId}
+      ORDER BY id LIMIT ${limit}`.pipe(Effect.orDie)
+
   return GraphRepo.of({
+    markEmbedded,
+    entitiesWithoutVectors,
+    edgesWithoutVectors,
     insertArtifact,
     getArtifact,
     findEntitiesByNameKeys,

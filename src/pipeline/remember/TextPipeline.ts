@@ -4,16 +4,19 @@
  * Each unit: extract_graph -> load_candidates -> resolve_edges -> store (one transaction).
  */
 import { Clock, Effect, Option } from "effect"
-import { type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
+import { type RememberError, ServiceUnavailable, VectorWriteFailed } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
 import { toIso } from "../../domain/time.js"
-import type { CallContext } from "../ModelCalls.js"
+import type { CallContext, EmbedContext } from "../ModelCalls.js"
+import { drainOutbox } from "../vectors.js"
 import { makeRunRecorder, type RunRecorder } from "../RunRecorder.js"
 import type { RememberDeps } from "./Deps.js"
+import { type PreparedVectors, prepareVectors, type VectorCache } from "./embed.js"
 import { extractGraph } from "./extract.js"
 import { loadCandidates, needsModel, resolveEdges } from "./reconcile.js"
 import { edgeOut, entityOut } from "./response.js"
+import { findSimilarEntities } from "./similar.js"
 import { storeText } from "./store.js"
 
 /** The classifier sees at most the first 32 KiB of the text (spec: Classify complexity). */
@@ -49,6 +52,14 @@ const classifyComplexity = (deps: RememberDeps, recorder: RunRecorder, text: str
     )
     : Effect.void
 
+/** Drains what earlier failed writes left in the outbox; logged, never fails this call. */
+export const retryPendingVectors = (deps: RememberDeps) =>
+  drainOutbox(deps).pipe(
+    Effect.tap((n) => (n > 0 ? Effect.logInfo("wrote vectors left in the outbox", { vectors: n }) : Effect.void)),
+    Effect.catchAll((e) => Effect.logWarning("vectors in the outbox still cannot be written", { error: e.message })),
+    Effect.asVoid
+  )
+
 /** Features that later stages implement; refusing them beats silently ignoring them. */
 const unsupported = (request: RememberRequest): string | undefined => {
   if (request.image !== undefined) return "remembering images is not available on this server yet"
@@ -77,6 +88,21 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
       runStage
     })
 
+    const embedContext = (runStage: string): EmbedContext => ({
+      embeddings: deps.embeddings,
+      inferences: deps.inferences,
+      prices: deps.settings.prices,
+      type: "remember",
+      runId,
+      datasetId,
+      recorder,
+      runStage
+    })
+    const cache: VectorCache = new Map()
+
+    // Vectors a failed write left behind are retried first; a failure here is not this call's.
+    yield* retryPendingVectors(deps)
+
     yield* classifyComplexity(deps, recorder, text)
 
     const extraction = yield* recorder.stage(
@@ -87,8 +113,26 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
 
     const candidates = yield* recorder.stage(
       "load_candidates",
-      loadCandidates({ graph: deps.graph, maxCandidates: deps.settings.maxCandidates }, datasetId, extraction.graph),
-      (c) => ({ candidates: c.facts.length, stored_entities: c.storedEntities.length })
+      loadCandidates({
+        graph: deps.graph,
+        maxCandidates: deps.settings.maxCandidates,
+        similar: deps.embeddings.enabled
+          ? (id, g) =>
+            findSimilarEntities(
+              { vectors: deps.vectors, topK: deps.settings.similarityTopK, threshold: deps.settings.similarityThreshold },
+              embedContext("load_candidates"),
+              cache,
+              id,
+              g
+            )
+          : undefined
+      }, datasetId, extraction.graph),
+      (c) => ({
+        candidates: c.facts.length,
+        stored_entities: c.storedEntities.length,
+        found_by: Object.fromEntries(c.foundBy),
+        ...(c.similarityError === null ? {} : { similarity_error: c.similarityError })
+      })
     )
 
     // resolve_edges runs (and is logged) only when the model must be asked.
@@ -104,7 +148,20 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
 
     const stored = yield* recorder.stage(
       "store",
-      storeText(deps, {
+      Effect.flatMap(
+        // embedded before the transaction opens: a failure stores nothing, and no call runs inside it
+        deps.embeddings.enabled
+          ? Effect.map(
+            prepareVectors(embedContext("store"), cache, {
+              entities: extraction.graph.entities,
+              candidates,
+              plan: resolution.plan
+            }),
+            (v) => v as PreparedVectors | null
+          )
+          : Effect.succeed(null),
+        (vectors) =>
+          storeText(deps, {
         userId: request.user_id,
         datasetName: request.dataset,
         kind: request.kind,
@@ -117,9 +174,22 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
         modelId: extraction.response.modelId,
         entities: extraction.graph.entities,
         candidates,
-        plan: resolution.plan
-      }),
+        plan: resolution.plan,
+        vectors
+      })
+      ),
       (s) => ({ artifact_id: s.artifact.id, inserted_edges: s.inserted, duplicate_edges: s.duplicates, closed_edges: s.invalidated.length })
+    )
+
+    // After commit: the vectors reach the store; a failure is a 502 with the rows already stored.
+    yield* drainOutbox(deps, stored.outboxIds).pipe(
+      Effect.mapError((e) =>
+        new VectorWriteFailed({
+          message: `the text was stored (artifact ${stored.artifact.id}) but writing its vectors failed; they will be retried: ${e.message}`,
+          dataset_id: stored.dataset.id,
+          artifact_id: stored.artifact.id
+        })
+      )
     )
 
     const response = {
@@ -130,7 +200,10 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
       ...(stored.artifact.session_id === null ? {} : { session_id: stored.artifact.session_id }),
       entities: stored.entities.map(entityOut),
       edges: stored.edges.map(edgeOut),
-      invalidated_edges: stored.invalidated
+      invalidated_edges: stored.invalidated,
+      ...(deps.embeddings.enabled
+        ? { embedded_entities: stored.embeddedEntities, embedded_edges: stored.embeddedEdges }
+        : {})
     }
     return { response, dataset_id: stored.dataset.id, artifact_id: stored.artifact.id }
   }).pipe(Effect.withSpan("remember.text", { attributes: { runId } }))

@@ -11,6 +11,7 @@ import { entityKey, type NormalizedEdge, type NormalizedEntity, type NormalizedG
 import { buildResolveEdgesPrompt, parseResolveEdges, RESOLVE_EDGES_MAX_TOKENS } from "../prompts/resolveEdges.js"
 import { exactRepeats, type NewFact, planReconciliation, type ReconciliationPlan, type StoredFact } from "../temporal.js"
 import type { ModelChoice } from "./extract.js"
+import type { SimilarEntities } from "./similar.js"
 
 /** Where an edge endpoint lands: a stored row (by id), or an entity this call writes. */
 export type Endpoint =
@@ -23,9 +24,15 @@ export interface ResolvedFact {
   readonly target: Endpoint
 }
 
+export type FoundBy = "name" | "similar" | "name+similar"
+
 export interface Candidates {
   readonly storedEntities: ReadonlyArray<EntityRow>
   readonly facts: ReadonlyArray<EdgeWithNames>
+  /** how each candidate fact was found, by edge id */
+  readonly foundBy: ReadonlyMap<number, FoundBy>
+  /** the similarity lookup's error, when it failed (the names alone were used) */
+  readonly similarityError: string | null
   /** the text's edges with their endpoints resolved (seed: Normalization and deduplication) */
   readonly resolved: ReadonlyArray<ResolvedFact>
   /** entities created for endpoints no entity names (type `other`) */
@@ -74,18 +81,30 @@ export const resolveEndpoints = (
 const identity = (e: Endpoint): string =>
   e.kind === "stored" ? `id:${e.id}` : `new:${entityKey(e.entity.name_key, e.entity.type)}`
 
+export interface CandidateSources {
+  readonly graph: {
+    readonly findEntitiesByNameKeys: (d: number, k: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<EntityRow>>
+    readonly loadCandidateEdgesByNameKeys: (
+      d: number,
+      k: ReadonlyArray<string>,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    readonly loadCandidateEdgesByEntityIds: (
+      d: number,
+      ids: ReadonlyArray<number>,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+  }
+  readonly maxCandidates: number
+  /** the similarity lookup (only with embeddings): stored entity ids similar to the endpoints */
+  readonly similar?: ((datasetId: number, graph: NormalizedGraph) => Effect.Effect<SimilarEntities>) | undefined
+}
+
+const newestFirst = (a: EdgeWithNames, b: EdgeWithNames) =>
+  a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.id - a.id
+
 export const loadCandidates = (
-  deps: {
-    readonly graph: {
-      readonly findEntitiesByNameKeys: (d: number, k: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<EntityRow>>
-      readonly loadCandidateEdgesByNameKeys: (
-        d: number,
-        k: ReadonlyArray<string>,
-        limit: number
-      ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
-    }
-    readonly maxCandidates: number
-  },
+  deps: CandidateSources,
   datasetId: number | null,
   graph: NormalizedGraph
 ): Effect.Effect<Candidates> =>
@@ -93,13 +112,39 @@ export const loadCandidates = (
     const endpointKeys = unique(graph.edges.flatMap((e) => [e.source_key, e.target_key]))
     const allKeys = unique([...graph.entities.map((e) => e.name_key), ...endpointKeys])
     // A dataset that does not exist yet has no entities and no candidates.
-    const storedEntities = datasetId === null || allKeys.length === 0
-      ? []
-      : yield* deps.graph.findEntitiesByNameKeys(datasetId, allKeys)
-    const facts = datasetId === null || endpointKeys.length === 0
+    if (datasetId === null) {
+      return { storedEntities: [], facts: [], foundBy: new Map(), similarityError: null, ...resolveEndpoints(graph, []) }
+    }
+    const storedEntities = allKeys.length === 0 ? [] : yield* deps.graph.findEntitiesByNameKeys(datasetId, allKeys)
+    const byName = endpointKeys.length === 0
       ? []
       : yield* deps.graph.loadCandidateEdgesByNameKeys(datasetId, endpointKeys, deps.maxCandidates)
-    return { storedEntities, facts, ...resolveEndpoints(graph, storedEntities) }
+    const similar = deps.similar === undefined || endpointKeys.length === 0
+      ? { ids: [], error: null }
+      : yield* deps.similar(datasetId, graph)
+    const bySimilarity = similar.ids.length === 0
+      ? []
+      : yield* deps.graph.loadCandidateEdgesByEntityIds(datasetId, similar.ids, deps.maxCandidates)
+    // merged by edge id, newest first, cut to the cap (an alias match can lose its place)
+    const foundBy = new Map<number, FoundBy>()
+    const facts = new Map<number, EdgeWithNames>()
+    for (const f of byName) {
+      foundBy.set(f.id, "name")
+      facts.set(f.id, f)
+    }
+    for (const f of bySimilarity) {
+      foundBy.set(f.id, foundBy.has(f.id) ? "name+similar" : "similar")
+      facts.set(f.id, f)
+    }
+    const merged = [...facts.values()].sort(newestFirst).slice(0, deps.maxCandidates)
+    const kept = new Map(merged.map((f) => [f.id, foundBy.get(f.id)!] as const))
+    return {
+      storedEntities,
+      facts: merged,
+      foundBy: kept,
+      similarityError: similar.error,
+      ...resolveEndpoints(graph, storedEntities)
+    }
   })
 
 export interface Resolution {

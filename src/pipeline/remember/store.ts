@@ -9,9 +9,12 @@ import type { ArtifactKind } from "../../domain/Stages.js"
 import type { Database } from "../../services/Database.js"
 import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
 import type { GraphRepo, NewEdge } from "../../services/GraphRepo.js"
+import type { OutboxItem, VectorOutbox } from "../../services/VectorOutbox.js"
 import { entityKey, type NormalizedEntity } from "../normalize.js"
-import type { Candidates, Endpoint } from "./reconcile.js"
 import type { ReconciliationPlan } from "../temporal.js"
+import { edgeVectorId, entityVectorId, indexName } from "../vectors.js"
+import type { PreparedVectors } from "./embed.js"
+import type { Candidates, Endpoint } from "./reconcile.js"
 
 export interface StoreInput {
   readonly userId: string
@@ -28,6 +31,8 @@ export interface StoreInput {
   readonly entities: ReadonlyArray<NormalizedEntity>
   readonly candidates: Candidates
   readonly plan: ReconciliationPlan
+  /** computed before the transaction; null without embeddings */
+  readonly vectors: PreparedVectors | null
 }
 
 export interface Stored {
@@ -40,6 +45,10 @@ export interface Stored {
   readonly invalidated: ReadonlyArray<number>
   readonly inserted: number
   readonly duplicates: number
+  /** this unit's vectors waiting in the outbox, to be written after commit */
+  readonly outboxIds: ReadonlyArray<number>
+  readonly embeddedEntities: number
+  readonly embeddedEdges: number
 }
 
 export const storeText = (
@@ -47,6 +56,7 @@ export const storeText = (
     readonly database: Database["Type"]
     readonly datasets: DatasetsRepo["Type"]
     readonly graph: GraphRepo["Type"]
+    readonly outbox: VectorOutbox["Type"]
   },
   input: StoreInput
 ): Effect.Effect<Stored> =>
@@ -127,6 +137,54 @@ export const storeText = (
       }
 
       const edgeRows = new Map((yield* graph.getEdges(edgeIds)).map((e) => [e.id, e] as const))
+
+      // The vectors go to the outbox in this transaction: they cannot be lost once the rows exist.
+      let outboxIds: ReadonlyArray<number> = []
+      let embeddedEntities = 0
+      let embeddedEdges = 0
+      if (input.vectors !== null) {
+        const items: Array<OutboxItem> = []
+        const rowById = new Map(written.map((row) => [row.id, row] as const))
+        const storedById = new Map(input.candidates.storedEntities.map((e) => [e.id, e] as const))
+        const entityVectorIds = new Set<number>()
+        for (const { ref, vector } of input.vectors.entities) {
+          const id = "id" in ref ? ref.id : idByKey.get(ref.key)!
+          if (entityVectorIds.has(id)) continue
+          entityVectorIds.add(id)
+          const row = rowById.get(id) ?? storedById.get(id)
+          items.push({
+            dataset_id: dataset.id,
+            index_name: indexName(dataset.id, "entities"),
+            vector_id: entityVectorId(id),
+            values: vector,
+            metadata: {
+              dataset_id: dataset.id,
+              kind: "entity",
+              entity_id: id,
+              name: row?.name ?? "",
+              name_key: row?.name_key ?? "",
+              type: row?.type ?? ""
+            }
+          })
+        }
+        const edgeVectorIds = new Set<number>()
+        for (const { index, vector } of input.vectors.facts) {
+          const id = edgeIdOfFact.get(index)!
+          if (edgeVectorIds.has(id)) continue
+          edgeVectorIds.add(id)
+          items.push({
+            dataset_id: dataset.id,
+            index_name: indexName(dataset.id, "edges"),
+            vector_id: edgeVectorId(id),
+            values: vector,
+            metadata: { dataset_id: dataset.id, kind: "edge", edge_id: id, relation: edgeRows.get(id)?.relation ?? "" }
+          })
+        }
+        outboxIds = yield* deps.outbox.enqueue(items, input.now)
+        yield* graph.markEmbedded([...entityVectorIds], [...edgeVectorIds], input.now)
+        embeddedEntities = entityVectorIds.size
+        embeddedEdges = edgeVectorIds.size
+      }
       const textEntityIds = new Set(input.entities.map((e) => idByKey.get(entityKey(e.name_key, e.type))!))
       return {
         dataset,
@@ -136,7 +194,10 @@ export const storeText = (
         edges: [...new Set(input.plan.facts.map((f) => edgeIdOfFact.get(f.index)!))].map((id) => edgeRows.get(id)!),
         invalidated: input.plan.invalidated,
         inserted: insertedRows.length,
-        duplicates: input.plan.facts.length - insertedRows.length
+        duplicates: input.plan.facts.length - insertedRows.length,
+        outboxIds,
+        embeddedEntities,
+        embeddedEdges
       }
     })
   )

@@ -1,0 +1,75 @@
+/** VectorOutbox on SQL: vectors waiting for the vector store, as JSON text. */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { type OutboxRow, VectorOutbox } from "../../../src/services/VectorOutbox.js"
+import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
+
+interface OutboxRecord {
+  readonly id: number
+  readonly dataset_id: number
+  readonly index_name: string
+  readonly vector_id: string
+  readonly text_or_values: string
+  readonly metadata: string | null
+  readonly attempts: number
+}
+
+const decode = (r: OutboxRecord): OutboxRow => ({
+  id: r.id,
+  dataset_id: r.dataset_id,
+  index_name: r.index_name,
+  vector_id: r.vector_id,
+  values: decodeJson<Array<number>>(r.text_or_values) ?? [],
+  metadata: decodeJson<Record<string, string | number | boolean>>(r.metadata) ?? {},
+  attempts: r.attempts
+})
+
+// a row holds a whole vector (1536 floats as JSON): keep statements small
+const OUTBOX_BATCH = 50
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const COLUMNS = sql.literal("id, dataset_id, index_name, vector_id, text_or_values, metadata, attempts")
+  return VectorOutbox.of({
+    enqueue: (items, now) =>
+      Effect.forEach(chunksOf(items, OUTBOX_BATCH), (chunk) =>
+        sql<{ id: number }>`INSERT INTO gb_vector_outbox ${
+          sql.insert(chunk.map((i) => ({
+            dataset_id: i.dataset_id,
+            index_name: i.index_name,
+            vector_id: i.vector_id,
+            text_or_values: JSON.stringify(i.values),
+            metadata: encodeJson(i.metadata),
+            created_at: now
+          })))
+        } RETURNING id`).pipe(
+          // RETURNING of a multi-row insert comes back in insert order on both dialects
+          Effect.map((chunks) => chunks.flat().map((r) => r.id)),
+          Effect.orDie
+        ),
+    pending: (limit, ids) => {
+      const rows: Effect.Effect<ReadonlyArray<OutboxRecord>, unknown> = ids === undefined
+        ? sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox ORDER BY created_at, id LIMIT ${limit}`
+        : Effect.map(
+          Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+            sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`),
+          (chunks) => chunks.flat().slice(0, limit)
+        )
+      return rows.pipe(Effect.map((rs) => rs.map(decode)), Effect.orDie)
+    },
+    remove: (ids) =>
+      Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+        sql`DELETE FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`, { discard: true }).pipe(Effect.orDie),
+    recordFailure: (ids, error) =>
+      Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+        sql`UPDATE gb_vector_outbox SET attempts = attempts + 1, last_error = ${error}
+          WHERE id IN ${sql.in(chunk)}`, { discard: true }).pipe(Effect.orDie),
+    count: () =>
+      sql<{ n: number }>`SELECT COUNT(*) AS n FROM gb_vector_outbox`.pipe(
+        Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+        Effect.orDie
+      )
+  })
+})
+
+export const VectorOutboxLive: Layer.Layer<VectorOutbox, never, SqlClient.SqlClient> = Layer.effect(VectorOutbox, make)

@@ -1,0 +1,119 @@
+/**
+ * `gligabao reembed`: embeds the entities and edges stored before embeddings were configured
+ * (their `embedded_at` is null), through the outbox like a remember, batch by batch, so an
+ * interrupted run resumes where it stopped.
+ */
+import { Clock, Effect, Option } from "effect"
+import type { EmbeddingFailed, VectorWriteFailed } from "../domain/Errors.js"
+import type { DatasetRow, EdgeRow, EntityRow } from "../domain/Rows.js"
+import { toIso } from "../domain/time.js"
+import type { Database } from "../services/Database.js"
+import type { DatasetsRepo } from "../services/DatasetsRepo.js"
+import type { Embeddings } from "../services/Embeddings.js"
+import type { GraphRepo } from "../services/GraphRepo.js"
+import type { InferencesRepo } from "../services/InferencesRepo.js"
+import type { OutboxItem, VectorOutbox } from "../services/VectorOutbox.js"
+import type { VectorStore } from "../services/VectorStore.js"
+import type { PriceTable } from "./cost.js"
+import { callEmbeddings } from "./ModelCalls.js"
+import { drainOutbox, edgeVectorId, entityText, entityVectorId, indexName } from "./vectors.js"
+
+export interface ReembedDeps {
+  readonly database: Database["Type"]
+  readonly datasets: DatasetsRepo["Type"]
+  readonly graph: GraphRepo["Type"]
+  readonly inferences: InferencesRepo["Type"]
+  readonly embeddings: Embeddings["Type"]
+  readonly vectors: VectorStore["Type"]
+  readonly outbox: VectorOutbox["Type"]
+  readonly prices: PriceTable
+}
+
+export interface ReembedResult {
+  readonly datasets: number
+  readonly entities: number
+  readonly edges: number
+}
+
+const BATCH = 100
+
+const entityItem = (d: DatasetRow, e: EntityRow, values: ReadonlyArray<number>): OutboxItem => ({
+  dataset_id: d.id,
+  index_name: indexName(d.id, "entities"),
+  vector_id: entityVectorId(e.id),
+  values,
+  metadata: { dataset_id: d.id, kind: "entity", entity_id: e.id, name: e.name, name_key: e.name_key, type: e.type }
+})
+
+const edgeItem = (d: DatasetRow, e: EdgeRow, values: ReadonlyArray<number>): OutboxItem => ({
+  dataset_id: d.id,
+  index_name: indexName(d.id, "edges"),
+  vector_id: edgeVectorId(e.id),
+  values,
+  metadata: { dataset_id: d.id, kind: "edge", edge_id: e.id, relation: e.relation }
+})
+
+/** One batch of rows: embed (outside any transaction), queue and mark (one transaction), write. */
+const embedBatch = <R extends { readonly id: number }>(
+  deps: ReembedDeps,
+  dataset: DatasetRow,
+  rows: ReadonlyArray<R>,
+  text: (r: R) => string,
+  item: (d: DatasetRow, r: R, v: ReadonlyArray<number>) => OutboxItem,
+  mark: (ids: ReadonlyArray<number>, at: string) => Effect.Effect<void>
+) =>
+  Effect.gen(function*() {
+    const batch = yield* callEmbeddings({
+      embeddings: deps.embeddings,
+      inferences: deps.inferences,
+      prices: deps.prices,
+      type: "remember",
+      runId: null,
+      datasetId: dataset.id,
+      recorder: null,
+      runStage: "embed"
+    }, rows.map(text))
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const ids = yield* deps.database.withTransaction(
+      Effect.flatMap(
+        deps.outbox.enqueue(rows.map((r, i) => item(dataset, r, batch.vectors[i]!)), now),
+        (ids) => Effect.as(mark(rows.map((r) => r.id), now), ids)
+      )
+    )
+    yield* drainOutbox(deps, ids)
+  })
+
+export const reembed = (
+  deps: ReembedDeps,
+  filter: { readonly userId?: string | undefined; readonly dataset?: string | undefined }
+): Effect.Effect<ReembedResult, EmbeddingFailed | VectorWriteFailed> =>
+  Effect.gen(function*() {
+    const all = filter.userId !== undefined && filter.dataset !== undefined
+      ? Option.toArray(yield* deps.datasets.find(filter.userId, filter.dataset))
+      : (yield* deps.datasets.listLive()).filter((d) =>
+        (filter.userId === undefined || d.user_id === filter.userId) &&
+        (filter.dataset === undefined || d.name === filter.dataset)
+      )
+    let entities = 0
+    let edges = 0
+    for (const dataset of all) {
+      let after = 0
+      for (;;) {
+        const rows = yield* deps.graph.entitiesWithoutVectors(dataset.id, after, BATCH)
+        if (rows.length === 0) break
+        yield* embedBatch(deps, dataset, rows, entityText, entityItem, (ids, at) => deps.graph.markEmbedded(ids, [], at))
+        entities += rows.length
+        after = rows[rows.length - 1]!.id
+      }
+      after = 0
+      for (;;) {
+        const rows = yield* deps.graph.edgesWithoutVectors(dataset.id, after, BATCH)
+        if (rows.length === 0) break
+        yield* embedBatch(deps, dataset, rows, (e) => e.description, edgeItem, (ids, at) => deps.graph.markEmbedded([], ids, at))
+        edges += rows.length
+        after = rows[rows.length - 1]!.id
+      }
+      if (entities + edges > 0) yield* Effect.logInfo("reembedded", { dataset: dataset.name, user_id: dataset.user_id })
+    }
+    return { datasets: all.length, entities, edges }
+  })

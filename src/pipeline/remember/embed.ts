@@ -1,0 +1,103 @@
+/**
+ * Embedding within a remember: what is embedded (seed: Embed), one request per unit, and a
+ * per-run cache so a text embedded for the similarity lookup is not paid for again at store.
+ */
+import { Effect } from "effect"
+import { EmbeddingFailed } from "../../domain/Errors.js"
+import type { EntityRow } from "../../domain/Rows.js"
+import { callEmbeddings, type EmbedContext } from "../ModelCalls.js"
+import { entityKey, type NormalizedEntity } from "../normalize.js"
+import type { ReconciliationPlan } from "../temporal.js"
+import { entityText } from "../vectors.js"
+import type { Candidates, Endpoint } from "./reconcile.js"
+
+/** text -> vector, for one run */
+export type VectorCache = Map<string, ReadonlyArray<number>>
+
+/** Embeds the texts not in the cache, in one request (none if all are cached), in input order. */
+export const embedTexts = (
+  ctx: EmbedContext,
+  cache: VectorCache,
+  texts: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<ReadonlyArray<number>>, EmbeddingFailed> =>
+  Effect.gen(function*() {
+    const missing = [...new Set(texts.filter((t) => !cache.has(t)))]
+    if (missing.length > 0) {
+      const batch = yield* callEmbeddings(ctx, missing)
+      if (batch.vectors.length !== missing.length) {
+        return yield* new EmbeddingFailed({
+          message: `the embeddings provider returned ${batch.vectors.length} vectors for ${missing.length} texts`
+        })
+      }
+      missing.forEach((text, i) => cache.set(text, batch.vectors[i]!))
+    }
+    return texts.map((t) => cache.get(t)!)
+  })
+
+/** Which entity a vector belongs to: a stored row, or an entity this call writes (by key). */
+export type EntityRef = { readonly id: number } | { readonly key: string }
+
+export interface PreparedVectors {
+  readonly entities: ReadonlyArray<{ readonly ref: EntityRef; readonly vector: ReadonlyArray<number> }>
+  /** by fact index; a repeated fact is embedded under the stored edge's id */
+  readonly facts: ReadonlyArray<{ readonly index: number; readonly vector: ReadonlyArray<number> }>
+}
+
+/**
+ * The texts a unit embeds, as the rows will read after the store: the entities the text
+ * mentions (its own, the stored ones its facts name, the `other` endpoints), each as the
+ * stored name and type with the description the upsert keeps; then the facts it states (a
+ * repeat with the stored edge's description). Entities first, then edges (seed order).
+ */
+export const prepareVectors = (
+  ctx: EmbedContext,
+  cache: VectorCache,
+  input: {
+    readonly entities: ReadonlyArray<NormalizedEntity>
+    readonly candidates: Candidates
+    readonly plan: ReconciliationPlan
+  }
+): Effect.Effect<PreparedVectors, EmbeddingFailed> => {
+  const stored = new Map(input.candidates.storedEntities.map((e) => [entityKey(e.name_key, e.type), e] as const))
+  const storedById = new Map(input.candidates.storedEntities.map((e) => [e.id, e] as const))
+  const entityTexts = new Map<string, { readonly ref: EntityRef; readonly text: string }>()
+  const addWritten = (e: NormalizedEntity) => {
+    const key = entityKey(e.name_key, e.type)
+    const row = stored.get(key)
+    const ref: EntityRef = row === undefined ? { key } : { id: row.id }
+    const refKey = row === undefined ? `key:${key}` : `id:${row.id}`
+    if (entityTexts.has(refKey)) return
+    const view = row === undefined ? e : { ...row, description: e.description !== "" ? e.description : row.description }
+    entityTexts.set(refKey, { ref, text: entityText(view) })
+  }
+  const addStored = (row: EntityRow) => {
+    if (!entityTexts.has(`id:${row.id}`)) entityTexts.set(`id:${row.id}`, { ref: { id: row.id }, text: entityText(row) })
+  }
+  for (const e of [...input.entities, ...input.candidates.endpointEntities]) addWritten(e)
+  const endpoint = (p: Endpoint) => {
+    if (p.kind === "written") addWritten(p.entity)
+    else {
+      const row = storedById.get(p.id)
+      if (row !== undefined) addStored(row)
+    }
+  }
+  for (const r of input.candidates.resolved) {
+    endpoint(r.source)
+    endpoint(r.target)
+  }
+  const factById = new Map(input.candidates.facts.map((f) => [f.id, f] as const))
+  const factTexts = input.plan.facts.map((fact) => ({
+    index: fact.index,
+    text: fact.action === "duplicate"
+      ? factById.get(fact.edge_id)?.description ?? input.candidates.resolved[fact.index]!.edge.description
+      : input.candidates.resolved[fact.index]!.edge.description
+  }))
+  const entityList = [...entityTexts.values()]
+  return Effect.map(
+    embedTexts(ctx, cache, [...entityList.map((e) => e.text), ...factTexts.map((f) => f.text)]),
+    (vectors) => ({
+      entities: entityList.map((e, i) => ({ ref: e.ref, vector: vectors[i]! })),
+      facts: factTexts.map((f, i) => ({ index: f.index, vector: vectors[entityList.length + i]! }))
+    })
+  )
+}
