@@ -1,3 +1,4 @@
+import { hashEmbedding } from "../../layers/testing/HashEmbeddings.js"
 import {
   type FakeHandler,
   type FakeReply,
@@ -82,10 +83,48 @@ export const chatCompletion = (options: {
   }
 }
 
+/** Little-endian float32 bytes in base64, as the API sends `encoding_format: "base64"`. */
+export const toBase64Float32 = (vector: ReadonlyArray<number>): string => {
+  const bytes = Buffer.alloc(vector.length * 4)
+  vector.forEach((x, i) => bytes.writeFloatLE(x, i * 4))
+  return bytes.toString("base64")
+}
+
+/** An embeddings list; `encoding` "base64" encodes each vector as the API does. */
+export const embeddingsList = (options: {
+  readonly vectors: ReadonlyArray<ReadonlyArray<number>>
+  readonly model?: string
+  readonly encoding?: "float" | "base64"
+  readonly promptTokens?: number
+  /** the order of the data entries (default: input order); `index` always names the input */
+  readonly order?: ReadonlyArray<number>
+}): FakeReply => {
+  const order = options.order ?? options.vectors.map((_, i) => i)
+  const promptTokens = options.promptTokens ?? 8
+  return {
+    json: {
+      object: "list",
+      data: order.map((index) => ({
+        object: "embedding",
+        index,
+        embedding:
+          options.encoding === "base64" ? toBase64Float32(options.vectors[index]!) : [...options.vectors[index]!]
+      })),
+      model: options.model ?? "text-embedding-3-small",
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens }
+    }
+  }
+}
+
+/** The size a model's vectors have when `dimensions` is not sent. */
+export const nativeDimensions = (model: string): number => (model.endsWith("text-embedding-3-large") ? 3072 : 1536)
+
 export interface FakeOpenAiOptions {
   readonly text?: string | ((request: RecordedRequest) => string)
   readonly reportModel?: (requested: string) => string
   readonly latencyMs?: number
+  /** the vector of one input (default: `hashEmbedding`, so similar texts get similar vectors) */
+  readonly embeddingFor?: (text: string, dimensions: number) => ReadonlyArray<number>
 }
 
 const isReasoningModel = (model: string) => /^o\d+(-|$)/.test(model) || model.startsWith("gpt-5")
@@ -102,13 +141,46 @@ const validate = (body: any): string | undefined => {
   return undefined
 }
 
+/** `POST /v1/embeddings`, checked as the API checks it. */
+const embeddingsHandler = (options: FakeOpenAiOptions, request: RecordedRequest): FakeReply => {
+  const body = request.body
+  if (typeof body !== "object" || body === null) return openAiError(400, "We could not parse the JSON body of your request.")
+  if (typeof body.model !== "string") return openAiError(400, "you must provide a model parameter")
+  const input: unknown = body.input
+  const texts = typeof input === "string" ? [input] : input
+  if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === "string"))
+    return openAiError(400, "'input' : input must be a string or a non-empty array of strings")
+  if (texts.length > 2048) return openAiError(400, "'input' : maximum input length is 2048")
+  if (texts.some((t) => t === "")) return openAiError(400, "'$.input' is invalid: an input is empty")
+  let dimensions = nativeDimensions(body.model)
+  if (body.dimensions !== undefined) {
+    if (!body.model.includes("text-embedding-3"))
+      return openAiError(400, "This model does not support specifying dimensions.")
+    if (!Number.isInteger(body.dimensions) || body.dimensions < 1)
+      return openAiError(400, "Invalid value for 'dimensions': must be a positive integer.")
+    dimensions = body.dimensions
+  }
+  const encoding = body.encoding_format ?? "float"
+  if (encoding !== "float" && encoding !== "base64")
+    return openAiError(400, `Invalid value for 'encoding_format': '${encoding}' is not one of ['float', 'base64'].`)
+  const embeddingFor = options.embeddingFor ?? hashEmbedding
+  return embeddingsList({
+    vectors: texts.map((text: string) => embeddingFor(text, dimensions)),
+    model: body.model,
+    encoding,
+    promptTokens: texts.reduce((sum: number, text: string) => sum + roughTokens(text), 0)
+  })
+}
+
 const defaultHandler =
   (options: FakeOpenAiOptions): FakeHandler =>
   (request) => {
-    if (request.method !== "POST" || request.path !== "/v1/chat/completions")
+    const route = `${request.method} ${request.path}`
+    if (route !== "POST /v1/chat/completions" && route !== "POST /v1/embeddings")
       return openAiError(404, `Invalid URL (${request.method} ${request.path})`)
     if (!String(request.headers.authorization ?? "").startsWith("Bearer "))
       return openAiError(401, "You didn't provide an API key.")
+    if (route === "POST /v1/embeddings") return embeddingsHandler(options, request)
     const invalid = validate(request.body)
     if (invalid !== undefined) return openAiError(400, invalid)
     const text = typeof options.text === "function" ? options.text(request) : (options.text ?? EMPTY_GRAPH_TEXT)
@@ -123,9 +195,11 @@ const defaultHandler =
 export type FakeOpenAi = FakeServer
 
 /**
- * A fake OpenAI-compatible chat completions API. `url` is the SDK's baseURL
+ * A fake OpenAI-compatible API: chat completions and embeddings. `url` is the SDK's baseURL
  * (it ends in `/v1`). By default every `POST /v1/chat/completions` is answered with
- * `options.text` (the empty graph); enqueue replies or set a handler to script it.
+ * `options.text` (the empty graph) and every `POST /v1/embeddings` with deterministic
+ * vectors (`embeddingFor`, in float or base64 as asked); enqueue replies or set a handler
+ * to script it (the queue serves both routes, in arrival order).
  */
 export const startFakeOpenAi = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> =>
   startFakeServer({
