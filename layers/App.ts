@@ -101,7 +101,8 @@ export const settingsFor = (config: AppConfig) =>
     similarityThreshold: config.remember.similarityThreshold,
     similarityTopK: config.remember.similarityTopK,
     chunkSize: config.chunkSize,
-    chunkOverlapPercent: config.chunkOverlapPercent
+    chunkOverlapPercent: config.chunkOverlapPercent,
+    chunkConcurrency: config.chunkConcurrency
   })
 
 /** Everything the HTTP handlers need, built from the configuration. */

@@ -89,6 +89,8 @@ export interface AppConfig {
   readonly pinecone: PineconeConfig
   readonly chunkSize: number
   readonly chunkOverlapPercent: number
+  /** chunks of one document extracted and summarized at once */
+  readonly chunkConcurrency: number
   readonly geo: GeoConfig
   readonly jevUrl: string
   readonly jevApiKey: Option.Option<Redacted.Redacted<string>>
@@ -144,6 +146,7 @@ export const defaultConfig: AppConfig = {
   pinecone: { apiKey: Option.none(), indexHost: Option.none(), namespacePrefix: "" },
   chunkSize: 1024,
   chunkOverlapPercent: 20,
+  chunkConcurrency: 4,
   geo: {
     enabled: false,
     baseUrl: "https://nominatim.openstreetmap.org",
@@ -229,6 +232,7 @@ export const loadConfig = (
       pinecone,
       chunkSize: yield* get(keys.chunkSize, d.chunkSize),
       chunkOverlapPercent: yield* get(keys.chunkOverlapPercent, d.chunkOverlapPercent),
+      chunkConcurrency: yield* get(keys.chunkConcurrency, d.chunkConcurrency),
       geo: {
         enabled: yield* get(keys.geoEnabled, d.geo.enabled),
         baseUrl: yield* get(keys.geoBaseUrl, d.geo.baseUrl),
@@ -323,6 +327,7 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "pinecone.namespace_prefix": config.pinecone.namespacePrefix,
     chunk_size: config.chunkSize,
     chunk_overlap_percent: config.chunkOverlapPercent,
+    chunk_concurrency: config.chunkConcurrency,
     "geo.enabled": config.geo.enabled,
     "geo.base_url": safeUrl(config.geo.baseUrl),
     "geo.user_agent": config.geo.userAgent,

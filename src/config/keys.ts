@@ -104,6 +104,11 @@ export const keys = {
   jevUrl: { key: "jev_url", env: ["JEV_URL"], spec: V.httpUrl },
   jevApiKey: secret("jev_api_key", ["JEV_API_KEY"]),
 
+  chunkConcurrency: {
+    key: "chunk_concurrency",
+    env: ["GLIGABAO_CHUNK_CONCURRENCY"],
+    spec: V.integer(1, 64)
+  },
   rememberConcurrency: {
     key: "remember.concurrency",
     env: ["GLIGABAO_REMEMBER_CONCURRENCY"],

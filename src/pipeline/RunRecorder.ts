@@ -3,6 +3,10 @@
  * Writing the log never fails the call: a row that cannot be written is logged and skipped
  * (spec: Run log). Writes happen outside the store transaction (stages wrap it), so a
  * rolled-back store still leaves its failed stage in the log.
+ *
+ * A stage can run several times in one call (once per chunk, some concurrently): its row is
+ * `started` from the first entry, `failed` as soon as one run fails, and `succeeded` when
+ * the last one in flight ends with none failed; its duration spans them all.
  */
 import { Cause, Clock, Effect, Option } from "effect"
 import { InternalFailure } from "../domain/Errors.js"
@@ -18,6 +22,8 @@ export interface RunRecorder {
     detail?: (a: A) => Record<string, unknown> | null
   ) => Effect.Effect<A, E | InternalFailure, R>
   readonly addInference: (stage: string, inferenceId: number) => Effect.Effect<void>
+  /** chunked texts: how many chunks are done (shown on the chunk_text stage) */
+  readonly progress: (done: number, total: number) => Effect.Effect<void>
 }
 
 const safely = <R>(what: string, effect: Effect.Effect<void, never, R>) =>
@@ -33,35 +39,57 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
   return "internal error"
 }
 
-export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number): RunRecorder => ({
-  runId,
-  stage: (name, effect, detail) =>
-    Effect.gen(function*() {
-      const startedMs = yield* Clock.currentTimeMillis
-      yield* safely("start stage", runLog.stageStarted(runId, name, toIso(startedMs)))
-      const finish = (status: "succeeded" | "failed", error: string | null, d: Record<string, unknown> | null) =>
-        Effect.flatMap(Clock.currentTimeMillis, (endMs) =>
-          safely(
-            "finish stage",
-            runLog.stageFinished(runId, name, {
-              status,
-              finished_at: toIso(endMs),
-              duration_ms: endMs - startedMs,
-              error,
-              detail: d
-            })
-          ))
-      return yield* effect.pipe(
-        // An infrastructure defect fails the call with a 500 that names the stage, never a trace.
-        Effect.catchAllDefect((defect) =>
-          Effect.zipRight(
-            Effect.logError(`stage ${name} died`, defect),
-            Effect.fail(new InternalFailure({ message: `${name} failed with an internal error` }))
+interface StageState {
+  active: number
+  firstStartMs: number
+  failed: boolean
+}
+
+export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number): RunRecorder => {
+  const states = new Map<string, StageState>()
+  return {
+    runId,
+    stage: (name, effect, detail) =>
+      Effect.gen(function*() {
+        const startedMs = yield* Clock.currentTimeMillis
+        const state = states.get(name) ?? { active: 0, firstStartMs: startedMs, failed: false }
+        states.set(name, state)
+        state.active++
+        if (state.active === 1) yield* safely("start stage", runLog.stageStarted(runId, name, toIso(startedMs)))
+        const finish = (status: "succeeded" | "failed", error: string | null, d: Record<string, unknown> | null) =>
+          Effect.flatMap(Clock.currentTimeMillis, (endMs) => {
+            state.active--
+            // a success is written only when nothing else of this stage is in flight or failed
+            if (status === "succeeded" && (state.failed || state.active > 0)) return Effect.void
+            if (status === "failed") state.failed = true
+            return safely(
+              "finish stage",
+              runLog.stageFinished(runId, name, {
+                status,
+                finished_at: toIso(endMs),
+                duration_ms: endMs - state.firstStartMs,
+                error,
+                detail: d
+              })
+            )
+          })
+        return yield* effect.pipe(
+          // An infrastructure defect fails the call with a 500 that names the stage, never a trace.
+          Effect.catchAllDefect((defect) =>
+            Effect.zipRight(
+              Effect.logError(`stage ${name} died`, defect),
+              Effect.fail(new InternalFailure({ message: `${name} failed with an internal error` }))
+            )
+          ),
+          Effect.onExit((exit) =>
+            exit._tag === "Success"
+              ? finish("succeeded", null, detail === undefined ? null : detail(exit.value))
+              : finish("failed", errorMessage(exit.cause), null)
           )
-        ),
-        Effect.tapErrorCause((cause) => finish("failed", errorMessage(cause), null)),
-        Effect.tap((a) => finish("succeeded", null, detail === undefined ? null : detail(a)))
-      )
-    }),
-  addInference: (stage, inferenceId) => safely("add inference", runLog.addInference(runId, stage, inferenceId))
-})
+        )
+      }),
+    addInference: (stage, inferenceId) => safely("add inference", runLog.addInference(runId, stage, inferenceId)),
+    progress: (done, total) =>
+      safely("set progress", runLog.setProgress(runId, "chunk_text", { chunks_done: done, chunks_total: total }))
+  }
+}

@@ -12,6 +12,8 @@ export interface RememberSettingsShape {
   readonly similarityTopK: number
   readonly chunkSize: number
   readonly chunkOverlapPercent: number
+  /** chunks extracted and summarized at once; reconciliation stays in order */
+  readonly chunkConcurrency: number
 }
 
 export class RememberSettings extends Context.Tag("gligabao/RememberSettings")<RememberSettings, RememberSettingsShape>() {
@@ -21,7 +23,8 @@ export class RememberSettings extends Context.Tag("gligabao/RememberSettings")<R
     similarityThreshold: 0.75,
     similarityTopK: 3,
     chunkSize: 1024,
-    chunkOverlapPercent: 20
+    chunkOverlapPercent: 20,
+    chunkConcurrency: 4
   }
   static readonly layer = (overrides: Partial<RememberSettingsShape> = {}) =>
     Layer.succeed(RememberSettings, { ...RememberSettings.defaults, ...overrides })

@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import { Embeddings } from "../../src/services/Embeddings.js"
+import { Llm, type LlmRequest } from "../../src/services/Llm.js"
 import type { VectorStore } from "../../src/services/VectorStore.js"
 import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
 import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../layers/testing/ScriptedLlm.js"
@@ -32,6 +33,19 @@ export interface RememberLayerOptions {
   readonly vectors?: Layer.Layer<VectorStore, never, never>
   readonly settings?: Partial<RememberSettingsShape>
   readonly llm?: ScriptedLlmOptions
+  /** delays each model call (e.g. to make concurrent calls finish out of order) */
+  readonly llmDelayMs?: (request: LlmRequest) => number
+}
+
+/** The scripted LLM, each answer after `delayMs(request)`. */
+const delayedLlm = (script: LlmScript, options: RememberLayerOptions) => {
+  const scripted = ScriptedLlm.layer(script, options.llm)
+  const delay = options.llmDelayMs
+  if (delay === undefined) return scripted
+  return Layer.effect(
+    Llm,
+    Effect.map(Llm, (llm) => Llm.of({ ...llm, complete: (r) => Effect.zipRight(Effect.sleep(delay(r)), llm.complete(r)) }))
+  ).pipe(Layer.provideMerge(scripted))
 }
 
 export const rememberLayer = (storage: StorageLayer, script: LlmScript, options: RememberLayerOptions = {}) =>
@@ -39,7 +53,7 @@ export const rememberLayer = (storage: StorageLayer, script: LlmScript, options:
     Layer.provideMerge(RememberPipelineLive),
     Layer.provideMerge(
       Layer.mergeAll(
-        ScriptedLlm.layer(script, options.llm),
+        delayedLlm(script, options),
         NoneClassifierLive,
         RememberSettings.layer(options.settings),
         options.embeddings ?? NoEmbeddings,

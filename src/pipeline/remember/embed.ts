@@ -41,6 +41,9 @@ export interface PreparedVectors {
   readonly entities: ReadonlyArray<{ readonly ref: EntityRef; readonly vector: ReadonlyArray<number> }>
   /** by fact index; a repeated fact is embedded under the stored edge's id */
   readonly facts: ReadonlyArray<{ readonly index: number; readonly vector: ReadonlyArray<number> }>
+  /** a chunk of a longer text: its own text, and its summary */
+  readonly chunk: ReadonlyArray<number> | null
+  readonly summary: ReadonlyArray<number> | null
 }
 
 /**
@@ -56,6 +59,9 @@ export const prepareVectors = (
     readonly entities: ReadonlyArray<NormalizedEntity>
     readonly candidates: Candidates
     readonly plan: ReconciliationPlan
+    /** a chunk's text and summary, embedded in the same request, after the edges */
+    readonly chunkText?: string | undefined
+    readonly summaryText?: string | undefined
   }
 ): Effect.Effect<PreparedVectors, EmbeddingFailed> => {
   const stored = new Map(input.candidates.storedEntities.map((e) => [entityKey(e.name_key, e.type), e] as const))
@@ -93,11 +99,15 @@ export const prepareVectors = (
       : input.candidates.resolved[fact.index]!.edge.description
   }))
   const entityList = [...entityTexts.values()]
-  return Effect.map(
-    embedTexts(ctx, cache, [...entityList.map((e) => e.text), ...factTexts.map((f) => f.text)]),
-    (vectors) => ({
+  const extra = [input.chunkText, input.summaryText].filter((t): t is string => t !== undefined)
+  const texts = [...entityList.map((e) => e.text), ...factTexts.map((f) => f.text), ...extra]
+  return Effect.map(embedTexts(ctx, cache, texts), (vectors) => {
+    const at = entityList.length + factTexts.length
+    return {
       entities: entityList.map((e, i) => ({ ref: e.ref, vector: vectors[i]! })),
-      facts: factTexts.map((f, i) => ({ index: f.index, vector: vectors[entityList.length + i]! }))
-    })
-  )
+      facts: factTexts.map((f, i) => ({ index: f.index, vector: vectors[entityList.length + i]! })),
+      chunk: input.chunkText === undefined ? null : vectors[at]!,
+      summary: input.summaryText === undefined ? null : vectors[at + (input.chunkText === undefined ? 0 : 1)]!
+    }
+  })
 }

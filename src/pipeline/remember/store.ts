@@ -12,7 +12,7 @@ import type { GraphRepo, NewEdge } from "../../services/GraphRepo.js"
 import type { OutboxItem, VectorOutbox } from "../../services/VectorOutbox.js"
 import { entityKey, type NormalizedEntity } from "../normalize.js"
 import type { ReconciliationPlan } from "../temporal.js"
-import { edgeVectorId, entityVectorId, indexName } from "../vectors.js"
+import { chunkVectorId, edgeVectorId, entityVectorId, indexName, summaryVectorId } from "../vectors.js"
 import type { PreparedVectors } from "./embed.js"
 import type { Candidates, Endpoint } from "./reconcile.js"
 
@@ -24,6 +24,10 @@ export interface StoreInput {
   readonly parentId: number | null
   readonly sessionId: string | null
   readonly metadata: Record<string, unknown> | null
+  /** the first chunk of a document also writes the document (the parent artifact) */
+  readonly createParent?: { readonly kind: ArtifactKind; readonly text: string } | undefined
+  /** a chunk's summary: an artifact of its own, child of the chunk */
+  readonly summary?: { readonly text: string; readonly inferenceId: number } | undefined
   readonly referenceTime: string
   readonly now: string
   /** gb_models id of the extract_graph model: the model of the knowledge */
@@ -38,6 +42,8 @@ export interface StoreInput {
 export interface Stored {
   readonly dataset: DatasetRow
   readonly artifact: ArtifactRow
+  readonly parent: ArtifactRow | null
+  readonly summary: ArtifactRow | null
   /** the text's entities as stored, in extraction order */
   readonly entities: ReadonlyArray<EntityRow>
   /** each fact of the text in its stored state (a repeat is the stored edge), in extraction order */
@@ -49,6 +55,8 @@ export interface Stored {
   readonly outboxIds: ReadonlyArray<number>
   readonly embeddedEntities: number
   readonly embeddedEdges: number
+  readonly embeddedChunks: number
+  readonly embeddedSummaries: number
 }
 
 export const storeText = (
@@ -64,17 +72,42 @@ export const storeText = (
     Effect.gen(function*() {
       const { graph } = deps
       const dataset = yield* deps.datasets.getOrCreate(input.userId, input.datasetName, input.now)
+      const parent = input.createParent === undefined ? null : yield* graph.insertArtifact({
+        dataset_id: dataset.id,
+        kind: input.createParent.kind,
+        text: input.createParent.text,
+        parent_id: null,
+        session_id: input.sessionId,
+        valid_at: input.referenceTime,
+        created_at: input.now,
+        inference_id: null,
+        query: null,
+        metadata: null
+      })
       const artifact = yield* graph.insertArtifact({
         dataset_id: dataset.id,
         kind: input.kind,
         text: input.text,
-        parent_id: input.parentId,
+        parent_id: parent?.id ?? input.parentId,
         session_id: input.sessionId,
         valid_at: input.referenceTime,
         created_at: input.now,
         inference_id: null,
         query: null,
         metadata: input.metadata
+      })
+
+      const summary = input.summary === undefined ? null : yield* graph.insertArtifact({
+        dataset_id: dataset.id,
+        kind: "chunk_summary",
+        text: input.summary.text,
+        parent_id: artifact.id,
+        session_id: input.sessionId,
+        valid_at: input.referenceTime,
+        created_at: input.now,
+        inference_id: input.summary.inferenceId,
+        query: null,
+        metadata: null
       })
 
       // The text's entities and the `other` entities made for unnamed endpoints, upserted once.
@@ -180,6 +213,25 @@ export const storeText = (
             metadata: { dataset_id: dataset.id, kind: "edge", edge_id: id, relation: edgeRows.get(id)?.relation ?? "" }
           })
         }
+        if (input.vectors.chunk !== null) {
+          const index = input.metadata?.index
+          items.push({
+            dataset_id: dataset.id,
+            index_name: indexName(dataset.id, "chunks"),
+            vector_id: chunkVectorId(artifact.id),
+            values: input.vectors.chunk,
+            metadata: { dataset_id: dataset.id, kind: "chunk", artifact_id: artifact.id, index: Number(index ?? 0) }
+          })
+        }
+        if (input.vectors.summary !== null && summary !== null) {
+          items.push({
+            dataset_id: dataset.id,
+            index_name: indexName(dataset.id, "summaries"),
+            vector_id: summaryVectorId(summary.id),
+            values: input.vectors.summary,
+            metadata: { dataset_id: dataset.id, kind: "summary", artifact_id: summary.id, chunk_artifact_id: artifact.id }
+          })
+        }
         outboxIds = yield* deps.outbox.enqueue(items, input.now)
         yield* graph.markEmbedded([...entityVectorIds], [...edgeVectorIds], input.now)
         embeddedEntities = entityVectorIds.size
@@ -189,6 +241,8 @@ export const storeText = (
       return {
         dataset,
         artifact,
+        parent,
+        summary,
         entities: written.filter((row) => textEntityIds.has(row.id)),
         // two facts of one text can repeat the same stored edge: it is returned once
         edges: [...new Set(input.plan.facts.map((f) => edgeIdOfFact.get(f.index)!))].map((id) => edgeRows.get(id)!),
@@ -197,7 +251,9 @@ export const storeText = (
         duplicates: input.plan.facts.length - insertedRows.length,
         outboxIds,
         embeddedEntities,
-        embeddedEdges
+        embeddedEdges,
+        embeddedChunks: input.vectors?.chunk != null ? 1 : 0,
+        embeddedSummaries: input.vectors?.summary != null && summary !== null ? 1 : 0
       }
     })
   )
