@@ -3,11 +3,12 @@
  * fake Anthropic server of configurable latency (default 0 ms, so what is measured is
  * gligabao's own overhead: HTTP, validation, the manager, parsing, SQL, the run log).
  *
- *   scripts/bench [--runs N] [--latency MS] [--edges N]
+ *   scripts/bench [--runs N] [--latency MS] [--edges N] [--doc-latency MS] [--doc-chunks N]
  *
  * Scenarios: a text into a new (empty) dataset (one model call), and a text about entities of
- * a dataset that already holds --edges edges (two model calls: the stored facts are compared).
- * Prints a table; the figures are recorded in BENCHMARKS.md.
+ * a dataset that already holds --edges edges (two model calls: the stored facts are compared);
+ * then a long document of about --doc-chunks chunks with a model of --doc-latency ms (default
+ * 500), at chunk_concurrency 1 and 4. Prints tables; the figures go into BENCHMARKS.md.
  */
 import Database from "better-sqlite3"
 import { spawn, type ChildProcess } from "node:child_process"
@@ -24,6 +25,8 @@ const RUNS = arg("runs", 200)
 const LATENCY = arg("latency", 0)
 const EDGES = arg("edges", 100_000)
 const ENTITIES = Math.max(100, Math.floor(EDGES / 5))
+const DOC_LATENCY = arg("doc-latency", 500)
+const DOC_CHUNKS = arg("doc-chunks", 20)
 
 /** The fake model: people named P<n> in the text become entities; "P1 knows P2" an edge. */
 const answer = (request: { body: any }): string => {
@@ -41,7 +44,7 @@ const answer = (request: { body: any }): string => {
   return JSON.stringify({ entities, edges })
 }
 
-const startServer = (db: string, anthropicUrl: string) =>
+const startServer = (db: string, anthropicUrl: string, env: Record<string, string> = {}) =>
   new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
     const child = spawn(process.execPath, ["bin/gligabao.js", "serve", "--port", "0", "--db", db], {
       env: {
@@ -49,7 +52,8 @@ const startServer = (db: string, anthropicUrl: string) =>
         ANTHROPIC_API_KEY: "bench",
         ANTHROPIC_BASE_URL: anthropicUrl,
         GLIGABAO_LOG_LEVEL: "warning",
-        GLIGABAO_CONFIG: join(process.cwd(), "gligabao.toml")
+        GLIGABAO_CONFIG: join(process.cwd(), "gligabao.toml"),
+        ...env
       },
       stdio: ["ignore", "pipe", "inherit"]
     })
@@ -148,12 +152,54 @@ const main = async () => {
     rmSync(dir, { recursive: true, force: true })
   }
 
+  const doc = await documentScenario()
+
   console.log(`remember wall time, ${RUNS} sequential requests per scenario, fake model latency ${LATENCY} ms`)
   console.log("| scenario | p50 ms | p95 ms | mean ms | server RSS MiB |")
   console.log("| --- | --- | --- | --- | --- |")
   for (const [name, s, rss] of rows) {
     console.log(`| ${name} | ${s.p50.toFixed(1)} | ${s.p95.toFixed(1)} | ${s.mean.toFixed(1)} | ${rss} |`)
   }
+  console.log()
+  console.log(`a document of ${(doc.bytes / 1024).toFixed(0)} KiB, fake model latency ${DOC_LATENCY} ms per call`)
+  console.log("| chunk_concurrency | chunks | wall time s | speed-up |")
+  console.log("| --- | --- | --- | --- |")
+  const base = doc.results[0]!.ms
+  for (const r of doc.results) {
+    console.log(`| ${r.concurrency} | ${r.chunks} | ${(r.ms / 1000).toFixed(1)} | ${(base / r.ms).toFixed(2)}x |`)
+  }
+}
+
+/** A document of about DOC_CHUNKS chunks (1024 tokens each), remembered at chunk_concurrency 1 and 4. */
+const documentScenario = async () => {
+  const paragraph = (i: number) =>
+    `Paragraph ${i}. The committee met again on the question of the harbour, and the minutes record a long ` +
+    `discussion of the tides, the cranes, the cost of dredging and the ships expected in the spring. `.repeat(6)
+  const text = Array.from({ length: DOC_CHUNKS * 6 }, (_, i) => paragraph(i)).join("\n\n")
+  const dir = mkdtempSync(join(tmpdir(), "gligabao-bench-doc-"))
+  const fake = await startFakeAnthropic({ text: answer, latencyMs: DOC_LATENCY })
+  const results: Array<{ concurrency: number; ms: number; chunks: number }> = []
+  try {
+    for (const concurrency of [1, 4]) {
+      const server = await startServer(join(dir, `doc-${concurrency}.db`), fake.url, {
+        GLIGABAO_CHUNK_CONCURRENCY: String(concurrency)
+      })
+      const t0 = performance.now()
+      const res = await fetch(`${server.url}/v1/gb/remember`, {
+        method: "POST",
+        body: JSON.stringify({ user_id: "bench", dataset: "doc", text })
+      })
+      const body = (await res.json()) as { chunks?: Array<unknown>; error?: string }
+      const ms = performance.now() - t0
+      if (res.status !== 200) throw new Error(`document remember answered ${res.status}: ${body.error}`)
+      results.push({ concurrency, ms, chunks: body.chunks?.length ?? 1 })
+      await stopServer(server.child)
+    }
+  } finally {
+    await fake.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return { results, bytes: Buffer.byteLength(text) }
 }
 
 main().catch((e) => {

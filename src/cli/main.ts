@@ -4,15 +4,20 @@
  *   gligabao serve [--db PATH] [--database-url URL] [--image-dir DIR] [--geo] [--host H] [--port P] [--config FILE]
  *   gligabao migrate [--db PATH] [--database-url URL] [--config FILE]
  */
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Cause, Effect, Either, Fiber, Layer, Logger, LogLevel, Option, Schedule } from "effect"
+import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { AppLive, embeddingsFor, storageFor, vectorStoreFor } from "../../layers/App.js"
 import { type AppConfig, AppConfigTag, type ConfigFlags, describeConfig, GLIGABAO_VERSION, loadConfig } from "../Config.js"
 import { HttpAppLive } from "../http/Http.js"
+import { validateRememberRequest } from "../domain/Remember.js"
+import { RememberManager } from "../pipeline/RememberManager.js"
 import { reembed } from "../pipeline/reembed.js"
+import { RunLogRepo } from "../services/RunLogRepo.js"
+import { progressBar } from "./progress.js"
 import { Database } from "../services/Database.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { Embeddings } from "../services/Embeddings.js"
@@ -154,15 +159,72 @@ const reembedCommand = Command.make(
       ))
 ).pipe(Command.withDescription("embed the entities and edges stored before embeddings were configured"))
 
+const rememberCommand = Command.make(
+  "remember",
+  {
+    file: Args.file({ name: "FILE", exists: "yes" }),
+    config: configOption,
+    db: dbOption,
+    databaseUrl: databaseUrlOption,
+    userId: Options.text("user-id").pipe(Options.withDescription("the user who owns the dataset")),
+    dataset: Options.text("dataset").pipe(Options.withDescription("the dataset (default main)"), Options.optional),
+    kind: Options.text("kind").pipe(Options.withDescription("knowledge (default) or episode"), Options.optional),
+    referenceTime: Options.text("reference-time").pipe(Options.withDescription("RFC 3339; default now"), Options.optional),
+    sessionId: Options.text("session-id").pipe(Options.optional)
+  },
+  (o) =>
+    withConfig(flags(o), (config) =>
+      Effect.gen(function*() {
+        const valid = validateRememberRequest({
+          user_id: o.userId,
+          text: readFileSync(o.file, "utf8"),
+          dataset: Option.getOrUndefined(o.dataset),
+          kind: Option.getOrUndefined(o.kind),
+          reference_time: Option.getOrUndefined(o.referenceTime),
+          session_id: Option.getOrUndefined(o.sessionId)
+        })
+        if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
+        const manager = yield* RememberManager
+        const runLog = yield* RunLogRepo
+        const run = yield* manager.enqueue(valid.right)
+        // the run log is the source of truth for progress, as it is for an HTTP client
+        const showProgress = runLog.get(run.runId).pipe(
+          Effect.flatMap((row) =>
+            Effect.sync(() => {
+              const progress = Option.flatMap(row, (r) => Option.fromNullable(r.stages.find((s) => s.stage === "chunk_text")?.progress))
+              if (Option.isSome(progress) && process.stderr.isTTY) {
+                process.stderr.write(`\r${progressBar(progress.value.chunks_done, progress.value.chunks_total)}`)
+              }
+            })
+          ),
+          Effect.repeat(Schedule.spaced("200 millis")),
+          Effect.fork
+        )
+        const bar = yield* showProgress
+        const outcome = yield* run.await.pipe(Effect.ensuring(Fiber.interrupt(bar)))
+        if (process.stderr.isTTY) process.stderr.write("\n")
+        console.log(JSON.stringify({ remember_run_id: outcome.runId, ...outcome.response }, null, 2))
+      }).pipe(Effect.provide(AppLive), Effect.provide(Layer.succeed(AppConfigTag, config)))
+    )
+).pipe(Command.withDescription("remember a text file without a server (long files show a progress bar)"))
+
 const gligabao = Command.make("gligabao").pipe(
   Command.withDescription("a memory server for AI agents: texts in, a bi-temporal knowledge graph out"),
-  Command.withSubcommands([serve, migrate, reembedCommand])
+  Command.withSubcommands([serve, migrate, reembedCommand, rememberCommand])
 )
 
 const cli = Command.run(gligabao, { name: "gligabao", version: GLIGABAO_VERSION })
 
 cli(process.argv).pipe(
-  Effect.tapErrorCause((cause) => Effect.logError(cause)),
+  // a failure the user can act on is one line naming the problem; a defect keeps its trace
+  Effect.tapErrorCause((cause) => {
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure) && !ValidationError.isValidationError(failure.value)) {
+      const message = (failure.value as { message?: unknown }).message
+      return Effect.sync(() => console.error(`gligabao: ${typeof message === "string" ? message : String(failure.value)}`))
+    }
+    return Option.isSome(failure) ? Effect.void : Effect.logError(cause)
+  }),
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({ disableErrorReporting: true })
 )
