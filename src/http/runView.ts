@@ -21,6 +21,7 @@ export const runView = (run: RunWithStages) => {
         ...(s.detail === null ? {} : { detail: s.detail })
       }
   }
-  const { stages: _, ...row } = run
+  // instance_id is the process that owns the run: internal bookkeeping, not part of the API
+  const { stages: _, instance_id: __, ...row } = run
   return { ...row, stages }
 }

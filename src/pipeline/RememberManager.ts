@@ -137,8 +137,8 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
               Effect.zipRight(Effect.fail(new InternalFailure({ message: `remember run ${row.id} failed with an internal error` })))
             )
           ),
-          Effect.exit,
-          Effect.flatMap((exit) => Deferred.done(done, exit)),
+          // completes the waiters even when shutdown interrupts the run (Effect.exit would not)
+          Effect.intoDeferred(done),
           FiberSet.run(runs)
         )
         return { runId: row.id, await: Deferred.await(done) }
@@ -153,6 +153,8 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           yield* runLog.failQueued(pending, "server shut down before the run started", yield* nowIso)
         }
         const all = yield* FiberSet.awaitEmpty(runs).pipe(
+          // finalizers are uninterruptible: without this the timeout could never cut the wait
+          Effect.interruptible,
           Effect.timeout(options.shutdownGrace ?? "30 seconds"),
           Effect.option
         )
