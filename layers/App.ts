@@ -9,6 +9,7 @@ import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
 import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
 import { DisabledEmbeddingsLive, OpenAiEmbeddingsLive } from "./embeddings/index.js"
+import { LocalImageStoreLive } from "./files/LocalImageStore.js"
 import { AnthropicLlmLive, OpenAiLlmLive, UnconfiguredLlmLive } from "./llm/index.js"
 import { PgLive, SqliteLive } from "./sql/index.js"
 import { MemoryVectorStoreLive, PineconeStoreLive, SqliteVecFileStoreLive, SqliteVecStoreLive } from "./vectors/index.js"
@@ -119,6 +120,7 @@ export const AppLive = Layer.unwrapEffect(
     const manager = RememberManagerLive({ concurrency: config.remember.concurrency, instanceId }).pipe(
       Layer.provide(pipeline)
     )
-    return manager.pipe(Layer.provideMerge(storage))
+    // image files next to the database by default (config image_dir / serve --image-dir)
+    return manager.pipe(Layer.provideMerge(storage), Layer.provideMerge(LocalImageStoreLive(config.imageDir)))
   })
 )

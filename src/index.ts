@@ -4,6 +4,7 @@
  * Adapters (SQL, LLM providers, testing doubles) are exported from `layers/index.ts`.
  */
 export * from "./domain/Errors.js"
+export * from "./domain/Image.js"
 export * from "./domain/Remember.js"
 export type * from "./domain/Responses.js"
 export type * from "./domain/Rows.js"
@@ -16,6 +17,7 @@ export * from "./services/Embeddings.js"
 export * from "./services/GeoResolver.js"
 export * from "./services/GraphRepo.js"
 export * from "./services/ImageStore.js"
+export * from "./services/ImagesRepo.js"
 export * from "./services/InferencesRepo.js"
 export * from "./services/Llm.js"
 export * from "./services/RememberPipeline.js"
@@ -26,6 +28,15 @@ export * from "./services/VectorStore.js"
 export { DEFAULT_PRICES, type PriceTable } from "./pipeline/cost.js"
 export { RememberManager, RememberManagerLive, type RememberManagerOptions } from "./pipeline/RememberManager.js"
 export { RememberPipelineLive } from "./pipeline/RememberPipelineLive.js"
+export {
+  getImageArtifact,
+  type ImageMissing,
+  listImageArtifacts,
+  listImageExtractions,
+  type LoadedImage,
+  loadImage
+} from "./pipeline/image/library.js"
+export { type ImageReading, normalizeImageAnswer, parseImageAnswer } from "./pipeline/image/prompt.js"
 export { RememberSettings, type RememberSettingsShape } from "./pipeline/Settings.js"
 
 export { GligabaoApi } from "./http/Api.js"

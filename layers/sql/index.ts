@@ -12,6 +12,7 @@ import { Layer, type Redacted } from "effect"
 import type { Database } from "../../src/services/Database.js"
 import type { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import type { GraphRepo } from "../../src/services/GraphRepo.js"
+import type { ImagesRepo } from "../../src/services/ImagesRepo.js"
 import type { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import type { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
@@ -19,12 +20,13 @@ import { DatabaseLive } from "./Database.js"
 import { PgMigratedLive } from "./Pg.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
 import { GraphRepoLive } from "./repositories/Graph.js"
+import { ImagesRepoLive } from "./repositories/Images.js"
 import { InferencesRepoLive } from "./repositories/Inferences.js"
 import { RunLogRepoLive } from "./repositories/RunLog.js"
 import { VectorOutboxLive } from "./repositories/VectorOutbox.js"
 import { SqliteMigratedLive } from "./Sqlite.js"
 
-export type Repositories = Database | DatasetsRepo | GraphRepo | InferencesRepo | RunLogRepo | VectorOutbox
+export type Repositories = Database | DatasetsRepo | GraphRepo | ImagesRepo | InferencesRepo | RunLogRepo | VectorOutbox
 
 /** Everything the storage layer provides. */
 export type Storage = SqlClient.SqlClient | Repositories
@@ -36,6 +38,7 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   DatabaseLive,
   DatasetsRepoLive,
   GraphRepoLive,
+  ImagesRepoLive,
   InferencesRepoLive,
   RunLogRepoLive,
   VectorOutboxLive

@@ -5,6 +5,7 @@
  */
 import { Either } from "effect"
 import { InvalidRequest } from "./Errors.js"
+import { validateImage, type ValidImage } from "./Image.js"
 import {
   MODEL_STAGES,
   type ModelStage,
@@ -26,8 +27,10 @@ export interface RememberRequest {
   readonly user_id: string
   readonly dataset: string
   readonly text?: string | undefined
-  /** base64, validated further by the image pipeline */
+  /** base64 as sent */
   readonly image?: string | undefined
+  /** the decoded, checked image (set by validation; the image pipeline decodes `image` without it) */
+  readonly image_file?: ValidImage | undefined
   readonly kind: RequestKind
   /** canonical RFC 3339; absent = the time the run starts */
   readonly reference_time?: string | undefined
@@ -110,6 +113,7 @@ const parse = (body: unknown): RememberRequest => {
 
   const hasImage = body.image !== undefined && body.image !== null
   const hasText = body.text !== undefined && body.text !== null
+  let image_file: ValidImage | undefined
   if (hasImage) {
     if (typeof body.image !== "string" || body.image.length === 0) return fail("image must be a non-empty base64 string")
     if (hasText) return fail("text must not be given together with image")
@@ -120,6 +124,9 @@ const parse = (body: unknown): RememberRequest => {
     if (body.web_search !== undefined && body.web_search !== null && body.web_search !== false) {
       return fail("web_search must not be given together with image")
     }
+    const checked = validateImage(body.image)
+    if (Either.isLeft(checked)) return fail(checked.left)
+    image_file = checked.right
   } else {
     if (!hasText) return fail("text is required (or image)")
     if (typeof body.text !== "string") return fail("text must be a string")
@@ -166,6 +173,7 @@ const parse = (body: unknown): RememberRequest => {
     dataset,
     text: hasText ? (body.text as string) : undefined,
     image: hasImage ? (body.image as string) : undefined,
+    image_file,
     kind,
     reference_time,
     session_id,
@@ -186,7 +194,7 @@ export const validateRememberRequest = (body: unknown): Either.Either<RememberRe
   }
 }
 
-/** What the run log keeps of a request: everything but the text and the image. */
+/** What the run log keeps of a request: everything but the text and the image (its type, size and hash). */
 export const runParams = (request: RememberRequest): Record<string, unknown> => ({
   kind: request.image === undefined ? request.kind : "image",
   ...(request.session_id === undefined ? {} : { session_id: request.session_id }),
@@ -196,5 +204,9 @@ export const runParams = (request: RememberRequest): Record<string, unknown> => 
   web_search: request.web_search,
   timeseries: request.timeseries !== undefined,
   ...(request.text === undefined ? {} : { text_length: request.text.length, text_bytes: utf8Bytes(request.text) }),
-  ...(request.image === undefined ? {} : { image_base64_length: request.image.length })
+  ...(request.image_file !== undefined
+    ? { media_type: request.image_file.media_type, image_bytes: request.image_file.bytes.length, sha256: request.image_file.sha256 }
+    : request.image === undefined
+    ? {}
+    : { image_base64_length: request.image.length })
 })

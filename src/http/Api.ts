@@ -78,6 +78,31 @@ export const RememberResponseDoc = Schema.Struct({
   embedded_edges: Schema.optional(Schema.Number)
 }).annotations({ identifier: "RememberResponse" })
 
+export const ImageRememberResponseDoc = Schema.Struct({
+  pipeline: Schema.Literal("image"),
+  remember_run_id: Schema.Number,
+  image_artifact_id: Schema.Number,
+  extraction_id: Schema.Number,
+  session_id: Schema.optional(Schema.String),
+  path: Schema.String.annotations({ description: "<dataset id>/<sha256>.<ext>, relative to the image directory" }),
+  media_type: Schema.Literal("image/jpeg", "image/png", "image/gif", "image/webp"),
+  bytes: Schema.Number,
+  sha256: Schema.String,
+  theme: Schema.String,
+  title: Schema.String,
+  text: Schema.String,
+  text_blocks: Schema.Array(Schema.Struct({ kind: Schema.String, text: Schema.String })),
+  model: Schema.String,
+  provider: Schema.String,
+  reasoning: Schema.Literal(...REASONING_LEVELS),
+  input_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  cost_usd: Schema.Number,
+  cached: Schema.Boolean.annotations({ description: "true: a repeat answered from the stored extraction" }),
+  valid_at: Schema.String,
+  created_at: Schema.String
+}).annotations({ identifier: "ImageRememberResponse" })
+
 const StageDoc = Schema.Struct({
   status: Schema.Literal("not_started", "started", "succeeded", "failed"),
   started_at: Schema.NullOr(Schema.String),
@@ -110,7 +135,7 @@ export class RememberGroup extends HttpApiGroup.make("remember")
   .add(
     HttpApiEndpoint.post("remember", "/v1/gb/remember")
       .setPayload(RememberRequestDoc)
-      .addSuccess(RememberResponseDoc)
+      .addSuccess(Schema.Union(RememberResponseDoc, ImageRememberResponseDoc))
       .addError(Error400)
       .addError(Error413)
       .addError(Error422)
@@ -127,12 +152,26 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .annotate(OpenApi.Summary, "One remember run with its stages")
   ) {}
 
+export class ImagesGroup extends HttpApiGroup.make("images").add(
+  HttpApiEndpoint.get("getImage", "/v1/gb/images/:id")
+    .addSuccess(HttpApiSchema.Uint8Array({ contentType: "image/*" }))
+    .addError(Error400)
+    .addError(Error404)
+    .addError(Error503)
+    .annotate(OpenApi.Summary, "The bytes of a remembered image, with its media type")
+    .annotate(
+      OpenApi.Description,
+      "Query parameters `user_id` and `dataset` (both required): the image must belong to that user's dataset."
+    )
+) {}
+
 export class HealthGroup extends HttpApiGroup.make("health").add(
   HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
 ) {}
 
 export class GligabaoApi extends HttpApi.make("gligabao")
   .add(RememberGroup)
+  .add(ImagesGroup)
   .add(HealthGroup)
   .annotate(OpenApi.Title, "gligabao")
   .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.") {}

@@ -3,10 +3,14 @@
  * Bodies are read here (not by HttpApi's decoder) so that every error is `{"error": "..."}`
  * and a body over the limit is a 413 before any JSON is parsed.
  */
-import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Layer, Option, Stream } from "effect"
 import { validateRememberRequest } from "../domain/Remember.js"
+import { loadImage } from "../pipeline/image/library.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
+import { DatasetsRepo } from "../services/DatasetsRepo.js"
+import { ImagesRepo } from "../services/ImagesRepo.js"
+import { ImageStore } from "../services/ImageStore.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { GligabaoApi } from "./Api.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
@@ -97,10 +101,51 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
         }))
   }))
 
+export const ImagesHandlersLive = HttpApiBuilder.group(GligabaoApi, "images", (handlers) =>
+  Effect.gen(function*() {
+    // Optional so that an app composed without image storage still serves everything else.
+    const services = Option.all([
+      yield* Effect.serviceOption(DatasetsRepo),
+      yield* Effect.serviceOption(ImagesRepo),
+      yield* Effect.serviceOption(ImageStore)
+    ])
+    return handlers.handleRaw("getImage", ({ request }) =>
+      Effect.gen(function*() {
+        const url = new URL(request.url, "http://x")
+        const raw = decodeURIComponent(url.pathname.split("/").pop() ?? "")
+        if (!/^\d{1,15}$/.test(raw)) return errorResponse(400, "id must be a positive integer")
+        const userId = url.searchParams.get("user_id") ?? ""
+        const dataset = url.searchParams.get("dataset") ?? ""
+        if (userId.trim() === "") return errorResponse(400, "user_id is required")
+        if (dataset === "") return errorResponse(400, "dataset is required")
+        if (Option.isNone(services)) return errorResponse(503, "image storage is not configured on this server")
+        const [datasets, images, files] = services.value
+        const found = yield* loadImage(userId, dataset, Number(raw)).pipe(
+          Effect.provideService(DatasetsRepo, datasets),
+          Effect.provideService(ImagesRepo, images),
+          Effect.provideService(ImageStore, files),
+          Effect.orDie
+        )
+        switch (found._tag) {
+          case "NoDataset":
+            return errorResponse(404, `no dataset ${JSON.stringify(dataset)} for this user`)
+          case "NoArtifact":
+            return errorResponse(404, `no image ${raw} in dataset ${JSON.stringify(dataset)}`)
+          case "NoFile":
+            return errorResponse(404, `the file of image ${raw} is missing from the image directory`)
+          case "Loaded":
+            return HttpServerResponse.uint8Array(found.image.bytes, {
+              contentType: found.image.artifact.media_type,
+              headers: { "x-content-type-options": "nosniff" }
+            })
+        }
+      }))
+  }))
+
 export const HealthHandlersLive = HttpApiBuilder.group(
   GligabaoApi,
   "health",
   (handlers) => handlers.handle("healthz", () => Effect.succeed({ status: "ok" as const }))
 )
 
-export const ApiHandlersLive = Layer.mergeAll(RememberHandlersLive, HealthHandlersLive)
+export const ApiHandlersLive = Layer.mergeAll(RememberHandlersLive, ImagesHandlersLive, HealthHandlersLive)

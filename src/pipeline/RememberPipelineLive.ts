@@ -1,20 +1,26 @@
 import { Effect, Layer } from "effect"
 import { RememberPipeline } from "../services/RememberPipeline.js"
+import { ImageDeps } from "./image/Deps.js"
+import { rememberImage } from "./image/ImagePipeline.js"
 import { RememberDeps } from "./remember/Deps.js"
 import { rememberText, retryPendingVectors } from "./remember/TextPipeline.js"
 
 /**
  * The remember pipeline over the ports: needs Llm, Embeddings, VectorStore, the repositories,
- * the classifier and settings. When built (server startup) it retries, in the background, the
- * vectors that a failed write left in the outbox.
+ * the classifier, settings and the ImageStore (images go to a pipeline of their own). When
+ * built (server startup) it retries, in the background, the vectors that a failed write left
+ * in the outbox.
  */
 export const RememberPipelineLive = Layer.scoped(
   RememberPipeline,
   Effect.gen(function*() {
     const deps = yield* RememberDeps
+    const imageDeps = yield* ImageDeps
     yield* Effect.forkScoped(retryPendingVectors(deps))
     return RememberPipeline.of({
-      run: (runId, request) => rememberText(deps, runId, request)
+      // an image has a pipeline of its own (seed-images.txt)
+      run: (runId, request) =>
+        request.image !== undefined ? rememberImage(imageDeps, runId, request) : rememberText(deps, runId, request)
     })
   })
 )

@@ -14,7 +14,7 @@
  * The text is tokenized once (see tokenizer.ts); boundaries are found on prefix sums of piece
  * counts, then each chunk and overlap is counted exactly, re-encoding only its edges.
  */
-import { countRange, countTokens, pieceAt, pieces, splitsSurrogatePair } from "./tokenizer.js"
+import { countRange, fitsInTokens, pieceAt, pieces, splitsSurrogatePair } from "./tokenizer.js"
 
 export interface Chunk {
   readonly index: number
@@ -31,6 +31,9 @@ export interface ChunkOptions {
   readonly overlapPercent: number
 }
 
+/** A hard cut goes inside a piece of more tokens than this rather than stop before it. */
+const LARGE_PIECE = 8
+
 /** Below this a single code point (up to 4 tokens) plus an overlap might not fit. */
 export const MIN_CHUNK_SIZE = 8
 export const MAX_OVERLAP_PERCENT = 50
@@ -39,8 +42,8 @@ export const MAX_OVERLAP_PERCENT = 50
 export const overlapTarget = (options: ChunkOptions): number =>
   Math.round((options.chunkSize * options.overlapPercent) / 100)
 
-/** Whether a text is longer than one chunk (then it is a document). */
-export const needsChunking = (text: string, chunkSize: number): boolean => countTokens(text) > chunkSize
+/** Whether a text is longer than one chunk (then it is a document); cheap for a long text. */
+export const needsChunking = (text: string, chunkSize: number): boolean => !fitsInTokens(text, chunkSize)
 
 const validate = (options: ChunkOptions): void => {
   if (!Number.isInteger(options.chunkSize) || options.chunkSize < MIN_CHUNK_SIZE) {
@@ -152,11 +155,12 @@ const joins = (text: string, at: number): boolean =>
 const soften = (text: string, at: number, bound: number): number => {
   let cut = at
   const step = bound < at ? -1 : 1
-  while (cut !== bound && joins(text, cut)) {
+  const inside = (x: number) => (step < 0 ? x > bound : x < bound)
+  while (inside(cut) && joins(text, cut)) {
     cut += step
     if (splitsSurrogatePair(text, cut)) cut += step
   }
-  return cut !== bound && (step < 0 ? cut > bound : cut < bound) ? cut : at
+  return inside(cut) ? cut : at
 }
 
 export const chunkText = (text: string, options: ChunkOptions): ReadonlyArray<Chunk> => {
@@ -183,10 +187,10 @@ export const chunkText = (text: string, options: ChunkOptions): ReadonlyArray<Ch
     const j = lastTrue(first, p.count, (k) => upTo(k) <= budget)
     if (j === p.count) return n
     // the hard limit: the last piece boundary that fits (`start` itself if none does, j being
-    // the piece that holds it), then further inside piece j if it is a part of an unbroken run
-    // or if nothing past `floor` fits otherwise
+    // the piece that holds it), then further inside piece j if it is large (a part of an
+    // unbroken run, a long run of symbols) or if nothing past `floor` fits otherwise
     let limit = j >= first ? starts[j]! : start
-    if (cut[j] === 1 || limit <= floor) {
+    if (cut[j] === 1 || before[j + 1]! - before[j]! > LARGE_PIECE || limit <= floor) {
       const base = j >= first ? upTo(j) : 0
       const points = codePointsIn(text, limit, starts[j + 1]!)
       const k = lastTrue(0, points.length - 1, (q) => base + countRange(p, limit, points[q]!) <= budget)
@@ -257,10 +261,13 @@ export const chunkText = (text: string, options: ChunkOptions): ReadonlyArray<Ch
     }
     if (nice !== undefined) {
       begin = nice
-    } else if (cut[hi - 1] !== 1) {
+    } else if (lo >= hi) {
       begin = soften(text, begin, end)
     } else {
-      // an unbroken run just before: start inside it, as early as the target allows
+      // no piece boundary shares even half the target (large pieces, such as the parts of an
+      // unbroken run): start inside the piece before `hi`, as early as the target allows. A
+      // piece boundary is preferred when it will do: the next chunk's pieces then line up with
+      // the text's, whose counts are reused.
       const runEnd = hi <= last ? starts[hi]! : end
       const base = hi <= last ? from(hi) : 0
       const points = codePointsIn(text, Math.max(starts[hi - 1]!, start), runEnd)

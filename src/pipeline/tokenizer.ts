@@ -1,37 +1,31 @@
 /**
- * The one token counter of the project: OpenAI's `cl100k_base` BPE, as implemented by the
- * pure-JavaScript `gpt-tokenizer` package (pinned 4.0.0; its vocabulary ships inside the package,
- * so nothing is downloaded at run time). `cl100k_base` is the encoding of text-embedding-3-small,
- * the model that embeds every chunk verbatim, so a chunk's count is what the embeddings API
- * counts for it. This file is the only importer of the library, so it can be swapped here.
+ * The one token counter of the project: OpenAI's `cl100k_base` BPE with the vocabulary and the
+ * pre-tokenizer pattern of the pure-JavaScript `gpt-tokenizer` package (pinned 4.0.0; the ranks
+ * ship inside the package, nothing is downloaded at run time). `cl100k_base` is the encoding of
+ * text-embedding-3-small, the model that embeds every chunk verbatim, so a chunk's count is what
+ * the embeddings API counts for it. This file is the only importer of the library.
  *
- * The text is split into pre-tokens by the encoding's own split pattern, then each pre-token is
- * byte-pair encoded on its own, as the library does. One deliberate difference: the library's
- * merge is quadratic in the length of a pre-token, and a run with no break in it (1 MiB of CJK
- * without punctuation, a long line of `=`, ten thousand newlines) is a single pre-token, which
- * would take minutes. So a pre-token longer than MAX_PIECE_LENGTH UTF-16 units is cut every
- * MAX_PIECE_LENGTH units (never between the two halves of a surrogate pair) before encoding.
- * Ordinary text never has such runs, and then the count is exactly the library's.
+ * The text is split into pre-tokens by the encoding's pattern and each pre-token is byte-pair
+ * merged on its own, as tiktoken does. Two deliberate departures from calling the library's
+ * `countTokens`, which the tests use as the oracle:
+ * - the merge is ours (a dozen lines over the library's rank table): the library's decodes
+ *   every candidate pair back to a string and costs about 3 µs per byte of text it has not
+ *   seen before, so 1 MiB of Chinese or of prose without spaces took seconds;
+ * - a pre-token longer than MAX_PIECE_LENGTH UTF-16 units is merged in parts of that length
+ *   (never splitting a surrogate pair): a merge is quadratic in its length, and a run with no
+ *   break (1 MiB of CJK without punctuation, a line of 5,000 `=`) is a single pre-token.
+ *   Ordinary text has no such runs, and then the count is exactly the library's.
  */
-import { countTokens as libraryCount } from "gpt-tokenizer/encoding/cl100k_base"
+import RANKS from "gpt-tokenizer/bpeRanks/cl100k_base"
 import { CL100K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants"
 
 export const TOKENIZER = { library: "gpt-tokenizer", version: "4.0.0", encoding: "cl100k_base" } as const
 
-/** The longest piece handed to the library's merge, in UTF-16 units. */
+/** The longest piece handed to the merge, in UTF-16 units. */
 export const MAX_PIECE_LENGTH = 128
-
-// Special-token strings such as "<|endoftext|>" in a user's text are plain text, never an error.
-const SPECIAL_AS_TEXT = { disallowedSpecial: new Set<string>() }
 
 // Our own copy: matchAll starts from a regex's lastIndex, and the library's instance is shared.
 const SPLIT = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, "gu")
-
-// A pre-token longer than MAX_PIECE_LENGTH needs a run of at least this many letters, or of
-// other non-space symbols, or of whitespace (a piece is at most a run of one class, or a space,
-// a symbol run and a newline run); a text without one can go to the library whole.
-const RUN = Math.floor((MAX_PIECE_LENGTH - 1) / 2)
-const LONG_RUN = new RegExp(`\\p{L}{${RUN},}|[^\\s\\p{L}\\p{N}]{${RUN},}|\\s{${RUN},}`, "u")
 
 const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
 const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
@@ -40,39 +34,167 @@ const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
 export const splitsSurrogatePair = (text: string, offset: number): boolean =>
   offset > 0 && offset < text.length && isHigh(text.charCodeAt(offset - 1)) && isLow(text.charCodeAt(offset))
 
-// Short pieces repeat a lot ("the", ",", "\n\n"); the library call costs more than a lookup.
+/**
+ * The UTF-8 bytes of `s` as a string of char codes 0-255 (a lone surrogate becomes U+FFFD, as
+ * TextEncoder does): a cheap Map key for a byte sequence.
+ */
+const utf8 = (s: string): string => {
+  let ascii = true
+  for (let i = 0; i < s.length && ascii; i++) ascii = s.charCodeAt(i) < 0x80
+  if (ascii) return s
+  let out = ""
+  for (let i = 0; i < s.length; i++) {
+    let c = s.charCodeAt(i)
+    if (c < 0x80) {
+      out += String.fromCharCode(c)
+    } else if (c < 0x800) {
+      out += String.fromCharCode(0xc0 | (c >> 6), 0x80 | (c & 63))
+    } else if (isHigh(c) && isLow(s.charCodeAt(i + 1))) {
+      const cp = ((c - 0xd800) << 10) + (s.charCodeAt(i + 1) - 0xdc00) + 0x10000
+      i += 1
+      out += String.fromCharCode(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63))
+    } else {
+      if (isHigh(c) || isLow(c)) c = 0xfffd
+      out += String.fromCharCode(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
+    }
+  }
+  return out
+}
+
+const NONE = 0x7fffffff
+
+interface Vocabulary {
+  /** byte sequence (as above) -> rank */
+  readonly ranks: Map<string, number>
+  /** rank -> byte sequence */
+  readonly bytes: ReadonlyArray<string>
+  /** the rank of each single byte */
+  readonly byteRanks: Int32Array
+  /** the rank of two bytes joined, at 256 * first + second (NONE if not a token) */
+  readonly bytePairs: Int32Array
+}
+
+// Built on first use from the library's table (about 70 ms).
+let vocabulary: Vocabulary | undefined
+const vocab = (): Vocabulary => {
+  if (vocabulary !== undefined) return vocabulary
+  const ranks = new Map<string, number>()
+  const bytes: Array<string> = []
+  RANKS.forEach((token, rank) => {
+    const key = typeof token === "string" ? utf8(token) : String.fromCharCode(...token)
+    ranks.set(key, rank)
+    bytes[rank] = key
+  })
+  const byteRanks = new Int32Array(256)
+  const bytePairs = new Int32Array(65536)
+  for (let a = 0; a < 256; a++) {
+    byteRanks[a] = ranks.get(String.fromCharCode(a))!
+    for (let b = 0; b < 256; b++) bytePairs[a * 256 + b] = ranks.get(String.fromCharCode(a, b)) ?? NONE
+  }
+  vocabulary = { ranks, bytes, byteRanks, bytePairs }
+  return vocabulary
+}
+
+// The rank of two tokens joined, memoized in an open-addressing table (cleared when half full):
+// a merge asks for the same few pairs again and again.
+const PAIR_BITS = 18
+const PAIR_SLOTS = 1 << PAIR_BITS
+const pairFirst = new Int32Array(PAIR_SLOTS).fill(-1)
+const pairSecond = new Int32Array(PAIR_SLOTS)
+const pairRank = new Int32Array(PAIR_SLOTS)
+let pairsUsed = 0
+const slotOf = (a: number, b: number) => (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b)) >>> (32 - PAIR_BITS)
+
+const joinedRank = (v: Vocabulary, a: number, b: number): number => {
+  let slot = slotOf(a, b)
+  for (;;) {
+    const first = pairFirst[slot]!
+    if (first === -1) break
+    if (first === a && pairSecond[slot] === b) return pairRank[slot]!
+    slot = (slot + 1) & (PAIR_SLOTS - 1)
+  }
+  const rank = v.ranks.get(v.bytes[a]! + v.bytes[b]!) ?? NONE
+  if (pairsUsed >= PAIR_SLOTS / 2) {
+    pairFirst.fill(-1)
+    pairsUsed = 0
+    slot = slotOf(a, b)
+  }
+  pairFirst[slot] = a
+  pairSecond[slot] = b
+  pairRank[slot] = rank
+  pairsUsed += 1
+  return rank
+}
+
+// Scratch for one merge: a piece is at most 128 UTF-16 units, so at most 384 bytes.
+const parts = new Int32Array(4 * MAX_PIECE_LENGTH)
+const pairs = new Int32Array(4 * MAX_PIECE_LENGTH)
+
+/**
+ * The number of tokens of one piece: tiktoken's byte-pair merge (repeatedly join the adjacent
+ * two parts whose joined bytes have the lowest rank, the leftmost on a tie) over the library's
+ * ranks. Every part is a token, so a join's rank is looked up from the two parts' ranks.
+ */
+const mergeCount = (piece: string): number => {
+  const v = vocab()
+  const bytes = utf8(piece)
+  let m = bytes.length
+  if (m <= 1 || v.ranks.has(bytes)) return 1
+  for (let i = 0; i < m; i++) parts[i] = v.byteRanks[bytes.charCodeAt(i)]!
+  for (let i = 0; i < m - 1; i++) pairs[i] = v.bytePairs[bytes.charCodeAt(i) * 256 + bytes.charCodeAt(i + 1)]!
+  for (;;) {
+    let lowest = NONE
+    let at = -1
+    for (let i = 0; i < m - 1; i++) {
+      if (pairs[i]! < lowest) {
+        lowest = pairs[i]!
+        at = i
+      }
+    }
+    if (at < 0) return m
+    // parts at and at + 1 become one, of rank `lowest`
+    parts[at] = lowest
+    for (let i = at + 1; i < m - 1; i++) parts[i] = parts[i + 1]!
+    for (let i = at; i < m - 2; i++) pairs[i] = pairs[i + 1]!
+    m -= 1
+    if (at < m - 1) pairs[at] = joinedRank(v, parts[at]!, parts[at + 1]!)
+    if (at > 0) pairs[at - 1] = joinedRank(v, parts[at - 1]!, parts[at]!)
+  }
+}
+
+// Short pieces repeat a lot ("the", ",", "\n\n"); a lookup is cheaper than a merge.
 const memo = new Map<string, number>()
-const MEMO_LIMIT = 200_000
+const MEMO_LIMIT = 100_000
 const MEMO_PIECE = 24
 
 /** The tokens of one piece (at most MAX_PIECE_LENGTH units). */
 const pieceTokens = (piece: string): number => {
-  if (piece.length > MEMO_PIECE) return libraryCount(piece, SPECIAL_AS_TEXT)
+  if (piece.length > MEMO_PIECE) return mergeCount(piece)
   const known = memo.get(piece)
   if (known !== undefined) return known
-  const tokens = libraryCount(piece, SPECIAL_AS_TEXT)
+  const tokens = mergeCount(piece)
   if (memo.size >= MEMO_LIMIT) memo.clear()
   memo.set(piece, tokens)
   return tokens
 }
 
 /**
- * Calls `f(start, end, cut)` for each piece of `text` in order: a pre-token, or a part of a long
- * one (`cut` true). The pieces tile the text.
+ * Calls `f(start, end, cut)` for each piece of `text` in order, until it returns false: a
+ * pre-token, or a part of a long one (`cut` true). The pieces tile the text.
  */
-export const forEachPiece = (text: string, f: (start: number, end: number, cut: boolean) => void): void => {
+export const forEachPiece = (text: string, f: (start: number, end: number, cut: boolean) => boolean | void): void => {
   for (const match of text.matchAll(SPLIT)) {
     const start = match.index
     const end = start + match[0].length
     if (end - start <= MAX_PIECE_LENGTH) {
-      f(start, end, false)
+      if (f(start, end, false) === false) return
       continue
     }
     let from = start
     while (from < end) {
       let to = Math.min(from + MAX_PIECE_LENGTH, end)
       if (splitsSurrogatePair(text, to)) to -= 1
-      f(from, to, true)
+      if (f(from, to, true) === false) return
       from = to
     }
   }
@@ -80,13 +202,21 @@ export const forEachPiece = (text: string, f: (start: number, end: number, cut: 
 
 /** The number of tokens of `text`. */
 export const countTokens = (text: string): number => {
-  if (text.length === 0) return 0
-  if (!LONG_RUN.test(text)) return libraryCount(text, SPECIAL_AS_TEXT)
   let total = 0
   forEachPiece(text, (start, end) => {
     total += pieceTokens(text.slice(start, end))
   })
   return total
+}
+
+/** Whether `text` has at most `limit` tokens; stops counting past the limit, so a long text costs little. */
+export const fitsInTokens = (text: string, limit: number): boolean => {
+  let total = 0
+  forEachPiece(text, (start, end) => {
+    total += pieceTokens(text.slice(start, end))
+    return total <= limit
+  })
+  return total <= limit
 }
 
 /**
@@ -115,7 +245,7 @@ export const pieces = (text: string): Pieces => {
     count += 1
   })
   starts[count] = text.length
-  return { text, count, starts: starts.subarray(0, count + 1), before: before.subarray(0, count + 1), cut }
+  return { text, count, starts: starts.subarray(0, count + 1), before: before.subarray(0, count + 1), cut: cut.subarray(0, count) }
 }
 
 /** The index of the piece that contains `offset` (the last piece for `offset === text.length`). */

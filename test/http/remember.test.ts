@@ -56,6 +56,12 @@ const withApp = <A, E>(script: LlmScript, program: Effect.Effect<A, E, any>) =>
 type Case = readonly [what: string, body: unknown, status: number, message: RegExp]
 
 const valid = { user_id: "alice", text: "Alice lives in Berlin." }
+/** base64 of a PNG signature padded to `bytes` (only the type and the size are checked before the model) */
+const pngOfBytes = (bytes: number) => {
+  const buf = Buffer.alloc(bytes)
+  Buffer.from(PNG, "base64").copy(buf)
+  return buf.toString("base64")
+}
 const over1MiBAscii = "a".repeat(MiB + 1)
 // 1.2 MB of UTF-8 in 600 000 characters: the limit is in bytes, not characters
 const over1MiBUtf8 = "é".repeat(600_000)
@@ -101,6 +107,9 @@ const REJECTED: ReadonlyArray<Case> = [
   ["reasoning not an object", { ...valid, reasoning: ["low"] }, 400, /reasoning/],
   ["timeseries not an object", { ...valid, timeseries: 5 }, 400, /timeseries/],
   ["web_search not a boolean", { ...valid, web_search: "yes" }, 400, /web_search/],
+  ["image not base64", { user_id: "alice", image: "not base64 at all!" }, 400, /image/],
+  ["image neither JPEG, PNG, GIF nor WebP", { user_id: "alice", image: Buffer.from("%PDF-1.7 a document").toString("base64") }, 400, /image.*PDF/],
+  ["image over 5 MiB decoded", { user_id: "alice", image: pngOfBytes(5 * MiB + 1) }, 400, /image.*5 MiB|image.*5242880/],
   // a text request: the limit is 2 MiB (1 MiB of text plus the envelope)
   ["a text body over the text limit", { user_id: "alice", text: "a".repeat(TEXT_BODY_LIMIT) }, 413, /body.*limit/],
   ["a body over the image limit", { user_id: "alice", image: "A".repeat(IMAGE_BODY_LIMIT + 1024) }, 413, /body.*limit/]
@@ -147,6 +156,7 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
       // the 400 cases are rejected by validation, not by the body limit
       expect(bytes({ user_id: "alice", text: over1MiBAscii })).toBeLessThan(TEXT_BODY_LIMIT)
       expect(bytes({ user_id: "alice", text: over1MiBUtf8 })).toBeLessThan(TEXT_BODY_LIMIT)
+      expect(bytes({ user_id: "alice", image: pngOfBytes(5 * MiB + 1) })).toBeLessThan(IMAGE_BODY_LIMIT)
       expect(TEXT_BODY_LIMIT).toBeGreaterThanOrEqual(2 * MiB)
       expect(IMAGE_BODY_LIMIT).toBeGreaterThanOrEqual(7 * MiB)
     }))
@@ -311,10 +321,7 @@ describe("remember over HTTP", () => {
 
   const later: ReadonlyArray<[string, unknown, RegExp]> = [
     ["timeseries", { ...valid, timeseries: { series: [{ key: "AAPL.close", points: [["2025-01-31T00:00:00Z", 222]] }] } }, /timeseries/],
-    ["web_search", { ...valid, web_search: true }, /web_search/],
-    ["an image", { user_id: "alice", image: PNG, session_id: "s1" }, /image/],
-    // an image request may be larger than the text limit
-    ["an image over the text limit", { user_id: "alice", image: "A".repeat(TEXT_BODY_LIMIT + 1024) }, /image/]
+    ["web_search", { ...valid, web_search: true }, /web_search/]
   ]
   for (const [what, body, message] of later) {
     it.live(`503 with a clear message for ${what} (not available yet)`, () =>
@@ -325,15 +332,26 @@ describe("remember over HTTP", () => {
       })))
   }
 
-  it.live("500 without internals when the pipeline dies; the run log has the failure", () =>
+  it.live("an image request may be larger than the text limit: it reaches the image model", () =>
+    withApp({}, Effect.gen(function*() {
+      const image = pngOfBytes(3 * MiB)
+      expect(image.length).toBeGreaterThan(TEXT_BODY_LIMIT)
+      const res = yield* postJson(REMEMBER, { user_id: "alice", image })
+      expect(res.status, res.text.slice(0, 300)).not.toBe(413)
+      expect(res.status).not.toBe(400)
+      expect((yield* ScriptedLlm).callsFor("extract_image")).toHaveLength(1)
+    })))
+
+  it.live("500 naming the stage, without internals, when the pipeline dies; the run log has the failure", () =>
     withApp(() => {
       throw new Error("kaboom: secret internals")
     }, Effect.gen(function*() {
       const res = yield* postJson(REMEMBER, valid)
-      expectError(res, 500)
+      // the message names the failing stage, not the defect
+      expectError(res, 500, /extract_graph/)
       expect(res.json.error).not.toContain("kaboom")
       const run = yield* get("/v1/gb/runs/1")
-      expect(run.json.status).toBe("failed")
+      expect(run.json).toMatchObject({ status: "failed", error: expect.stringContaining("extract_graph") })
     })))
 })
 

@@ -1,12 +1,17 @@
 /**
  * The remember machinery over a real database and the scripted LLM, for pipeline and HTTP
  * tests: `rememberLayer(storage, script)` provides the manager, the repositories, the
- * SqlClient and the ScriptedLlm recorder.
+ * SqlClient, the ScriptedLlm recorder and an ImageStore (a temp directory).
  */
 import { Effect, Layer } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import { Embeddings } from "../../src/services/Embeddings.js"
+import type { ImageStore } from "../../src/services/ImageStore.js"
 import { Llm, type LlmRequest } from "../../src/services/Llm.js"
 import type { VectorStore } from "../../src/services/VectorStore.js"
 import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
@@ -35,7 +40,18 @@ export interface RememberLayerOptions {
   readonly llm?: ScriptedLlmOptions
   /** delays each model call (e.g. to make concurrent calls finish out of order) */
   readonly llmDelayMs?: (request: LlmRequest) => number
+  /** default: local files in a temp directory removed with the layer */
+  readonly images?: Layer.Layer<ImageStore, never, never>
 }
+
+/** Image files in a fresh temp directory, removed when the layer is released. */
+export const tempImageStore = (): Layer.Layer<ImageStore> =>
+  Layer.unwrapScoped(
+    Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "gligabao-images-"))),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ).pipe(Effect.map(LocalImageStoreLive))
+  )
 
 /** The scripted LLM, each answer after `delayMs(request)`. */
 const delayedLlm = (script: LlmScript, options: RememberLayerOptions) => {
@@ -57,7 +73,8 @@ export const rememberLayer = (storage: StorageLayer, script: LlmScript, options:
         NoneClassifierLive,
         RememberSettings.layer(options.settings),
         options.embeddings ?? NoEmbeddings,
-        options.vectors ?? MemoryVectorStoreLive()
+        options.vectors ?? MemoryVectorStoreLive(),
+        options.images ?? tempImageStore()
       )
     ),
     Layer.provideMerge(storage)

@@ -3,9 +3,13 @@
  * 127.0.0.1 port, over whatever services the test provides, and an `HttpClient` whose relative
  * URLs reach that server.
  *
- *   layer(serveTest(rememberLayer(sqliteLayer(), script)))("http", (it) => {
- *     it.live("...", () => Effect.gen(function*() { const res = yield* postJson("/v1/gb/remember", body) }))
+ *   // one server for the block; excludeTestServices gives it the real clock (a `layer`'s
+ *   // `it.live` would not see the layer at all)
+ *   layer(serveTest(rememberLayer(sqliteLayer(), script)), { excludeTestServices: true })("http", (it) => {
+ *     it.effect("...", () => Effect.gen(function*() { const res = yield* postJson("/v1/gb/remember", body) }))
  *   })
+ *   // or one server per test
+ *   it.live("...", () => program.pipe(Effect.provide(serveTest(rememberLayer(sqliteLayer(), script)))))
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"

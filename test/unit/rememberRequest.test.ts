@@ -85,8 +85,15 @@ describe("validateRememberRequest", () => {
   })
 
   it("accepts an image request with session_id", () => {
-    const r = ok({ user_id: "u", image: "aGk=", session_id: "s1" })
-    expect(r.image).toBe("aGk=")
+    // the 8-byte PNG signature and an IHDR chunk header: detected as PNG
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).toString("base64")
+    const r = ok({ user_id: "u", image: png, session_id: "s1" })
+    expect(r.image).toBe(png)
+    expect(r.image_file?.media_type).toBe("image/png")
     expect(r.session_id).toBe("s1")
+  })
+
+  it("rejects bytes that are not an image, naming what they are", () => {
+    expect(error({ user_id: "u", image: "aGk=" })).toContain("image")
   })
 })

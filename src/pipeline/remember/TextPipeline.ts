@@ -73,7 +73,6 @@ export const retryPendingVectors = (deps: RememberDeps) =>
 
 /** Features that later stages implement; refusing them beats silently ignoring them. */
 const unsupported = (request: RememberRequest): string | undefined => {
-  if (request.image !== undefined) return "remembering images is not available on this server yet"
   if (request.timeseries !== undefined) return "timeseries is not available on this server yet"
   if (request.web_search) return "web_search is not available on this server yet"
   return undefined
