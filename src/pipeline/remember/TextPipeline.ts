@@ -9,26 +9,19 @@
  * facts of earlier ones. A failure in chunk k fails the call with k's error; chunks before k
  * stay stored and none after k is.
  */
-import { Clock, Deferred, Effect, Exit, Option } from "effect"
-import { LlmFailed, type LlmUnavailable, type RememberError, ServiceUnavailable, VectorWriteFailed } from "../../domain/Errors.js"
-import type { EdgeWithNames } from "../../domain/Rows.js"
-import type { ArtifactKind } from "../../domain/Stages.js"
-import { type Chunk, chunkText, needsChunking } from "../chunking.js"
-import { callLlm, type RecordedResponse } from "../ModelCalls.js"
-import { buildSummarizeChunkPrompt, parseSummary, SUMMARIZE_CHUNK_MAX_TOKENS } from "../prompts/summarizeChunk.js"
+import { Clock, Deferred, Effect, Option } from "effect"
+import { type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
+import type { EdgeWithNames } from "../../domain/Rows.js"
 import { toIso } from "../../domain/time.js"
-import type { CallContext, EmbedContext } from "../ModelCalls.js"
-import { drainOutbox } from "../vectors.js"
+import { chunkText, needsChunking } from "../chunking.js"
 import { makeRunRecorder, type RunRecorder } from "../RunRecorder.js"
+import { drainOutbox } from "../vectors.js"
 import type { RememberDeps } from "./Deps.js"
-import { type PreparedVectors, prepareVectors, type VectorCache } from "./embed.js"
-import { type Extraction, extractGraph } from "./extract.js"
-import { loadCandidates, needsModel, resolveEdges } from "./reconcile.js"
 import { edgeOut, entityOut } from "./response.js"
-import { findSimilarEntities } from "./similar.js"
-import { type Stored, storeText } from "./store.js"
+import type { Stored } from "./store.js"
+import { type RunScope, storeUnit, type StoredUnit, type Unit, unitWork, type UnitWork } from "./unit.js"
 
 /** The classifier sees at most the first 32 KiB of the text (spec: Classify complexity). */
 const CLASSIFIER_INPUT_BYTES = 32 * 1024
@@ -78,67 +71,23 @@ const unsupported = (request: RememberRequest): string | undefined => {
   return undefined
 }
 
-/** One unit of a text: the whole text, or one chunk of a document. */
-interface Unit {
-  readonly text: string
-  readonly chunk: Chunk | null
-}
-
-interface UnitWork {
-  readonly extraction: Extraction
-  readonly summary: { readonly text: string; readonly response: RecordedResponse } | null
-}
-
-const summarizeChunk = (ctx: CallContext, request: RememberRequest, referenceTime: string, text: string) =>
-  Effect.gen(function*() {
-    const prompt = buildSummarizeChunkPrompt({ referenceTime, text })
-    const response = yield* callLlm(ctx, {
-      stage: "summarize_chunk",
-      model: request.models.summarize_chunk,
-      reasoning: request.reasoning.summarize_chunk ?? "none",
-      system: prompt.system,
-      messages: [{ role: "user", content: prompt.user }],
-      maxTokens: SUMMARIZE_CHUNK_MAX_TOKENS
-    })
-    const parsed = parseSummary(response.text)
-    if (parsed._tag === "Left") {
-      return yield* new LlmFailed({ message: `summarize_chunk: unusable answer from the model: ${parsed.left}`, stage: "summarize_chunk" })
-    }
-    return { text: parsed.right, response }
-  })
-
 export const rememberText = (deps: RememberDeps, runId: number, request: RememberRequest): Effect.Effect<RememberOutcome, RememberError> =>
   Effect.gen(function*() {
     const refusal = unsupported(request)
     if (refusal !== undefined) return yield* new ServiceUnavailable({ message: refusal })
     const text = request.text!
     const recorder = makeRunRecorder(deps.runLog, runId)
-    const referenceTime = request.reference_time ?? (yield* nowIso)
     const existing = yield* deps.datasets.find(request.user_id, request.dataset)
-    // the dataset is created by the first unit's transaction; later units see it
-    let datasetId = Option.match(existing, { onNone: () => null, onSome: (d) => d.id })
-    const callContext = (runStage: string): CallContext => ({
-      llm: deps.llm,
-      inferences: deps.inferences,
-      prices: deps.settings.prices,
-      type: "remember",
+    const scope: RunScope = {
+      deps,
       runId,
-      datasetId,
+      request,
+      referenceTime: request.reference_time ?? (yield* nowIso),
       recorder,
-      runStage
-    })
-    const embedContext = (runStage: string): EmbedContext => ({
-      embeddings: deps.embeddings,
-      inferences: deps.inferences,
-      prices: deps.settings.prices,
-      type: "remember",
-      runId,
-      datasetId,
-      recorder,
-      runStage
-    })
-    const cache: VectorCache = new Map()
-    const choice = { models: request.models, reasoning: request.reasoning }
+      cache: new Map(),
+      // the dataset is created by the first unit's transaction; later units see it
+      datasetId: Option.match(existing, { onNone: () => null, onSome: (d) => d.id })
+    }
 
     // Vectors a failed write left behind are retried first; a failure here is not this call's.
     yield* retryPendingVectors(deps)
@@ -151,41 +100,42 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
         "chunk_text",
         Effect.sync(() => chunkText(text, { chunkSize: deps.settings.chunkSize, overlapPercent: deps.settings.chunkOverlapPercent })),
         (chunks) => ({ chunks: chunks.length, chunk_size: deps.settings.chunkSize })
-      )).map((chunk) => ({ text: chunk.text, chunk }))
-      : [{ text, chunk: null }]
+      )).map((chunk): Unit => ({
+        text: chunk.text,
+        kind: "chunk",
+        chunk,
+        parentId: null,
+        metadata: {
+          index: chunk.index,
+          tokens: chunk.tokens,
+          overlap_tokens: chunk.overlap_tokens,
+          start_offset: chunk.start_offset,
+          end_offset: chunk.end_offset
+        }
+      }))
+      : [{ text, kind: request.kind, chunk: null, parentId: null }]
     if (chunked) yield* recorder.progress(0, units.length)
 
     // The model work of every unit, started at once (bounded); its results are taken in order.
-    const work = yield* Effect.forEach(units, () => Deferred.make<UnitWork, LlmFailed | LlmUnavailable | RememberError>())
-    const unitWork = (unit: Unit) =>
-      Effect.gen(function*() {
-        const extraction = yield* recorder.stage(
-          "extract_graph",
-          extractGraph(callContext("extract_graph"), { text: unit.text, referenceTime, ...choice }),
-          (x) => ({ entities: x.graph.entities.length, edges: x.graph.edges.length, model: x.response.model })
-        )
-        const summary = unit.chunk === null ? null : yield* recorder.stage(
-          "summarize_chunk",
-          summarizeChunk(callContext("summarize_chunk"), request, referenceTime, unit.text),
-          (x) => ({ model: x.response.model })
-        )
-        return { extraction, summary }
-      })
+    const work = yield* Effect.forEach(units, () => Deferred.make<UnitWork, RememberError>())
     yield* Effect.forEach(
       units,
-      (unit, i) => unitWork(unit).pipe(Effect.exit, Effect.flatMap((exit) => Deferred.done(work[i]!, exit))),
+      (unit, i) => unitWork(scope, unit).pipe(Effect.exit, Effect.flatMap((exit) => Deferred.done(work[i]!, exit))),
       { concurrency: deps.settings.chunkConcurrency, discard: true }
     ).pipe(Effect.forkScoped)
 
-    let parentId: number | null = null
-    const stored: Array<Stored> = []
+    const stored: Array<StoredUnit> = []
     for (const [i, unit] of units.entries()) {
-      const { extraction, summary } = yield* Deferred.await(work[i]!)
-      stored.push(yield* storeUnit(unit, extraction, summary, parentId))
-      if (chunked) {
-        parentId = stored[0]!.parent!.id
-        yield* recorder.progress(i + 1, units.length)
-      }
+      const done = yield* Deferred.await(work[i]!)
+      // the first chunk also writes the document; the others hang off it
+      const parent = stored[0]?.parent ?? null
+      const placed: Unit = !chunked
+        ? unit
+        : parent === null
+        ? { ...unit, createParent: { kind: request.kind, text } }
+        : { ...unit, parentId: parent.id }
+      stored.push(yield* storeUnit(scope, placed, done))
+      if (chunked) yield* recorder.progress(i + 1, units.length)
     }
     if (!chunked) return unitOutcome(stored[0]!)
     // a later chunk can close an edge an earlier one stored: report every edge as it ends up
@@ -193,104 +143,6 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
       (yield* deps.graph.getEdges(stored.flatMap((u) => u.edges.map((e) => e.id)))).map((e) => [e.id, e] as const)
     )
     return documentOutcome(stored, (e) => finalEdges.get(e.id) ?? e)
-
-    function storeUnit(unit: Unit, extraction: Extraction, summary: UnitWork["summary"], parent: number | null) {
-      return Effect.gen(function*() {
-        const candidates = yield* recorder.stage(
-          "load_candidates",
-          loadCandidates({
-            graph: deps.graph,
-            maxCandidates: deps.settings.maxCandidates,
-            similar: deps.embeddings.enabled
-              ? (id, g) =>
-                findSimilarEntities(
-                  { vectors: deps.vectors, topK: deps.settings.similarityTopK, threshold: deps.settings.similarityThreshold },
-                  embedContext("load_candidates"),
-                  cache,
-                  id,
-                  g
-                )
-              : undefined
-          }, datasetId, extraction.graph),
-          (c) => ({
-            candidates: c.facts.length,
-            stored_entities: c.storedEntities.length,
-            found_by: Object.fromEntries(c.foundBy),
-            ...(c.similarityError === null ? {} : { similarity_error: c.similarityError })
-          })
-        )
-
-        // resolve_edges runs (and is logged) only when the model must be asked.
-        const now = yield* nowIso
-        const resolveInput = { candidates, referenceTime, now, ...choice }
-        const resolution = needsModel(candidates)
-          ? yield* recorder.stage(
-            "resolve_edges",
-            resolveEdges(callContext("resolve_edges"), resolveInput),
-            (r) => ({ closes: r.plan.closes.length, ignored: r.ignored.length })
-          )
-          : yield* resolveEdges(null, resolveInput)
-
-        const isChunk = unit.chunk !== null
-        const result = yield* recorder.stage(
-          "store",
-          Effect.flatMap(
-            // embedded before the transaction opens: a failure stores nothing, and no call runs inside it
-            deps.embeddings.enabled
-              ? Effect.map(
-                prepareVectors(embedContext("store"), cache, {
-                  entities: extraction.graph.entities,
-                  candidates,
-                  plan: resolution.plan,
-                  chunkText: isChunk ? unit.text : undefined,
-                  summaryText: summary?.text
-                }),
-                (v) => v as PreparedVectors | null
-              )
-              : Effect.succeed(null),
-            (vectors) =>
-              storeText(deps, {
-                userId: request.user_id,
-                datasetName: request.dataset,
-                kind: isChunk ? "chunk" : request.kind as ArtifactKind,
-                text: unit.text,
-                parentId: parent,
-                createParent: isChunk && parent === null ? { kind: request.kind, text } : undefined,
-                summary: summary === null ? undefined : { text: summary.text, inferenceId: summary.response.inferenceId },
-                sessionId: request.session_id ?? null,
-                metadata: unit.chunk === null ? null : {
-                  index: unit.chunk.index,
-                  tokens: unit.chunk.tokens,
-                  overlap_tokens: unit.chunk.overlap_tokens,
-                  start_offset: unit.chunk.start_offset,
-                  end_offset: unit.chunk.end_offset
-                },
-                referenceTime,
-                now,
-                modelId: extraction.response.modelId,
-                entities: extraction.graph.entities,
-                candidates,
-                plan: resolution.plan,
-                vectors
-              })
-          ),
-          (s) => ({ artifact_id: s.artifact.id, inserted_edges: s.inserted, duplicate_edges: s.duplicates, closed_edges: s.invalidated.length })
-        )
-        datasetId = result.dataset.id
-
-        // After commit: the vectors reach the store; a failure is a 502 with the rows already stored.
-        yield* drainOutbox(deps, result.outboxIds).pipe(
-          Effect.mapError((e) =>
-            new VectorWriteFailed({
-              message: `the text was stored (artifact ${(result.parent ?? result.artifact).id}) but writing its vectors failed; they will be retried: ${e.message}`,
-              dataset_id: result.dataset.id,
-              artifact_id: (result.parent ?? result.artifact).id
-            })
-          )
-        )
-        return { ...result, summaryWork: summary }
-      })
-    }
 
     function embedded(units: ReadonlyArray<Stored>) {
       if (!deps.embeddings.enabled) return {}
@@ -315,12 +167,12 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
       return { response, dataset_id: unit.dataset.id, artifact_id: unit.artifact.id }
     }
 
-    function documentOutcome(units: ReadonlyArray<Stored>, final: (e: EdgeWithNames) => EdgeWithNames): RememberOutcome {
+    function documentOutcome(units: ReadonlyArray<StoredUnit>, final: (e: EdgeWithNames) => EdgeWithNames): RememberOutcome {
       const parent = units[0]!.parent!
       const byId = <A extends { readonly id: number }>(rows: ReadonlyArray<A>) => [...new Map(rows.map((r) => [r.id, r])).values()]
       const chunks = units.map((u) => {
         const meta = u.artifact.metadata ?? {}
-        const work = (u as Stored & { summaryWork: UnitWork["summary"] }).summaryWork
+        const work = u.work.summary
         return {
           artifact_id: u.artifact.id,
           index: meta.index,

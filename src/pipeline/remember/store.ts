@@ -24,6 +24,8 @@ export interface StoreInput {
   readonly parentId: number | null
   readonly sessionId: string | null
   readonly metadata: Record<string, unknown> | null
+  /** the queries a web_search artifact issued */
+  readonly query?: string | null | undefined
   /** the first chunk of a document also writes the document (the parent artifact) */
   readonly createParent?: { readonly kind: ArtifactKind; readonly text: string } | undefined
   /** a chunk's summary: an artifact of its own, child of the chunk */
@@ -93,7 +95,7 @@ export const storeText = (
         valid_at: input.referenceTime,
         created_at: input.now,
         inference_id: null,
-        query: null,
+        query: input.query ?? null,
         metadata: input.metadata
       })
 
