@@ -24,6 +24,12 @@ export interface RunRecorder {
   readonly addInference: (stage: string, inferenceId: number) => Effect.Effect<void>
   /** chunked texts: how many chunks are done (shown on the chunk_text stage) */
   readonly progress: (done: number, total: number) => Effect.Effect<void>
+  /**
+   * A view of the log for work done on behalf of stage `stage` (web search, series
+   * observations): its own stages write no rows, and every inference it records is filed
+   * under `stage`, so each inference is in exactly one stage of one run.
+   */
+  readonly within: (stage: string) => RunRecorder
 }
 
 const safely = <R>(what: string, effect: Effect.Effect<void, never, R>) =>
@@ -45,9 +51,30 @@ interface StageState {
   failed: boolean
 }
 
+/** See RunRecorder.within. */
+const scopedTo = (parent: RunRecorder, stage: string): RunRecorder => {
+  const view: RunRecorder = {
+    runId: parent.runId,
+    // no stage rows, but the same defect handling as a real stage
+    stage: (name, effect) =>
+      effect.pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.zipRight(
+            Effect.logError(`stage ${stage}/${name} died`, defect),
+            Effect.fail(new InternalFailure({ message: `${stage} (${name}) failed with an internal error` }))
+          )
+        )
+      ),
+    addInference: (_, inferenceId) => parent.addInference(stage, inferenceId),
+    progress: () => Effect.void,
+    within: () => view
+  }
+  return view
+}
+
 export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number): RunRecorder => {
   const states = new Map<string, StageState>()
-  return {
+  const recorder: RunRecorder = {
     runId,
     stage: (name, effect, detail) =>
       Effect.gen(function*() {
@@ -90,6 +117,8 @@ export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number): RunR
       }),
     addInference: (stage, inferenceId) => safely("add inference", runLog.addInference(runId, stage, inferenceId)),
     progress: (done, total) =>
-      safely("set progress", runLog.setProgress(runId, "chunk_text", { chunks_done: done, chunks_total: total }))
+      safely("set progress", runLog.setProgress(runId, "chunk_text", { chunks_done: done, chunks_total: total })),
+    within: (stage) => scopedTo(recorder, stage)
   }
+  return recorder
 }
