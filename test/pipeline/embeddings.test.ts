@@ -4,7 +4,7 @@
  */
 import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, Layer, Schedule } from "effect"
 import { expect } from "vitest"
 import { HashEmbeddings, HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
 import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
@@ -203,5 +203,28 @@ forEachDialect((_dialect, makeLayer) => {
       expect(yield* count("gb_entities", "embedded_at IS NULL")).toBe(0)
       expect(yield* count("gb_edges", "embedded_at IS NULL")).toBe(0)
     }).pipe(Effect.provide(noEmbeddings as unknown as Layer.Layer<any>)) as Effect.Effect<void, unknown, never>
+  })
+})
+
+forEachDialect((_dialect, makeLayer) => {
+  it.live("vectors left in the outbox are written when the server starts", () => {
+    const vectors = MemoryVectorStoreLive({ dimensions: 2 })
+    const item = { dataset_id: 1, index_name: "dataset-1-entities", vector_id: "entity-1", values: [1, 0], metadata: { kind: "entity" } }
+    // the database as a failing (or crashed) process left it: a vector waiting in the outbox
+    const leftBehind = makeLayer().pipe(
+      Layer.tap((ctx) => Effect.asVoid(Context.get(ctx, VectorOutbox).enqueue([item], "2025-01-01T00:00:00.000Z")))
+    ) as unknown as StorageLayer
+    // then a server starts on it (building the pipeline drains the outbox in the background)
+    return Effect.gen(function*() {
+      const outbox = yield* VectorOutbox
+      yield* outbox.count().pipe(
+        Effect.repeat({ until: (n) => n === 0, schedule: Schedule.spaced("20 millis") }),
+        Effect.timeout("5 seconds")
+      )
+      const store = yield* MemoryVectorStore
+      expect(store.items("dataset-1-entities").map((i) => i.id)).toEqual(["entity-1"])
+    }).pipe(
+      Effect.provide(Layer.merge(rememberLayer(leftBehind, {}, { vectors: vectors as unknown as Layer.Layer<VectorStore> }), vectors) as unknown as Layer.Layer<any>)
+    ) as Effect.Effect<void, unknown, never>
   })
 })
