@@ -11,6 +11,7 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import { Layer, type Redacted } from "effect"
 import type { Database } from "../../src/services/Database.js"
 import type { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
+import type { GeoRepo } from "../../src/services/GeoRepo.js"
 import type { GraphRepo } from "../../src/services/GraphRepo.js"
 import type { ImagesRepo } from "../../src/services/ImagesRepo.js"
 import type { InferencesRepo } from "../../src/services/InferencesRepo.js"
@@ -19,6 +20,7 @@ import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { DatabaseLive } from "./Database.js"
 import { PgMigratedLive } from "./Pg.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
+import { GeoRepoLive } from "./repositories/Geo.js"
 import { GraphRepoLive } from "./repositories/Graph.js"
 import { ImagesRepoLive } from "./repositories/Images.js"
 import { InferencesRepoLive } from "./repositories/Inferences.js"
@@ -26,7 +28,15 @@ import { RunLogRepoLive } from "./repositories/RunLog.js"
 import { VectorOutboxLive } from "./repositories/VectorOutbox.js"
 import { SqliteMigratedLive } from "./Sqlite.js"
 
-export type Repositories = Database | DatasetsRepo | GraphRepo | ImagesRepo | InferencesRepo | RunLogRepo | VectorOutbox
+export type Repositories =
+  | Database
+  | DatasetsRepo
+  | GeoRepo
+  | GraphRepo
+  | ImagesRepo
+  | InferencesRepo
+  | RunLogRepo
+  | VectorOutbox
 
 /** Everything the storage layer provides. */
 export type Storage = SqlClient.SqlClient | Repositories
@@ -37,6 +47,7 @@ export type StorageError = SqlError.SqlError | MigrationError
 export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
   DatabaseLive,
   DatasetsRepoLive,
+  GeoRepoLive,
   GraphRepoLive,
   ImagesRepoLive,
   InferencesRepoLive,

@@ -14,6 +14,11 @@ export interface RememberSettingsShape {
   readonly chunkOverlapPercent: number
   /** chunks extracted and summarized at once; reconciliation stays in order */
   readonly chunkConcurrency: number
+  /**
+   * whether `web_search` can run: it needs Anthropic's server-side web search tool, so the
+   * server sets it only for the Anthropic LLM with a key; otherwise a request with it is a 503
+   */
+  readonly webSearch: boolean
 }
 
 export class RememberSettings extends Context.Tag("gligabao/RememberSettings")<RememberSettings, RememberSettingsShape>() {
@@ -24,7 +29,8 @@ export class RememberSettings extends Context.Tag("gligabao/RememberSettings")<R
     similarityTopK: 3,
     chunkSize: 1024,
     chunkOverlapPercent: 20,
-    chunkConcurrency: 4
+    chunkConcurrency: 4,
+    webSearch: false
   }
   static readonly layer = (overrides: Partial<RememberSettingsShape> = {}) =>
     Layer.succeed(RememberSettings, { ...RememberSettings.defaults, ...overrides })

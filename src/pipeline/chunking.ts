@@ -73,11 +73,13 @@ const boundaries = (text: string): Boundaries => {
   for (const m of text.matchAll(BREAKS)) {
     const at = m.index + m[0].length
     if (at >= text.length || at === 0) continue
-    if (m[1] === undefined) {
-      ;(m[2] === undefined ? word : sentence).push(at)
-    } else if (BLANK_LINE.test(m[1])) {
+    if (m[2] !== undefined) {
+      sentence.push(at)
+    } else if (m[3] !== undefined) {
+      word.push(at)
+    } else if (BLANK_LINE.test(m[1]!)) {
       paragraph.push(at)
-    } else if (m[1].includes("\n") || SENTENCE_END.test(text.slice(Math.max(0, m.index - 4), m.index))) {
+    } else if (m[1]!.includes("\n") || SENTENCE_END.test(text.slice(Math.max(0, m.index - 4), m.index))) {
       sentence.push(at)
     } else {
       word.push(at)

@@ -1,7 +1,9 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { ComplexityClassifier } from "../../services/ComplexityClassifier.js"
 import { Database } from "../../services/Database.js"
 import { Embeddings } from "../../services/Embeddings.js"
+import { GeoRepo } from "../../services/GeoRepo.js"
+import { GeoResolver } from "../../services/GeoResolver.js"
 import { DatasetsRepo } from "../../services/DatasetsRepo.js"
 import { GraphRepo } from "../../services/GraphRepo.js"
 import { InferencesRepo } from "../../services/InferencesRepo.js"
@@ -10,6 +12,12 @@ import { RunLogRepo } from "../../services/RunLogRepo.js"
 import { VectorOutbox } from "../../services/VectorOutbox.js"
 import { VectorStore } from "../../services/VectorStore.js"
 import { RememberSettings } from "../Settings.js"
+
+const NO_GEO_RESOLVER: GeoResolver["Type"] = GeoResolver.of({
+  enabled: false,
+  provider: "none",
+  resolve: () => Effect.succeed(Option.none())
+})
 
 /** The services a remember run uses, resolved once when the pipeline layer is built. */
 export const RememberDeps = Effect.all({
@@ -23,7 +31,10 @@ export const RememberDeps = Effect.all({
   embeddings: Embeddings,
   vectors: VectorStore,
   outbox: VectorOutbox,
-  settings: RememberSettings
+  settings: RememberSettings,
+  // optional: a server without a geo resolver simply has no geo stage
+  geo: Effect.map(Effect.serviceOption(GeoResolver), Option.getOrElse(() => NO_GEO_RESOLVER)),
+  geoRepo: GeoRepo
 })
 
 export type RememberDeps = Effect.Effect.Success<typeof RememberDeps>

@@ -16,6 +16,7 @@ import type { RememberOutcome } from "../../domain/Responses.js"
 import type { EdgeWithNames } from "../../domain/Rows.js"
 import { toIso } from "../../domain/time.js"
 import { chunkText, needsChunking } from "../chunking.js"
+import { enrichmentRefusal, enrichText } from "../enrich/index.js"
 import { makeRunRecorder, type RunRecorder } from "../RunRecorder.js"
 import { drainOutbox } from "../vectors.js"
 import type { RememberDeps } from "./Deps.js"
@@ -65,15 +66,14 @@ export const retryPendingVectors = (deps: RememberDeps) =>
   )
 
 /** Features that later stages implement; refusing them beats silently ignoring them. */
-const unsupported = (request: RememberRequest): string | undefined => {
+const unsupported = (deps: RememberDeps, request: RememberRequest): string | undefined => {
   if (request.timeseries !== undefined) return "timeseries is not available on this server yet"
-  if (request.web_search) return "web_search is not available on this server yet"
-  return undefined
+  return enrichmentRefusal(deps, request)
 }
 
 export const rememberText = (deps: RememberDeps, runId: number, request: RememberRequest): Effect.Effect<RememberOutcome, RememberError> =>
   Effect.gen(function*() {
-    const refusal = unsupported(request)
+    const refusal = unsupported(deps, request)
     if (refusal !== undefined) return yield* new ServiceUnavailable({ message: refusal })
     const text = request.text!
     const recorder = makeRunRecorder(deps.runLog, runId)
@@ -137,12 +137,21 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
       stored.push(yield* storeUnit(scope, placed, done))
       if (chunked) yield* recorder.progress(i + 1, units.length)
     }
-    if (!chunked) return unitOutcome(stored[0]!)
+    // after the text is stored: resolve_geo, web_search (they never fail the call)
+    const enrichments = yield* enrichText(
+      scope,
+      stored.map((u) => ({ artifactId: u.artifact.id, entities: u.entities, edges: u.edges }))
+    )
+    const withEnrichments = (outcome: RememberOutcome): RememberOutcome => ({
+      ...outcome,
+      response: { ...outcome.response, ...enrichments }
+    })
+    if (!chunked) return withEnrichments(unitOutcome(stored[0]!))
     // a later chunk can close an edge an earlier one stored: report every edge as it ends up
     const finalEdges = new Map(
       (yield* deps.graph.getEdges(stored.flatMap((u) => u.edges.map((e) => e.id)))).map((e) => [e.id, e] as const)
     )
-    return documentOutcome(stored, (e) => finalEdges.get(e.id) ?? e)
+    return withEnrichments(documentOutcome(stored, (e) => finalEdges.get(e.id) ?? e))
 
     function embedded(units: ReadonlyArray<Stored>) {
       if (!deps.embeddings.enabled) return {}
