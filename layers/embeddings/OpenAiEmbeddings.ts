@@ -13,7 +13,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
 import { type Context, Effect, Layer, Redacted } from "effect"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import { type EmbeddingBatch, Embeddings } from "../../src/services/Embeddings.js"
-import { AttemptFailed, callWithRetries, describeUnexpected, isRetryableStatus, parseRetryAfter } from "../llm/retry.js"
+import { AttemptFailed, callWithRetries, describeUnexpected, httpAttemptFailure } from "../llm/retry.js"
 
 export interface OpenAiEmbeddingsOptions {
   readonly apiKey: Redacted.Redacted<string>
@@ -94,12 +94,7 @@ const classify =
     if (error instanceof APIError && typeof error.status === "number") {
       const body = error.error as { message?: unknown } | undefined
       const detail = typeof body?.message === "string" ? body.message : error.message
-      return new AttemptFailed({
-        message: `HTTP ${error.status} ${detail}${error.requestID ? ` (request-id ${error.requestID})` : ""}`,
-        status: error.status,
-        retryable: isRetryableStatus(error.status),
-        retryAfterMs: parseRetryAfter(error.headers)
-      })
+      return httpAttemptFailure(error, detail)
     }
     return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
   }

@@ -2,7 +2,7 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } fr
 import { type Context, Effect, Layer, Redacted } from "effect"
 import { THINKING_BUDGET } from "../../src/domain/Stages.js"
 import { Llm, type LlmMessage, type LlmRequest, type LlmResponse } from "../../src/services/Llm.js"
-import { AttemptFailed, callWithRetries, describeUnexpected, isRetryableStatus, parseRetryAfter } from "./retry.js"
+import { AttemptFailed, callWithRetries, describeUnexpected, httpAttemptFailure } from "./retry.js"
 
 export interface AnthropicLlmOptions {
   readonly apiKey: Redacted.Redacted<string>
@@ -98,12 +98,7 @@ const classify =
       return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
     if (error instanceof APIError && typeof error.status === "number") {
       const detail = [error.type, error.apiMessage ?? error.message].filter(Boolean).join(": ")
-      return new AttemptFailed({
-        message: `HTTP ${error.status} ${detail}${error.requestID ? ` (request-id ${error.requestID})` : ""}`,
-        status: error.status,
-        retryable: isRetryableStatus(error.status),
-        retryAfterMs: parseRetryAfter(error.headers)
-      })
+      return httpAttemptFailure(error, detail)
     }
     return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
   }

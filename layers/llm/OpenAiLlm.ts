@@ -2,7 +2,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
 import { type Context, Effect, Layer, Redacted } from "effect"
 import { THINKING_BUDGET, type ReasoningLevel } from "../../src/domain/Stages.js"
 import { Llm, type LlmMessage, type LlmRequest, type LlmResponse } from "../../src/services/Llm.js"
-import { AttemptFailed, callWithRetries, describeUnexpected, isRetryableStatus, parseRetryAfter } from "./retry.js"
+import { AttemptFailed, callWithRetries, describeUnexpected, httpAttemptFailure } from "./retry.js"
 
 export interface OpenAiLlmOptions {
   readonly apiKey: Redacted.Redacted<string>
@@ -129,12 +129,7 @@ const classify =
       ]
         .filter(Boolean)
         .join(": ")
-      return new AttemptFailed({
-        message: `HTTP ${error.status} ${detail}${error.requestID ? ` (request-id ${error.requestID})` : ""}`,
-        status: error.status,
-        retryable: isRetryableStatus(error.status),
-        retryAfterMs: parseRetryAfter(error.headers)
-      })
+      return httpAttemptFailure(error, detail)
     }
     return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
   }

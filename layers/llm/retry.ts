@@ -42,6 +42,19 @@ export const parseRetryAfter = (headers: { get(name: string): string | null } | 
  * Exponential backoff (jittered) from the base delay capped at 8s; a provider's
  * retry-after replaces the backoff, capped at 60s. Stops on a non-retryable failure.
  */
+/** An HTTP error answer of a provider SDK, as an attempt failure (retryable on 429 and 5xx). */
+export const httpAttemptFailure = (error: {
+  readonly status: number
+  readonly requestID?: string | null | undefined
+  readonly headers?: { get(name: string): string | null } | undefined
+}, detail: string): AttemptFailed =>
+  new AttemptFailed({
+    message: `HTTP ${error.status} ${detail}${error.requestID ? ` (request-id ${error.requestID})` : ""}`,
+    status: error.status,
+    retryable: isRetryableStatus(error.status),
+    retryAfterMs: parseRetryAfter(error.headers)
+  })
+
 export const retrySchedule = (options: RetryOptions) =>
   Schedule.intersect(
     Schedule.identity<AttemptFailed>(),
