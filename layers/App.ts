@@ -7,11 +7,14 @@ import { AppConfigTag, type AppConfig } from "../src/Config.js"
 import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
+import { JevClassifierLive } from "./classifier/JevClassifier.js"
 import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
 import { DisabledEmbeddingsLive, OpenAiEmbeddingsLive } from "./embeddings/index.js"
 import { LocalImageStoreLive } from "./files/LocalImageStore.js"
+import { NominatimResolverLive } from "./geo/NominatimResolver.js"
 import { AnthropicLlmLive, OpenAiLlmLive, UnconfiguredLlmLive } from "./llm/index.js"
 import { PgLive, SqliteLive } from "./sql/index.js"
+import { timeseriesFor } from "./timeseries/index.js"
 import { MemoryVectorStoreLive, PineconeStoreLive, SqliteVecFileStoreLive, SqliteVecStoreLive } from "./vectors/index.js"
 
 /** The database the configuration names: PostgreSQL when database.url is set, else SQLite. */
@@ -95,8 +98,30 @@ export const vectorStoreFor = (config: AppConfig) => {
   }
 }
 
+/** Jev when its key is set; otherwise classify_complexity does not run. */
+export const classifierFor = (config: AppConfig) =>
+  Option.match(config.jevApiKey, {
+    onNone: () => NoneClassifierLive,
+    onSome: (apiKey) => JevClassifierLive({ url: config.jevUrl, apiKey })
+  })
+
+/** Nominatim when geo is on (`geo = true`, `--geo`); otherwise the pipeline has no geo stage. */
+export const geoFor = (config: AppConfig) =>
+  config.geo.enabled
+    ? NominatimResolverLive({
+      baseUrl: config.geo.baseUrl,
+      userAgent: config.geo.userAgent,
+      requestsPerSecond: config.geo.requestsPerSecond
+    })
+    : Layer.empty
+
+/** Web search is Anthropic's server-side tool: only the Anthropic LLM with a key has it. */
+export const webSearchAvailable = (config: AppConfig): boolean =>
+  config.llm.provider === "anthropic" && Option.isSome(config.llm.apiKey)
+
 export const settingsFor = (config: AppConfig) =>
   RememberSettings.layer({
+    webSearch: webSearchAvailable(config),
     prices: config.prices,
     maxCandidates: config.remember.maxCandidates,
     similarityThreshold: config.remember.similarityThreshold,
@@ -112,13 +137,22 @@ export const AppLive = Layer.unwrapEffect(
     const config = yield* AppConfigTag
     const instanceId = `${process.pid}-${crypto.randomUUID()}`
     const storage = storageFor(config)
+    // provideMerge: the read side (search, query) uses the same Llm, Embeddings, VectorStore, settings
     const pipeline = RememberPipelineLive.pipe(
-      Layer.provide(
-        Layer.mergeAll(llmFor(config), NoneClassifierLive, settingsFor(config), embeddingsFor(config), vectorStoreFor(config))
+      Layer.provideMerge(
+        Layer.mergeAll(
+          llmFor(config),
+          classifierFor(config),
+          geoFor(config),
+          settingsFor(config),
+          embeddingsFor(config),
+          vectorStoreFor(config),
+          timeseriesFor(config)
+        )
       )
     )
     const manager = RememberManagerLive({ concurrency: config.remember.concurrency, instanceId }).pipe(
-      Layer.provide(pipeline)
+      Layer.provideMerge(pipeline)
     )
     // image files next to the database by default (config image_dir / serve --image-dir)
     return manager.pipe(Layer.provideMerge(storage), Layer.provideMerge(LocalImageStoreLive(config.imageDir)))

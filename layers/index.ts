@@ -1,7 +1,12 @@
 /** The adapters: pick the ones you need when embedding gligabao (see README "Embedding"). */
-export { AppLive, llmFor, settingsFor, storageFor } from "./App.js"
+export { AppLive, classifierFor, geoFor, llmFor, settingsFor, storageFor, webSearchAvailable } from "./App.js"
+export { JevClassifierLive, makeJevClassifier } from "./classifier/JevClassifier.js"
 export { NoneClassifierLive } from "./classifier/NoneClassifier.js"
+export { makeNominatimResolver, NominatimResolverLive } from "./geo/NominatimResolver.js"
 export { LocalImageStoreLive, makeLocalImageStore } from "./files/LocalImageStore.js"
+export { makePricesProvider, providersFromConfig, timeseriesFor, TimeseriesProvidersLive } from "./timeseries/index.js"
 export * from "./llm/index.js"
 export { PgLive, RepositoriesLive, SqliteLive, type Storage } from "./sql/index.js"
+export { SeriesRepoLive } from "./sql/repositories/Series.js"
+export { FakeGeo, type FakeGeoAnswer } from "./testing/FakeGeo.js"
 export { type LlmScript, ScriptedLlm, type ScriptedAnswer } from "./testing/ScriptedLlm.js"

@@ -11,6 +11,7 @@ import {
   ComplexityClassifier,
   type ComplexityResult
 } from "../../src/services/ComplexityClassifier.js"
+import { describeParseError } from "../../src/pipeline/json.js"
 
 export interface JevClassifierOptions {
   /** without the path, e.g. https://api.typesafe.ai */
@@ -85,7 +86,7 @@ export const makeJevClassifier = (options: JevClassifierOptions): ComplexityClas
         catch: () => new ClassifierFailed({ message: "jev: the answer is not JSON" })
       })
       const answer = yield* Schema.decodeUnknown(Answer)(json).pipe(
-        Effect.mapError((e) => new ClassifierFailed({ message: `jev: unusable answer: ${e.message.split("\n")[0]}` }))
+        Effect.mapError((e) => new ClassifierFailed({ message: `jev: unusable answer: ${describeParseError(e)}` }))
       )
       return Option.some<ComplexityResult>({
         complexity: answer.choice,

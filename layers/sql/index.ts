@@ -16,6 +16,8 @@ import type { GraphRepo } from "../../src/services/GraphRepo.js"
 import type { ImagesRepo } from "../../src/services/ImagesRepo.js"
 import type { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import type { RunLogRepo } from "../../src/services/RunLogRepo.js"
+import type { SearchRepo } from "../../src/services/SearchRepo.js"
+import type { SeriesRepo } from "../../src/services/SeriesRepo.js"
 import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { DatabaseLive } from "./Database.js"
 import { PgMigratedLive } from "./Pg.js"
@@ -25,6 +27,8 @@ import { GraphRepoLive } from "./repositories/Graph.js"
 import { ImagesRepoLive } from "./repositories/Images.js"
 import { InferencesRepoLive } from "./repositories/Inferences.js"
 import { RunLogRepoLive } from "./repositories/RunLog.js"
+import { SearchRepoLive } from "./repositories/Search.js"
+import { SeriesRepoLive } from "./repositories/Series.js"
 import { VectorOutboxLive } from "./repositories/VectorOutbox.js"
 import { SqliteMigratedLive } from "./Sqlite.js"
 
@@ -36,6 +40,8 @@ export type Repositories =
   | ImagesRepo
   | InferencesRepo
   | RunLogRepo
+  | SearchRepo
+  | SeriesRepo
   | VectorOutbox
 
 /** Everything the storage layer provides. */
@@ -52,6 +58,8 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   ImagesRepoLive,
   InferencesRepoLive,
   RunLogRepoLive,
+  SearchRepoLive,
+  SeriesRepoLive,
   VectorOutboxLive
 )
 

@@ -3,6 +3,9 @@
  *
  *   gligabao serve [--db PATH] [--database-url URL] [--image-dir DIR] [--geo] [--host H] [--port P] [--config FILE]
  *   gligabao migrate [--db PATH] [--database-url URL] [--config FILE]
+ *   gligabao search QUERY --user-id U [--dataset D] [--as-of T] [--known-at T] [--include-expired] [--session-id S] [--kind K] [--limit N] [--hops N]
+ *   gligabao query QUESTION --user-id U [the same] [--model M] [--reasoning LEVEL]
+ *   gligabao export --user-id U [--dataset D] [--format json|graphml] [--output FILE] [filters]
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { HttpServer } from "@effect/platform"
@@ -10,7 +13,7 @@ import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Either, Fiber, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
-import { AppLive, embeddingsFor, storageFor, vectorStoreFor } from "../../layers/App.js"
+import { AppLive, embeddingsFor, llmFor, settingsFor, storageFor, vectorStoreFor } from "../../layers/App.js"
 import { type AppConfig, AppConfigTag, type ConfigFlags, describeConfig, GLIGABAO_VERSION, loadConfig } from "../Config.js"
 import { HttpAppLive } from "../http/Http.js"
 import { validateRememberRequest } from "../domain/Remember.js"
@@ -18,6 +21,11 @@ import { RememberManager } from "../pipeline/RememberManager.js"
 import { reembed } from "../pipeline/reembed.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { progressBar } from "./progress.js"
+import { readBody, type ReadFlags, readParams, writeDocument } from "./read.js"
+import { readDeps } from "../query/deps.js"
+import { runExportGraph } from "../query/export.js"
+import { validateGraphRequest, validateQueryRequest, validateSearchRequest } from "../query/requests.js"
+import { runQuery, runSearch } from "../query/search.js"
 import { Database } from "../services/Database.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { Embeddings } from "../services/Embeddings.js"
@@ -208,9 +216,93 @@ const rememberCommand = Command.make(
     )
 ).pipe(Command.withDescription("remember a text file without a server (long files show a progress bar)"))
 
+/** What the read commands use: the storage, and the models when configured (no remember machinery). */
+const readLayerFor = (config: AppConfig) =>
+  Layer.mergeAll(llmFor(config), embeddingsFor(config), vectorStoreFor(config), settingsFor(config)).pipe(
+    Layer.provideMerge(storageFor(config))
+  )
+
+const readOptions = {
+  config: configOption,
+  db: dbOption,
+  databaseUrl: databaseUrlOption,
+  userId: Options.text("user-id").pipe(Options.withDescription("the user whose data is read")),
+  dataset: Options.text("dataset").pipe(Options.withDescription("the dataset (default main)"), Options.optional),
+  asOf: Options.text("as-of").pipe(Options.withDescription("event time, RFC 3339: facts valid then (default now)"), Options.optional),
+  knownAt: Options.text("known-at").pipe(Options.withDescription("ingestion time, RFC 3339: what was known then"), Options.optional),
+  includeExpired: Options.boolean("include-expired").pipe(Options.withDescription("also facts that had ended by --as-of")),
+  sessionId: Options.text("session-id").pipe(Options.withDescription("only what this session discovered"), Options.optional),
+  kind: Options.text("kind").pipe(Options.withDescription("only what artifacts of this kind support"), Options.optional)
+}
+
+const rankingOptions = {
+  limit: Options.integer("limit").pipe(Options.withDescription("results per list (1-100)"), Options.optional),
+  hops: Options.integer("hops").pipe(Options.withDescription("graph neighbourhood depth, 0-2 (default 1)"), Options.optional)
+}
+
+const searchBody = (o: ReadFlags & { readonly limit: Option.Option<number>; readonly hops: Option.Option<number> }, query: string) => ({
+  ...readBody(o),
+  query,
+  limit: Option.getOrUndefined(o.limit),
+  hops: Option.getOrUndefined(o.hops)
+})
+
+const printJson = (value: unknown) => Effect.sync(() => console.log(JSON.stringify(value, null, 2)))
+
+const searchCommand = Command.make(
+  "search",
+  { query: Args.text({ name: "QUERY" }), ...readOptions, ...rankingOptions },
+  (o) =>
+    withConfig(flags(o), (config) =>
+      Effect.gen(function*() {
+        const valid = validateSearchRequest(searchBody(o, o.query))
+        if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
+        yield* printJson(yield* runSearch(yield* readDeps, valid.right))
+      }).pipe(Effect.provide(readLayerFor(config))))
+).pipe(Command.withDescription("search a dataset without a server: ranked facts, entities and chunks as JSON"))
+
+const queryCommand = Command.make(
+  "query",
+  {
+    question: Args.text({ name: "QUESTION" }),
+    ...readOptions,
+    ...rankingOptions,
+    model: Options.text("model").pipe(Options.withDescription("the model of the query stage"), Options.optional),
+    reasoning: Options.text("reasoning").pipe(Options.withDescription("none (default), low, medium or high"), Options.optional)
+  },
+  (o) =>
+    withConfig(flags(o), (config) =>
+      Effect.gen(function*() {
+        const valid = validateQueryRequest({
+          ...searchBody(o, o.question),
+          models: { query: Option.getOrUndefined(o.model) },
+          reasoning: { query: Option.getOrUndefined(o.reasoning) }
+        })
+        if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
+        yield* printJson(yield* runQuery(yield* readDeps, valid.right))
+      }).pipe(Effect.provide(readLayerFor(config))))
+).pipe(Command.withDescription("answer a question from a dataset's facts without a server (one LLM call), as JSON"))
+
+const exportCommand = Command.make(
+  "export",
+  {
+    ...readOptions,
+    format: Options.text("format").pipe(Options.withDescription("json (default) or graphml"), Options.optional),
+    output: Options.text("output").pipe(Options.withDescription("write to this file instead of stdout"), Options.optional)
+  },
+  (o) =>
+    withConfig(flags(o), (config) =>
+      Effect.gen(function*() {
+        const valid = validateGraphRequest({ ...readParams(o), format: Option.getOrUndefined(o.format) })
+        if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
+        const exported = yield* runExportGraph(yield* readDeps, valid.right)
+        yield* writeDocument(exported.body, o.output)
+      }).pipe(Effect.provide(readLayerFor(config))))
+).pipe(Command.withDescription("export a dataset's graph as JSON or GraphML without a server (streamed)"))
+
 const gligabao = Command.make("gligabao").pipe(
   Command.withDescription("a memory server for AI agents: texts in, a bi-temporal knowledge graph out"),
-  Command.withSubcommands([serve, migrate, reembedCommand, rememberCommand])
+  Command.withSubcommands([serve, migrate, reembedCommand, rememberCommand, searchCommand, queryCommand, exportCommand])
 )
 
 const cli = Command.run(gligabao, { name: "gligabao", version: GLIGABAO_VERSION })

@@ -17,6 +17,7 @@ import {
   type RequestKind
 } from "./Stages.js"
 import { parseRfc3339 } from "./time.js"
+import { type TimeseriesRequest, validateTimeseries } from "./Timeseries.js"
 
 export const MAX_TEXT_BYTES = 1024 * 1024
 export const MAX_LABEL_BYTES = 128
@@ -38,8 +39,8 @@ export interface RememberRequest {
   readonly models: Partial<Record<ModelStage, string>>
   readonly reasoning: Partial<Record<ReasoningStage, ReasoningLevel>>
   readonly web_search: boolean
-  /** validated by the timeseries stage */
-  readonly timeseries?: unknown
+  /** series to store and anchor, fetch, observe (spec/contracts.md section 11) */
+  readonly timeseries?: TimeseriesRequest | undefined
 }
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
@@ -164,8 +165,11 @@ const parse = (body: unknown): RememberRequest => {
     web_search = body.web_search
   }
 
-  if (body.timeseries !== undefined && body.timeseries !== null && !isObject(body.timeseries)) {
-    return fail("timeseries must be an object")
+  let timeseries: TimeseriesRequest | undefined
+  if (body.timeseries !== undefined && body.timeseries !== null) {
+    const checked = validateTimeseries(body.timeseries)
+    if (Either.isLeft(checked)) return fail(checked.left)
+    timeseries = checked.right
   }
 
   return {
@@ -180,7 +184,7 @@ const parse = (body: unknown): RememberRequest => {
     models: parseModels(body.models),
     reasoning: parseReasoning(body.reasoning),
     web_search,
-    timeseries: body.timeseries ?? undefined
+    timeseries
   }
 }
 
@@ -202,7 +206,14 @@ export const runParams = (request: RememberRequest): Record<string, unknown> => 
   models: request.models,
   reasoning: request.reasoning,
   web_search: request.web_search,
-  timeseries: request.timeseries !== undefined,
+  timeseries: request.timeseries === undefined
+    ? false
+    : {
+      series: request.timeseries.series.length,
+      points: request.timeseries.series.reduce((n, s) => n + s.points.length, 0),
+      fetch: request.timeseries.fetch !== undefined,
+      observations: request.timeseries.observations
+    },
   ...(request.text === undefined ? {} : { text_length: request.text.length, text_bytes: utf8Bytes(request.text) }),
   ...(request.image_file !== undefined
     ? { media_type: request.image_file.media_type, image_bytes: request.image_file.bytes.length, sha256: request.image_file.sha256 }

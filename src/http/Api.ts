@@ -8,6 +8,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES } from "../domain/Stages.js"
+import { ReadGroup } from "./ReadApi.js"
 
 const ErrorBody = (status: number, description: string) =>
   Schema.Struct({ error: Schema.String }).annotations({
@@ -173,5 +174,6 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(RememberGroup)
   .add(ImagesGroup)
   .add(HealthGroup)
+  .add(ReadGroup)
   .annotate(OpenApi.Title, "gligabao")
   .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.") {}

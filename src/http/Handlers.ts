@@ -13,6 +13,7 @@ import { ImagesRepo } from "../services/ImagesRepo.js"
 import { ImageStore } from "../services/ImageStore.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { GligabaoApi } from "./Api.js"
+import { ReadHandlersLive } from "./ReadHandlers.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
 import { runView } from "./runView.js"
 
@@ -148,4 +149,4 @@ export const HealthHandlersLive = HttpApiBuilder.group(
   (handlers) => handlers.handle("healthz", () => Effect.succeed({ status: "ok" as const }))
 )
 
-export const ApiHandlersLive = Layer.mergeAll(RememberHandlersLive, ImagesHandlersLive, HealthHandlersLive)
+export const ApiHandlersLive = Layer.mergeAll(RememberHandlersLive, ImagesHandlersLive, HealthHandlersLive, ReadHandlersLive)

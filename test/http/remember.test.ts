@@ -320,11 +320,11 @@ describe("remember over HTTP", () => {
       })))
 
   const later: ReadonlyArray<[string, unknown, RegExp]> = [
-    ["timeseries", { ...valid, timeseries: { series: [{ key: "AAPL.close", points: [["2025-01-31T00:00:00Z", 222]] }] } }, /timeseries/],
+    ["timeseries.fetch", { ...valid, timeseries: { fetch: { before: "30d" } } }, /timeseries providers/],
     ["web_search", { ...valid, web_search: true }, /web_search/]
   ]
   for (const [what, body, message] of later) {
-    it.live(`503 with a clear message for ${what} (not available yet)`, () =>
+    it.live(`503 with a clear message for ${what} (not configured on this server)`, () =>
       withApp({}, Effect.gen(function*() {
         expectError(yield* postJson(REMEMBER, body), 503, message)
         expect(yield* count("gb_artifacts")).toBe(0)

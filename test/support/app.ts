@@ -11,7 +11,10 @@ import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import { Embeddings } from "../../src/services/Embeddings.js"
+import type { ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
+import type { GeoResolver } from "../../src/services/GeoResolver.js"
 import type { ImageStore } from "../../src/services/ImageStore.js"
+import type { TimeseriesProviders } from "../../src/services/TimeseriesProviders.js"
 import { Llm, type LlmRequest } from "../../src/services/Llm.js"
 import type { VectorStore } from "../../src/services/VectorStore.js"
 import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
@@ -42,6 +45,12 @@ export interface RememberLayerOptions {
   readonly llmDelayMs?: (request: LlmRequest) => number
   /** default: local files in a temp directory removed with the layer */
   readonly images?: Layer.Layer<ImageStore, never, never>
+  /** default: none configured (classify_complexity does not run) */
+  readonly classifier?: Layer.Layer<ComplexityClassifier, never, never>
+  /** default: none (no geo stage); e.g. `FakeGeo.layer({...})`, whose FakeGeo recorder is then provided too */
+  readonly geo?: Layer.Layer<GeoResolver, never, never>
+  /** default: none (timeseries.fetch is a 503); e.g. `TimeseriesProvidersLive([...])` */
+  readonly timeseries?: Layer.Layer<TimeseriesProviders, never, never>
 }
 
 /** Image files in a fresh temp directory, removed when the layer is released. */
@@ -70,7 +79,9 @@ export const rememberLayer = (storage: StorageLayer, script: LlmScript, options:
     Layer.provideMerge(
       Layer.mergeAll(
         delayedLlm(script, options),
-        NoneClassifierLive,
+        options.classifier ?? NoneClassifierLive,
+        options.geo ?? Layer.empty,
+        options.timeseries ?? Layer.empty,
         RememberSettings.layer(options.settings),
         options.embeddings ?? NoEmbeddings,
         options.vectors ?? MemoryVectorStoreLive(),

@@ -156,3 +156,77 @@ export const startFakeAnthropic = (options: FakeAnthropicOptions = {}): Promise<
     requestIdHeader: "request-id",
     ...(options.latencyMs !== undefined ? { latencyMs: options.latencyMs } : {})
   })
+
+/** One search as the server-side web search tool reports it: its query and its results (or an error code). */
+export interface FakeWebSearch {
+  readonly query: string
+  readonly results?: ReadonlyArray<{ readonly url: string; readonly title: string; readonly page_age?: string | null }>
+  /** the tool's error instead of results (max_uses_exceeded, too_many_requests, unavailable, ...) */
+  readonly errorCode?: string
+}
+
+/**
+ * The content blocks of an answer that used Anthropic's server-side web search: an optional
+ * preamble, then per search a `server_tool_use` and its `web_search_tool_result` (or a
+ * `web_search_tool_result_error` inside the 200), then the answer's text blocks (the first
+ * one citing the first result).
+ */
+export const webSearchBlocks = (options: {
+  readonly searches: ReadonlyArray<FakeWebSearch>
+  readonly text: ReadonlyArray<string> | string
+  readonly preamble?: string
+}): ReadonlyArray<unknown> => {
+  const blocks: Array<unknown> = []
+  if (options.preamble !== undefined) blocks.push({ type: "text", text: options.preamble, citations: null })
+  options.searches.forEach((search, i) => {
+    const id = `srvtoolu_01Fake${i}`
+    blocks.push({ type: "server_tool_use", id, name: "web_search", input: { query: search.query } })
+    blocks.push({
+      type: "web_search_tool_result",
+      tool_use_id: id,
+      content: search.errorCode !== undefined
+        ? { type: "web_search_tool_result_error", error_code: search.errorCode }
+        : (search.results ?? []).map((r) => ({
+          type: "web_search_result",
+          url: r.url,
+          title: r.title,
+          encrypted_content: "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y2Ma",
+          page_age: r.page_age ?? null
+        }))
+    })
+  })
+  const texts = typeof options.text === "string" ? [options.text] : options.text
+  const cited = options.searches.flatMap((s) => s.results ?? [])[0]
+  texts.forEach((text, i) => {
+    blocks.push({
+      type: "text",
+      text,
+      citations: i === 0 && cited !== undefined
+        ? [{ type: "web_search_result_location", url: cited.url, title: cited.title, encrypted_index: "Eo8BCioIAhgB", cited_text: text.slice(0, 150) }]
+        : null
+    })
+  })
+  return blocks
+}
+
+/**
+ * A Messages response that used the web search tool; usage.server_tool_use counts the
+ * searches that did not fail (failed searches are not billed).
+ */
+export const webSearchMessage = (options: {
+  readonly searches: ReadonlyArray<FakeWebSearch>
+  readonly text: ReadonlyArray<string> | string
+  readonly preamble?: string
+  readonly model?: string
+  readonly usage?: AnthropicUsageFields
+}): FakeReply =>
+  anthropicMessage({
+    content: webSearchBlocks(options),
+    ...(options.model === undefined ? {} : { model: options.model }),
+    usage: {
+      input_tokens: 2000,
+      output_tokens: 300,
+      server_tool_use: { web_search_requests: options.searches.filter((s) => s.errorCode === undefined).length },
+      ...options.usage
+    }
+  })

@@ -9,6 +9,8 @@ import { GraphRepo } from "../../services/GraphRepo.js"
 import { InferencesRepo } from "../../services/InferencesRepo.js"
 import { Llm } from "../../services/Llm.js"
 import { RunLogRepo } from "../../services/RunLogRepo.js"
+import { SeriesRepo } from "../../services/SeriesRepo.js"
+import { TimeseriesProviders } from "../../services/TimeseriesProviders.js"
 import { VectorOutbox } from "../../services/VectorOutbox.js"
 import { VectorStore } from "../../services/VectorStore.js"
 import { RememberSettings } from "../Settings.js"
@@ -34,7 +36,13 @@ export const RememberDeps = Effect.all({
   settings: RememberSettings,
   // optional: a server without a geo resolver simply has no geo stage
   geo: Effect.map(Effect.serviceOption(GeoResolver), Option.getOrElse(() => NO_GEO_RESOLVER)),
-  geoRepo: GeoRepo
+  geoRepo: GeoRepo,
+  series: SeriesRepo,
+  // optional: without providers, timeseries.fetch is a 503
+  timeseries: Effect.map(
+    Effect.serviceOption(TimeseriesProviders),
+    Option.getOrElse((): TimeseriesProviders["Type"] => ({ providers: [] }))
+  )
 })
 
 export type RememberDeps = Effect.Effect.Success<typeof RememberDeps>

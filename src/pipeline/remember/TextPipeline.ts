@@ -18,6 +18,7 @@ import { toIso } from "../../domain/time.js"
 import { chunkText, needsChunking } from "../chunking.js"
 import { enrichmentRefusal, enrichText } from "../enrich/index.js"
 import { makeRunRecorder, type RunRecorder } from "../RunRecorder.js"
+import { seriesAfterText, storeSeriesStep, timeseriesRefusal } from "../series/index.js"
 import { drainOutbox } from "../vectors.js"
 import type { RememberDeps } from "./Deps.js"
 import { edgeOut, entityOut } from "./response.js"
@@ -67,7 +68,6 @@ export const retryPendingVectors = (deps: RememberDeps) =>
 
 /** Features that later stages implement; refusing them beats silently ignoring them. */
 const unsupported = (deps: RememberDeps, request: RememberRequest): string | undefined => {
-  if (request.timeseries !== undefined) return "timeseries is not available on this server yet"
   return enrichmentRefusal(deps, request)
 }
 
@@ -75,6 +75,8 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
   Effect.gen(function*() {
     const refusal = unsupported(deps, request)
     if (refusal !== undefined) return yield* new ServiceUnavailable({ message: refusal })
+    const seriesRefusal = timeseriesRefusal(deps, request)
+    if (seriesRefusal !== undefined) return yield* seriesRefusal
     const text = request.text!
     const recorder = makeRunRecorder(deps.runLog, runId)
     const existing = yield* deps.datasets.find(request.user_id, request.dataset)
@@ -125,6 +127,9 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
     ).pipe(Effect.forkScoped)
 
     const stored: Array<StoredUnit> = []
+    // store_series runs in the last unit's store transaction (a chunked text: anchored to the parent)
+    const seriesStep = storeSeriesStep(scope, chunked, () => stored)
+    yield* seriesStep.precheck(work)
     for (const [i, unit] of units.entries()) {
       const done = yield* Deferred.await(work[i]!)
       // the first chunk also writes the document; the others hang off it
@@ -134,7 +139,7 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
         : parent === null
         ? { ...unit, createParent: { kind: request.kind, text } }
         : { ...unit, parentId: parent.id }
-      stored.push(yield* storeUnit(scope, placed, done))
+      stored.push(yield* storeUnit(scope, seriesStep.attach(placed, i === units.length - 1), done))
       if (chunked) yield* recorder.progress(i + 1, units.length)
     }
     // after the text is stored: resolve_geo, web_search (they never fail the call)
@@ -142,16 +147,19 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
       scope,
       stored.map((u) => ({ artifactId: u.artifact.id, entities: u.entities, edges: u.edges }))
     )
+    // then fetch_series, observe_series (they never fail the call either)
+    const seriesFields = yield* seriesAfterText(scope, stored, seriesStep.stored())
     const withEnrichments = (outcome: RememberOutcome): RememberOutcome => ({
       ...outcome,
-      response: { ...outcome.response, ...enrichments }
+      response: { ...outcome.response, ...enrichments, ...seriesFields }
     })
-    if (!chunked) return withEnrichments(unitOutcome(stored[0]!))
-    // a later chunk can close an edge an earlier one stored: report every edge as it ends up
-    const finalEdges = new Map(
-      (yield* deps.graph.getEdges(stored.flatMap((u) => u.edges.map((e) => e.id)))).map((e) => [e.id, e] as const)
-    )
-    return withEnrichments(documentOutcome(stored, (e) => finalEdges.get(e.id) ?? e))
+    // a later chunk, a web search result or a series observation can close an edge the text stored: report every edge as it ends up
+    const finalEdges = chunked || request.web_search || request.timeseries?.observations === true
+      ? new Map((yield* deps.graph.getEdges(stored.flatMap((u) => u.edges.map((e) => e.id)))).map((e) => [e.id, e] as const))
+      : new Map<number, EdgeWithNames>()
+    const final = (e: EdgeWithNames) => finalEdges.get(e.id) ?? e
+    if (!chunked) return withEnrichments(unitOutcome(stored[0]!, final))
+    return withEnrichments(documentOutcome(stored, final))
 
     function embedded(units: ReadonlyArray<Stored>) {
       if (!deps.embeddings.enabled) return {}
@@ -161,7 +169,7 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
       }
     }
 
-    function unitOutcome(unit: Stored): RememberOutcome {
+    function unitOutcome(unit: Stored, final: (e: EdgeWithNames) => EdgeWithNames): RememberOutcome {
       const response = {
         artifact_id: unit.artifact.id,
         kind: unit.artifact.kind,
@@ -169,7 +177,7 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
         created_at: unit.artifact.created_at,
         ...(unit.artifact.session_id === null ? {} : { session_id: unit.artifact.session_id }),
         entities: unit.entities.map(entityOut),
-        edges: unit.edges.map(edgeOut),
+        edges: unit.edges.map((e) => edgeOut(final(e))),
         invalidated_edges: unit.invalidated,
         ...embedded([unit])
       }

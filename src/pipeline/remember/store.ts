@@ -4,6 +4,7 @@
  * including the creation of a new dataset.
  */
 import { Effect } from "effect"
+import type { AnchorNotFound } from "../../domain/Errors.js"
 import type { ArtifactRow, DatasetRow, EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import type { ArtifactKind } from "../../domain/Stages.js"
 import type { Database } from "../../services/Database.js"
@@ -39,6 +40,11 @@ export interface StoreInput {
   readonly plan: ReconciliationPlan
   /** computed before the transaction; null without embeddings */
   readonly vectors: PreparedVectors | null
+  /**
+   * runs last, inside the transaction, over what was stored (store_series: the request's
+   * series); its failure rolls everything back, the text included
+   */
+  readonly inTransaction?: ((stored: Stored) => Effect.Effect<void, AnchorNotFound>) | undefined
 }
 
 export interface Stored {
@@ -69,7 +75,7 @@ export const storeText = (
     readonly outbox: VectorOutbox["Type"]
   },
   input: StoreInput
-): Effect.Effect<Stored> =>
+): Effect.Effect<Stored, AnchorNotFound> =>
   deps.database.withTransaction(
     Effect.gen(function*() {
       const { graph } = deps
@@ -240,7 +246,7 @@ export const storeText = (
         embeddedEdges = edgeVectorIds.size
       }
       const textEntityIds = new Set(input.entities.map((e) => idByKey.get(entityKey(e.name_key, e.type))!))
-      return {
+      const stored: Stored = {
         dataset,
         artifact,
         parent,
@@ -257,5 +263,7 @@ export const storeText = (
         embeddedChunks: input.vectors?.chunk != null ? 1 : 0,
         embeddedSummaries: input.vectors?.summary != null && summary !== null ? 1 : 0
       }
+      if (input.inTransaction !== undefined) yield* input.inTransaction(stored)
+      return stored
     })
   )

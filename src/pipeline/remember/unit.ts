@@ -6,7 +6,7 @@
  * vectors written) must run in order within a dataset.
  */
 import { Clock, Effect } from "effect"
-import { LlmFailed, type RememberError, VectorWriteFailed } from "../../domain/Errors.js"
+import { type AnchorNotFound, LlmFailed, type RememberError, VectorWriteFailed } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { ArtifactKind } from "../../domain/Stages.js"
 import { toIso } from "../../domain/time.js"
@@ -68,6 +68,14 @@ export interface Unit {
   /** a web_search artifact's queries */
   readonly query?: string | null | undefined
   readonly metadata?: Record<string, unknown> | null | undefined
+  /**
+   * store_series: runs last inside this unit's store transaction (its failure stores nothing);
+   * the stage is recorded around store, so it has store's times
+   */
+  readonly series?: {
+    readonly store: (stored: Stored) => Effect.Effect<void, AnchorNotFound>
+    readonly detail: () => Record<string, unknown>
+  } | undefined
 }
 
 export interface UnitWork {
@@ -164,7 +172,7 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
       : yield* resolveEdges(null, resolveInput)
 
     const isChunk = unit.chunk !== null
-    const result = yield* recorder.stage(
+    const storeStage = recorder.stage(
       "store",
       Effect.flatMap(
         // embedded before the transaction opens: a failure stores nothing, and no call runs inside it
@@ -198,11 +206,14 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
             entities: extraction.graph.entities,
             candidates,
             plan: resolution.plan,
-            vectors
+            vectors,
+            inTransaction: unit.series?.store
           })
       ),
       (s) => ({ artifact_id: s.artifact.id, inserted_edges: s.inserted, duplicate_edges: s.duplicates, closed_edges: s.invalidated.length })
     )
+    const series = unit.series
+    const result = yield* (series === undefined ? storeStage : recorder.stage("store_series", storeStage, () => series.detail()))
     scope.datasetId = result.dataset.id
 
     // After commit: the vectors reach the store; a failure is a 502 with the rows already stored.

@@ -1,0 +1,366 @@
+/**
+ * SearchRepo on SQL: full-text matches, neighbourhoods, filtered lookups and export pages.
+ * The one dialect difference is the full-text match (FTS5 MATCH + bm25 on SQLite, tsvector @@
+ * tsquery + ts_rank on PostgreSQL; see migrations/0004_search.ts); the filters are shared SQL.
+ */
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect, Layer } from "effect"
+import type { ArtifactRow, EdgeWithNames, EntityRow } from "../../../src/domain/Rows.js"
+import {
+  type EntityView,
+  type FactView,
+  MAX_RESULT_LINKS,
+  type Neighbour,
+  type ReadFilters,
+  SearchRepo,
+  type SessionCounts,
+  type TextMatch
+} from "../../../src/services/SearchRepo.js"
+import { chunksOf, decodeJson, unique } from "./internal.js"
+
+const ENTITY_COLUMNS = ["id", "dataset_id", "name", "name_key", "type", "description", "model_id", "created_at"]
+const EDGE_COLUMNS = [
+  "id",
+  "dataset_id",
+  "source_id",
+  "target_id",
+  "relation",
+  "description",
+  "valid_at",
+  "invalid_at",
+  "created_at",
+  "expired_at",
+  "artifact_id",
+  "model_id"
+]
+const ARTIFACT_COLUMNS = [
+  "id",
+  "dataset_id",
+  "kind",
+  "text",
+  "parent_id",
+  "session_id",
+  "valid_at",
+  "created_at",
+  "inference_id",
+  "query",
+  "metadata"
+]
+const columns = (alias: string, names: ReadonlyArray<string>) => names.map((c) => `${alias}.${c}`).join(", ")
+
+type ArtifactRecord = Omit<ArtifactRow, "metadata"> & { readonly metadata: string | null }
+const decodeArtifact = ({ metadata, ...row }: ArtifactRecord): ArtifactRow => ({
+  ...row,
+  metadata: decodeJson<Record<string, unknown>>(metadata)
+})
+
+/** owner id -> its links, in link order */
+const groupLinks = <L>(rows: ReadonlyArray<{ readonly owner: number; readonly link: L }>) => {
+  const byOwner = new Map<number, Array<L>>()
+  for (const { link, owner } of rows) {
+    const list = byOwner.get(owner)
+    if (list === undefined) byOwner.set(owner, [link])
+    else list.push(link)
+  }
+  return byOwner
+}
+
+const numbersAscending = (a: number, b: number) => a - b
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+
+  /**
+   * The artifact `alias` is of `kind`, or is a chunk (or a chunk's summary) of a document of
+   * that kind: a chunk is only a piece of what the caller remembered.
+   */
+  const artifactOfKind = (alias: string, kind: string) =>
+    sql`(${sql.literal(alias)}.kind = ${kind} OR (${sql.literal(alias)}.kind IN ('chunk', 'chunk_summary') AND EXISTS (
+      SELECT 1 FROM gb_artifacts p LEFT JOIN gb_artifacts gp ON gp.id = p.parent_id
+      WHERE p.id = ${sql.literal(alias)}.parent_id AND (p.kind = ${kind} OR (p.kind = 'chunk' AND gp.kind = ${kind})))))`
+
+  const knownBy = (alias: string, f: ReadFilters): Array<Fragment> =>
+    f.knownAt === null ? [] : [sql`${sql.literal(alias)}.created_at <= ${f.knownAt}`]
+
+  /** facts (alias e) that pass the time, session and kind filters */
+  const factFilters = (f: ReadFilters): Fragment => {
+    const clauses: Array<Fragment> = [sql`e.valid_at <= ${f.asOf}`, ...knownBy("e", f)]
+    if (!f.includeExpired) {
+      // as known at knownAt: a close recorded later had not happened yet
+      const ended = f.knownAt === null
+        ? sql`e.invalid_at`
+        : sql`(CASE WHEN e.expired_at > ${f.knownAt} THEN NULL ELSE e.invalid_at END)`
+      clauses.push(sql`(${ended} IS NULL OR ${ended} > ${f.asOf})`)
+    }
+    if (f.sessionId !== null) {
+      clauses.push(sql`EXISTS (SELECT 1 FROM gb_edge_sessions es WHERE es.edge_id = e.id AND es.session_id = ${f.sessionId})`)
+    }
+    if (f.kind !== null) {
+      clauses.push(sql`EXISTS (SELECT 1 FROM gb_edge_artifacts ea JOIN gb_artifacts a ON a.id = ea.artifact_id
+        WHERE ea.edge_id = e.id AND ${sql.and([artifactOfKind("a", f.kind), ...knownBy("a", f)])})`)
+    }
+    return sql.and(clauses)
+  }
+
+  /** entities (alias n): they have no event time, so only known_at, session and kind apply */
+  const entityFilters = (f: ReadFilters): Fragment => {
+    const clauses: Array<Fragment> = [...knownBy("n", f)]
+    if (f.sessionId !== null) {
+      clauses.push(
+        sql`EXISTS (SELECT 1 FROM gb_entity_sessions ns WHERE ns.entity_id = n.id AND ns.session_id = ${f.sessionId})`
+      )
+    }
+    if (f.kind !== null) {
+      clauses.push(sql`EXISTS (SELECT 1 FROM gb_entity_artifacts na JOIN gb_artifacts a ON a.id = na.artifact_id
+        WHERE na.entity_id = n.id AND ${sql.and([artifactOfKind("a", f.kind), ...knownBy("a", f)])})`)
+    }
+    return sql.and(clauses)
+  }
+
+  const artifactFilters = (f: ReadFilters): Fragment => {
+    const clauses: Array<Fragment> = [...knownBy("a", f)]
+    if (f.sessionId !== null) clauses.push(sql`a.session_id = ${f.sessionId}`)
+    if (f.kind !== null) clauses.push(artifactOfKind("a", f.kind))
+    return sql.and(clauses)
+  }
+
+  /**
+   * The full-text condition and relevance over `table`'s index. SQLite: an FTS5 query of quoted
+   * terms joined by OR (the tokenizer stems them); PostgreSQL: the OR (`||`) of one
+   * plainto_tsquery per term, which accepts any text.
+   */
+  const textMatch = (alias: "n" | "e", terms: ReadonlyArray<string>) => {
+    if (isPg) {
+      const query = sql`(${sql.join(" || ", false)(terms.map((t) => sql`plainto_tsquery('english', ${t})`))})`
+      return {
+        from: sql``,
+        where: sql`${sql.literal(alias)}.search_tsv @@ ${query}`,
+        score: sql`ts_rank(${sql.literal(alias)}.search_tsv, ${query})`
+      }
+    }
+    const table = alias === "n" ? "gb_entities_fts" : "gb_edges_fts"
+    const expression = terms.map((t) => `"${t.replaceAll("\"", "\"\"")}"`).join(" OR ")
+    // bm25 is lower-is-better; names weigh 4 times a description
+    const weights = alias === "n" ? ", 4.0, 1.0" : ""
+    return {
+      // the FTS table drives the join (CROSS JOIN keeps SQLite from probing it per row)
+      from: sql`${sql.literal(table)} CROSS JOIN`,
+      where: sql`${sql.literal(table)} MATCH ${expression} AND ${sql.literal(alias)}.id = ${sql.literal(table)}.rowid`,
+      score: sql`-bm25(${sql.literal(table)}${sql.literal(weights)})`
+    }
+  }
+
+  const matchEntities = (datasetId: number, terms: ReadonlyArray<string>, filters: ReadFilters, limit: number) => {
+    if (terms.length === 0 || limit <= 0) return Effect.succeed([] as ReadonlyArray<TextMatch>)
+    const m = textMatch("n", terms)
+    return sql<TextMatch>`SELECT n.id AS id, ${m.score} AS score
+      FROM ${m.from} gb_entities n
+      WHERE ${m.where} AND n.dataset_id = ${datasetId} AND ${entityFilters(filters)}
+      ORDER BY score DESC, n.id
+      LIMIT ${limit}`.pipe(Effect.orDie)
+  }
+
+  const matchFacts = (datasetId: number, terms: ReadonlyArray<string>, filters: ReadFilters, limit: number) => {
+    if (terms.length === 0 || limit <= 0) return Effect.succeed([] as ReadonlyArray<TextMatch>)
+    const m = textMatch("e", terms)
+    return sql<TextMatch>`SELECT e.id AS id, ${m.score} AS score
+      FROM ${m.from} gb_edges e
+      WHERE ${m.where} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}
+      ORDER BY score DESC, e.id
+      LIMIT ${limit}`.pipe(Effect.orDie)
+  }
+
+  /**
+   * Each side walks its (endpoint, created_at) index newest first and stops at `limit`, so a
+   * hub entity costs `limit` rows, not its degree.
+   */
+  const factsAround = (datasetId: number, entityId: number, filters: ReadFilters, limit: number) => {
+    if (limit <= 0) return Effect.succeed([] as ReadonlyArray<Neighbour>)
+    const side = (column: "source_id" | "target_id") =>
+      sql`SELECT e.id, e.source_id, e.target_id, e.created_at FROM gb_edges e
+        WHERE e.${sql.literal(column)} = ${entityId} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}
+        ORDER BY e.created_at DESC, e.id DESC
+        LIMIT ${limit}`
+    return sql<Neighbour & { readonly created_at: string }>`
+      SELECT id, source_id, target_id, created_at FROM (${side("source_id")}) out_edges
+      UNION
+      SELECT id, source_id, target_id, created_at FROM (${side("target_id")}) in_edges
+      ORDER BY created_at DESC, id DESC
+      LIMIT ${limit}`.pipe(
+      Effect.map((rows) => rows.map(({ id, source_id, target_id }) => ({ id, source_id, target_id }))),
+      Effect.orDie
+    )
+  }
+
+  /**
+   * The links of `owners` from a link table, ascending; with `cap`, only the `cap` most recent
+   * artifacts (highest ids) per owner. Links to artifacts stored after known_at are hidden.
+   */
+  const links = <L extends string | number>(
+    table: string,
+    ownerColumn: string,
+    linkColumn: string,
+    owners: ReadonlyArray<number>,
+    filters: ReadFilters,
+    cap: number | null
+  ) =>
+    Effect.forEach(chunksOf(unique(owners)), (chunk) => {
+      const hideLater = linkColumn === "artifact_id" && filters.knownAt !== null
+        ? sql`AND EXISTS (SELECT 1 FROM gb_artifacts a WHERE a.id = l.artifact_id AND a.created_at <= ${filters.knownAt})`
+        : sql``
+      const base = sql`SELECT l.${sql.literal(ownerColumn)} AS owner, l.${sql.literal(linkColumn)} AS link
+        FROM ${sql.literal(table)} l
+        WHERE l.${sql.literal(ownerColumn)} IN ${sql.in(chunk)} ${hideLater}`
+      return cap === null
+        ? sql<{ owner: number; link: L }>`${base} ORDER BY owner, link`
+        : sql<{ owner: number; link: L }>`SELECT owner, link FROM (
+            SELECT owner, link, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY link DESC) AS rn FROM (${base}) all_links
+          ) ranked WHERE rn <= ${cap} ORDER BY owner, link`
+    }).pipe(Effect.map((chunks) => groupLinks(chunks.flat())))
+
+  const withFactLinks = (rows: ReadonlyArray<EdgeWithNames & { readonly model: string | null }>, filters: ReadFilters, cap: number | null) =>
+    Effect.gen(function*() {
+      if (rows.length === 0) return [] as ReadonlyArray<FactView>
+      const ids = rows.map((r) => r.id)
+      const artifacts = yield* links<number>("gb_edge_artifacts", "edge_id", "artifact_id", ids, filters, cap)
+      const sessions = yield* links<string>("gb_edge_sessions", "edge_id", "session_id", ids, filters, cap)
+      return rows.map((row): FactView => ({
+        ...row,
+        artifact_ids: (artifacts.get(row.id) ?? []).sort(numbersAscending),
+        session_ids: sessions.get(row.id) ?? []
+      }))
+    })
+
+  const withEntityLinks = (rows: ReadonlyArray<EntityRow & { readonly model: string | null }>, filters: ReadFilters, cap: number | null) =>
+    Effect.gen(function*() {
+      if (rows.length === 0) return [] as ReadonlyArray<EntityView>
+      const ids = rows.map((r) => r.id)
+      const artifacts = yield* links<number>("gb_entity_artifacts", "entity_id", "artifact_id", ids, filters, cap)
+      const sessions = yield* links<string>("gb_entity_sessions", "entity_id", "session_id", ids, filters, cap)
+      return rows.map((row): EntityView => ({
+        ...row,
+        artifact_ids: (artifacts.get(row.id) ?? []).sort(numbersAscending),
+        session_ids: sessions.get(row.id) ?? []
+      }))
+    })
+
+  const FACT_SELECT = sql.literal(`SELECT ${columns("e", EDGE_COLUMNS)}, s.name AS source_name, t.name AS target_name,
+      m.name AS model
+    FROM gb_edges e
+    JOIN gb_entities s ON s.id = e.source_id
+    JOIN gb_entities t ON t.id = e.target_id
+    LEFT JOIN gb_models m ON m.id = e.model_id`)
+  const ENTITY_SELECT = sql.literal(`SELECT ${columns("n", ENTITY_COLUMNS)}, m.name AS model
+    FROM gb_entities n LEFT JOIN gb_models m ON m.id = n.model_id`)
+  const ARTIFACT_SELECT = sql.literal(`SELECT ${columns("a", ARTIFACT_COLUMNS)} FROM gb_artifacts a`)
+
+  type FactRecord = EdgeWithNames & { readonly model: string | null }
+  type EntityRecord = EntityRow & { readonly model: string | null }
+
+  const facts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+      sql<FactRecord>`${FACT_SELECT}
+        WHERE e.id IN ${sql.in(chunk)} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}`).pipe(
+      Effect.flatMap((chunks) => withFactLinks(chunks.flat(), filters, MAX_RESULT_LINKS)),
+      Effect.orDie
+    )
+
+  const entities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+      sql<EntityRecord>`${ENTITY_SELECT}
+        WHERE n.id IN ${sql.in(chunk)} AND n.dataset_id = ${datasetId} AND ${entityFilters(filters)}`).pipe(
+      Effect.flatMap((chunks) => withEntityLinks(chunks.flat(), filters, MAX_RESULT_LINKS)),
+      Effect.orDie
+    )
+
+  const artifacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+      sql<ArtifactRecord>`${ARTIFACT_SELECT}
+        WHERE a.id IN ${sql.in(chunk)} AND a.dataset_id = ${datasetId} AND ${artifactFilters(filters)}`).pipe(
+      Effect.map((chunks) => chunks.flat().map(decodeArtifact)),
+      Effect.orDie
+    )
+
+  const summariesOf = (datasetId: number, chunkIds: ReadonlyArray<number>) =>
+    Effect.forEach(chunksOf(unique(chunkIds)), (chunk) =>
+      sql<ArtifactRecord>`${ARTIFACT_SELECT}
+        WHERE a.parent_id IN ${sql.in(chunk)} AND a.kind = 'chunk_summary' AND a.dataset_id = ${datasetId}`).pipe(
+      Effect.map((chunks) => chunks.flat().map(decodeArtifact)),
+      Effect.orDie
+    )
+
+  const entityPage = (datasetId: number, filters: ReadFilters, afterId: number, limit: number) =>
+    sql<EntityRecord>`${ENTITY_SELECT}
+      WHERE n.dataset_id = ${datasetId} AND n.id > ${afterId} AND ${entityFilters(filters)}
+      ORDER BY n.id LIMIT ${limit}`.pipe(
+      Effect.flatMap((rows) => withEntityLinks(rows, filters, null)),
+      Effect.orDie
+    )
+
+  const factPage = (datasetId: number, filters: ReadFilters, afterId: number, limit: number) =>
+    sql<FactRecord>`${FACT_SELECT}
+      WHERE e.dataset_id = ${datasetId} AND e.id > ${afterId} AND ${factFilters(filters)}
+      ORDER BY e.id LIMIT ${limit}`.pipe(
+      Effect.flatMap((rows) => withFactLinks(rows, filters, null)),
+      Effect.orDie
+    )
+
+  const artifactPage = (datasetId: number, filters: ReadFilters, afterId: number, limit: number) =>
+    sql<ArtifactRecord>`${ARTIFACT_SELECT}
+      WHERE a.dataset_id = ${datasetId} AND a.id > ${afterId} AND ${artifactFilters(filters)}
+      ORDER BY a.id LIMIT ${limit}`.pipe(
+      Effect.map((rows) => rows.map(decodeArtifact)),
+      Effect.orDie
+    )
+
+  // Chunks and summaries are pieces of a text the session remembered, so they are not counted.
+  const sessions = (datasetId: number) =>
+    Effect.gen(function*() {
+      const texts = yield* sql<{ session_id: string; n: number; first_at: string; last_at: string }>`
+        SELECT session_id, COUNT(*) AS n, MIN(created_at) AS first_at, MAX(created_at) AS last_at
+        FROM gb_artifacts
+        WHERE dataset_id = ${datasetId} AND session_id IS NOT NULL AND kind NOT IN ('chunk', 'chunk_summary')
+        GROUP BY session_id`
+      const entityCounts = yield* sql<{ session_id: string; n: number }>`
+        SELECT ns.session_id, COUNT(*) AS n
+        FROM gb_entities n JOIN gb_entity_sessions ns ON ns.entity_id = n.id
+        WHERE n.dataset_id = ${datasetId}
+        GROUP BY ns.session_id`
+      const edgeCounts = yield* sql<{ session_id: string; n: number }>`
+        SELECT es.session_id, COUNT(*) AS n
+        FROM gb_edges e JOIN gb_edge_sessions es ON es.edge_id = e.id
+        WHERE e.dataset_id = ${datasetId}
+        GROUP BY es.session_id`
+      const byId = new Map<string, { -readonly [K in keyof SessionCounts]: SessionCounts[K] }>()
+      const entry = (id: string) => {
+        let row = byId.get(id)
+        if (row === undefined) {
+          row = { session_id: id, artifacts: 0, entities: 0, edges: 0, first_at: null, last_at: null }
+          byId.set(id, row)
+        }
+        return row
+      }
+      for (const r of texts) Object.assign(entry(r.session_id), { artifacts: Number(r.n), first_at: r.first_at, last_at: r.last_at })
+      for (const r of entityCounts) entry(r.session_id).entities = Number(r.n)
+      for (const r of edgeCounts) entry(r.session_id).edges = Number(r.n)
+      return [...byId.values()].sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0))
+    }).pipe(Effect.orDie)
+
+  return SearchRepo.of({
+    matchEntities,
+    matchFacts,
+    factsAround,
+    facts,
+    entities,
+    artifacts,
+    summariesOf,
+    entityPage,
+    factPage,
+    artifactPage,
+    sessions
+  })
+})
+
+export const SearchRepoLive: Layer.Layer<SearchRepo, never, SqlClient.SqlClient> = Layer.effect(SearchRepo, make)

@@ -1,0 +1,80 @@
+/**
+ * A user's datasets (with counts), their soft delete, and a dataset's sessions (with counts).
+ * A deleted dataset's rows, vectors and image files stay; its name is free again, so the next
+ * remember to it starts a fresh dataset (a new id, new vector indexes).
+ */
+import { Clock, Effect } from "effect"
+import { NotFound } from "../domain/Errors.js"
+import { toIso } from "../domain/time.js"
+import type { DatasetsRepo } from "../services/DatasetsRepo.js"
+import type { InferencesRepo } from "../services/InferencesRepo.js"
+import type { SearchRepo, SessionCounts } from "../services/SearchRepo.js"
+import { findDataset, type ReadDeps, readDeps } from "./deps.js"
+import type { ReadScope } from "./requests.js"
+
+export interface DatasetOut {
+  readonly id: number
+  readonly name: string
+  readonly created_at: string
+  readonly artifacts: number
+  readonly entities: number
+  readonly edges: number
+  /** edges not superseded (expired_at null) */
+  readonly live_edges: number
+}
+
+export interface DatasetsResponse {
+  readonly datasets: ReadonlyArray<DatasetOut>
+}
+
+export interface DeletedDataset {
+  readonly dataset: string
+  readonly id: number
+  readonly deleted_at: string
+}
+
+export interface SessionsResponse {
+  readonly dataset: string
+  readonly sessions: ReadonlyArray<SessionCounts>
+}
+
+export const runListDatasets = (deps: ReadDeps, userId: string): Effect.Effect<DatasetsResponse> =>
+  Effect.map(deps.datasets.list(userId), (rows) => ({
+    datasets: rows.map((d) => ({
+      id: d.id,
+      name: d.name,
+      created_at: d.created_at,
+      artifacts: Number(d.artifacts),
+      entities: Number(d.entities),
+      edges: Number(d.edges),
+      live_edges: Number(d.live_edges)
+    }))
+  }))
+
+/** Soft delete; NotFound when the user has no live dataset of that name. */
+export const runDeleteDataset = (deps: ReadDeps, scope: ReadScope): Effect.Effect<DeletedDataset, NotFound> =>
+  Effect.gen(function*() {
+    const dataset = yield* findDataset(deps, scope)
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const deleted = yield* deps.datasets.softDelete(scope.user_id, scope.dataset, now)
+    // a concurrent delete got there first
+    if (!deleted) return yield* new NotFound({ message: `no dataset ${JSON.stringify(scope.dataset)} for this user` })
+    return { dataset: dataset.name, id: dataset.id, deleted_at: now }
+  })
+
+export const runListSessions = (deps: ReadDeps, scope: ReadScope): Effect.Effect<SessionsResponse, NotFound> =>
+  Effect.gen(function*() {
+    const dataset = yield* findDataset(deps, scope)
+    return { dataset: dataset.name, sessions: yield* deps.search.sessions(dataset.id) }
+  })
+
+type ReadContext = DatasetsRepo | SearchRepo | InferencesRepo
+
+export const listDatasets = (userId: string): Effect.Effect<DatasetsResponse, never, ReadContext> =>
+  Effect.flatMap(readDeps, (deps) => runListDatasets(deps, userId))
+
+export const deleteDataset = (scope: ReadScope): Effect.Effect<DeletedDataset, NotFound, ReadContext> =>
+  Effect.flatMap(readDeps, (deps) => runDeleteDataset(deps, scope))
+
+export const listSessions = (scope: ReadScope): Effect.Effect<SessionsResponse, NotFound, ReadContext> =>
+  Effect.flatMap(readDeps, (deps) => runListSessions(deps, scope))

@@ -1,0 +1,91 @@
+/**
+ * What the read programs use, gathered once (by a handler's layer, the CLI, or `readDeps`).
+ * The model services are optional: an app composed without embeddings or a vector store still
+ * searches (full text and graph), and one without an LLM still searches (query is then a 503).
+ */
+import { Clock, Effect, Option } from "effect"
+import { NotFound } from "../domain/Errors.js"
+import type { DatasetRow } from "../domain/Rows.js"
+import { toIso } from "../domain/time.js"
+import { DEFAULT_PRICES, type PriceTable } from "../pipeline/cost.js"
+import { RememberSettings } from "../pipeline/Settings.js"
+import { DatasetsRepo } from "../services/DatasetsRepo.js"
+import { Embeddings } from "../services/Embeddings.js"
+import { InferencesRepo } from "../services/InferencesRepo.js"
+import { Llm } from "../services/Llm.js"
+import type { ReadFilters } from "../services/SearchRepo.js"
+import { SearchRepo } from "../services/SearchRepo.js"
+import { VectorStore } from "../services/VectorStore.js"
+import type { ReadOptions, ReadScope } from "./requests.js"
+
+export interface ReadDeps {
+  readonly datasets: DatasetsRepo["Type"]
+  readonly search: SearchRepo["Type"]
+  readonly inferences: InferencesRepo["Type"]
+  /** null: no embeddings service, or one that is not enabled (no vector source) */
+  readonly embeddings: Embeddings["Type"] | null
+  readonly vectors: VectorStore["Type"] | null
+  readonly llm: Llm["Type"] | null
+  /** for the cost of query's model calls (the server's [prices]) */
+  readonly prices: PriceTable
+}
+
+/** The dependencies from the context; the optional ones when present. */
+export const readDeps: Effect.Effect<ReadDeps, never, DatasetsRepo | SearchRepo | InferencesRepo> = Effect.gen(
+  function*() {
+    const embeddings = Option.filter(yield* Effect.serviceOption(Embeddings), (e) => e.enabled)
+    const settings = yield* Effect.serviceOption(RememberSettings)
+    return {
+      datasets: yield* DatasetsRepo,
+      search: yield* SearchRepo,
+      inferences: yield* InferencesRepo,
+      embeddings: Option.getOrNull(embeddings),
+      vectors: Option.getOrNull(yield* Effect.serviceOption(VectorStore)),
+      llm: Option.getOrNull(yield* Effect.serviceOption(Llm)),
+      prices: Option.match(settings, { onNone: () => DEFAULT_PRICES, onSome: (s) => s.prices })
+    }
+  }
+)
+
+/**
+ * The dependencies when the storage services are all present (an app composed without them,
+ * e.g. a test of the remember endpoints alone, still serves everything else).
+ */
+export const readDepsOption: Effect.Effect<Option.Option<ReadDeps>> = Effect.gen(function*() {
+  const storage = Option.all([
+    yield* Effect.serviceOption(DatasetsRepo),
+    yield* Effect.serviceOption(SearchRepo),
+    yield* Effect.serviceOption(InferencesRepo)
+  ])
+  return yield* Option.match(storage, {
+    onNone: () => Effect.succeedNone,
+    onSome: ([datasets, search, inferences]) =>
+      readDeps.pipe(
+        Effect.provideService(DatasetsRepo, datasets),
+        Effect.provideService(SearchRepo, search),
+        Effect.provideService(InferencesRepo, inferences),
+        Effect.asSome
+      )
+  })
+})
+
+/** The user's live dataset of that name, or NotFound (404). Every read starts here: it scopes the read to the user. */
+export const findDataset = (deps: ReadDeps, scope: ReadScope): Effect.Effect<DatasetRow, NotFound> =>
+  Effect.flatMap(deps.datasets.find(scope.user_id, scope.dataset), (found) =>
+    Option.match(found, {
+      onNone: () => Effect.fail(new NotFound({ message: `no dataset ${JSON.stringify(scope.dataset)} for this user` })),
+      onSome: Effect.succeed
+    }))
+
+/** The repository filters of a request read at `now` (canonical): as_of defaults to it. */
+export const filtersAt = (options: ReadOptions, now: string): ReadFilters => ({
+  asOf: options.as_of ?? now,
+  knownAt: options.known_at ?? null,
+  includeExpired: options.include_expired,
+  sessionId: options.session_id ?? null,
+  kind: options.kind ?? null
+})
+
+/** The repository filters of a request; as_of defaults to now. */
+export const filtersOf = (options: ReadOptions): Effect.Effect<ReadFilters> =>
+  Effect.map(Clock.currentTimeMillis, (now) => filtersAt(options, toIso(now)))

@@ -1,0 +1,269 @@
+/**
+ * Retrieval, shared by search and query: candidates from full text (entity names and
+ * descriptions, fact descriptions), vector similarity (the dataset's entity, edge, chunk and
+ * summary indexes, when embeddings are configured) and the graph neighbourhood of the matched
+ * entities, fused by reciprocal rank per list (facts, entities, chunks). See docs/READ.md.
+ *
+ * Every candidate passes the request's filters in SQL before it is ranked: the vector store
+ * knows nothing of validity, sessions or kinds, so its hits are checked against the rows.
+ */
+import { Effect } from "effect"
+import type { NotFound } from "../domain/Errors.js"
+import type { ArtifactRow, DatasetRow } from "../domain/Rows.js"
+import { callEmbeddings } from "../pipeline/ModelCalls.js"
+import { indexName, type VectorKind } from "../pipeline/vectors.js"
+import type { EntityView, FactView, ReadFilters } from "../services/SearchRepo.js"
+import { type ReadDeps, filtersOf, findDataset } from "./deps.js"
+import { type Fused, fuseRanks, type RankedList } from "./fusion.js"
+import type { SearchRequest } from "./requests.js"
+import { queryTerms } from "./terms.js"
+import { artifactOut, type ChunkOut, entityOut, type EntityOut, factOut, type FactOut, type Scored } from "./views.js"
+
+/** Vector hits below this cosine similarity are noise, not candidates. */
+export const MIN_SIMILARITY = 0.2
+/** The best-fused entities whose neighbourhoods are walked, per hop. */
+export const GRAPH_SEEDS = 5
+
+/** Candidates per source and list: enough for fusion to matter, bounded whatever the limit. */
+export const candidatesFor = (limit: number) => Math.min(300, Math.max(30, limit * 3))
+
+export interface Retrieved {
+  readonly dataset: DatasetRow
+  readonly filters: ReadFilters
+  readonly facts: ReadonlyArray<FactOut & Scored>
+  readonly entities: ReadonlyArray<EntityOut & Scored>
+  readonly chunks: ReadonlyArray<ChunkOut & Scored>
+  /** a source that could not run (e.g. the embeddings provider failed); the others still did */
+  readonly warnings: ReadonlyArray<string>
+}
+
+interface VectorHits {
+  readonly entities: ReadonlyArray<number>
+  readonly edges: ReadonlyArray<number>
+  readonly chunks: ReadonlyArray<number>
+  readonly summaries: ReadonlyArray<number>
+  readonly warning: string | null
+}
+
+const noHits: VectorHits = { entities: [], edges: [], chunks: [], summaries: [], warning: null }
+
+/** `entity-12` -> 12 (spec/contracts.md section 10 names the vectors) */
+const idOf = (vectorId: string): number | undefined => {
+  const id = Number(vectorId.slice(vectorId.lastIndexOf("-") + 1))
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined
+}
+
+/**
+ * The query embedded once (a gb_inferences row of type `query`, stage `embed`), then the four
+ * indexes of the dataset. A failure is a warning: the other sources still answer.
+ */
+const vectorHits = (deps: ReadDeps, dataset: DatasetRow, query: string, k: number): Effect.Effect<VectorHits> => {
+  const { embeddings, vectors } = deps
+  if (embeddings === null || vectors === null) return Effect.succeed(noHits)
+  return Effect.gen(function*() {
+    const batch = yield* callEmbeddings({
+      embeddings,
+      inferences: deps.inferences,
+      prices: deps.prices,
+      type: "query",
+      runId: null,
+      datasetId: dataset.id,
+      recorder: null,
+      runStage: "query"
+    }, [query])
+    const vector = batch.vectors[0]
+    if (vector === undefined) return noHits
+    const search = (kind: VectorKind) =>
+      Effect.map(
+        vectors.query(indexName(dataset.id, kind), vector, k, MIN_SIMILARITY),
+        (matches) => matches.flatMap((m) => idOf(m.id) ?? [])
+      )
+    const [entities, edges, chunks, summaries] = yield* Effect.all(
+      [search("entities"), search("edges"), search("chunks"), search("summaries")],
+      { concurrency: "unbounded" }
+    )
+    return { entities, edges, chunks, summaries, warning: null }
+  }).pipe(
+    Effect.catchAll((e) =>
+      Effect.as(Effect.logWarning("search: the vector source failed; using the others", { error: e.message }), {
+        ...noHits,
+        warning: `vector search failed: ${e.message}`
+      })
+    )
+  )
+}
+
+interface GraphFacts {
+  /** facts around the seeds, best first */
+  readonly facts: ReadonlyArray<number>
+  /** the entities at the other end of those facts, in the same order */
+  readonly neighbours: ReadonlyArray<number>
+}
+
+/**
+ * The facts around the seed entities, `hops` deep. Within a hop a fact touching several seeds
+ * comes first (it connects things the query named), then the seeds' facts are interleaved
+ * (each seed's newest, then each seed's second newest, ...) so every matched entity is heard.
+ */
+const graphFacts = (
+  deps: ReadDeps,
+  datasetId: number,
+  filters: ReadFilters,
+  seeds: ReadonlyArray<number>,
+  hops: number,
+  perSeed: number
+): Effect.Effect<GraphFacts> =>
+  Effect.gen(function*() {
+    const facts: Array<number> = []
+    const neighbours: Array<number> = []
+    const seenFacts = new Set<number>()
+    const seenEntities = new Set<number>(seeds)
+    let frontier = seeds
+    for (let hop = 0; hop < hops && frontier.length > 0; hop++) {
+      const around = yield* Effect.forEach(frontier, (seed) => deps.search.factsAround(datasetId, seed, filters, perSeed))
+      const frontierSet = new Set(frontier)
+      const order = new Map<number, { touches: number; position: number; endpoints: ReadonlyArray<number> }>()
+      around.forEach((list, seedIndex) =>
+        list.forEach((fact, i) => {
+          const position = i * frontier.length + seedIndex
+          const seen = order.get(fact.id)
+          if (seen !== undefined) return
+          const touches = (frontierSet.has(fact.source_id) ? 1 : 0) +
+            (fact.target_id !== fact.source_id && frontierSet.has(fact.target_id) ? 1 : 0)
+          order.set(fact.id, { touches, position, endpoints: [fact.source_id, fact.target_id] })
+        })
+      )
+      const ranked = [...order.entries()]
+        .filter(([id]) => !seenFacts.has(id))
+        .sort(([, a], [, b]) => b.touches - a.touches || a.position - b.position)
+      const next: Array<number> = []
+      for (const [id, { endpoints }] of ranked) {
+        seenFacts.add(id)
+        facts.push(id)
+        for (const entity of endpoints) {
+          if (seenEntities.has(entity)) continue
+          seenEntities.add(entity)
+          neighbours.push(entity)
+          next.push(entity)
+        }
+      }
+      frontier = next.slice(0, GRAPH_SEEDS)
+    }
+    return { facts, neighbours }
+  })
+
+const byId = <A extends { readonly id: number }>(rows: ReadonlyArray<A>) => new Map(rows.map((r) => [r.id, r] as const))
+
+/** The ids of `ids` present in `rows`, in `ids` order. */
+const present = (ids: ReadonlyArray<number>, rows: ReadonlyMap<number, unknown>) => ids.filter((id) => rows.has(id))
+
+const scored = <A>(fused: Fused, view: A): A & Scored => ({ ...view, score: fused.score, found_by: fused.found_by })
+
+/** Search: the three ranked lists for a request, each at most `limit` long. */
+export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<Retrieved, NotFound> =>
+  Effect.gen(function*() {
+    const dataset = yield* findDataset(deps, request)
+    const filters = yield* filtersOf(request)
+    const { search } = deps
+    const ds = dataset.id
+    const k = candidatesFor(request.limit)
+    const terms = queryTerms(request.query)
+
+    const [textEntities, textFacts, hits] = yield* Effect.all([
+      search.matchEntities(ds, terms, filters, k),
+      search.matchFacts(ds, terms, filters, k),
+      // facts lose more candidates to the filters (ended facts keep their vectors)
+      vectorHits(deps, dataset, request.query, k)
+    ])
+
+    // vector hits count only if their rows pass the filters
+    const vectorFactRows = byId(yield* search.facts(ds, hits.edges, filters))
+    const vectorEntityRows = byId(yield* search.entities(ds, hits.entities, filters))
+    const vectorFacts = present(hits.edges, vectorFactRows)
+    const vectorEntities = present(hits.entities, vectorEntityRows)
+
+    const matched = fuseRanks([
+      { source: "fulltext", ids: textEntities.map((m) => m.id) },
+      { source: "vector", ids: vectorEntities }
+    ])
+    const seeds = matched.slice(0, GRAPH_SEEDS).map((m) => m.id)
+    const graph = yield* graphFacts(deps, ds, filters, seeds, request.hops, k)
+    const neighbourRows = byId(yield* search.entities(ds, graph.neighbours, filters))
+    const graphEntities = present(graph.neighbours, neighbourRows)
+
+    const fusedFacts = fuseRanks([
+      { source: "fulltext", ids: textFacts.map((m) => m.id) },
+      { source: "vector", ids: vectorFacts },
+      { source: "graph", ids: graph.facts }
+    ]).slice(0, request.limit)
+    const fusedEntities = fuseRanks([
+      { source: "fulltext", ids: textEntities.map((m) => m.id) },
+      { source: "vector", ids: vectorEntities },
+      { source: "graph", ids: graphEntities }
+    ]).slice(0, request.limit)
+
+    const factRows = new Map<number, FactView>(vectorFactRows)
+    for (const row of yield* search.facts(ds, fusedFacts.flatMap((f) => (factRows.has(f.id) ? [] : [f.id])), filters)) {
+      factRows.set(row.id, row)
+    }
+    const entityRows = new Map<number, EntityView>([...vectorEntityRows, ...neighbourRows])
+    const missingEntities = fusedEntities.flatMap((e) => (entityRows.has(e.id) ? [] : [e.id]))
+    for (const row of yield* search.entities(ds, missingEntities, filters)) entityRows.set(row.id, row)
+
+    const facts = fusedFacts.flatMap((f) => {
+      const row = factRows.get(f.id)
+      return row === undefined ? [] : [scored(f, factOut(row, filters.knownAt))]
+    })
+    const entities = fusedEntities.flatMap((e) => {
+      const row = entityRows.get(e.id)
+      return row === undefined ? [] : [scored(e, entityOut(row))]
+    })
+    const chunks = yield* rankChunks(deps, ds, filters, hits, facts, k, request.limit)
+    return {
+      dataset,
+      filters,
+      facts,
+      entities,
+      chunks,
+      warnings: hits.warning === null ? [] : [hits.warning]
+    }
+  })
+
+/**
+ * Passages: chunks by their own vectors and by their summaries' (both "vector"), and the texts
+ * the ranked facts were extracted from, best fact first ("graph": provenance links). A short
+ * text that was not chunked is its own passage.
+ */
+const rankChunks = (
+  deps: ReadDeps,
+  datasetId: number,
+  filters: ReadFilters,
+  hits: VectorHits,
+  facts: ReadonlyArray<FactOut>,
+  k: number,
+  limit: number
+): Effect.Effect<ReadonlyArray<ChunkOut & Scored>> =>
+  Effect.gen(function*() {
+    const { search } = deps
+    const summaries = yield* search.artifacts(datasetId, hits.summaries, { ...filters, sessionId: null, kind: null })
+    const summaryParent = new Map(summaries.flatMap((s) => (s.parent_id === null ? [] : [[s.id, s.parent_id] as const])))
+    const bySummary = hits.summaries.flatMap((id) => summaryParent.get(id) ?? [])
+    const provenance = [...new Set(facts.flatMap((f) => [...f.artifact_ids].reverse()))].slice(0, k)
+    const rows = byId(yield* search.artifacts(datasetId, [...hits.chunks, ...bySummary, ...provenance], filters))
+    const lists: Array<RankedList> = [
+      { source: "vector", ids: present(hits.chunks, rows) },
+      { source: "vector", ids: present(bySummary, rows) },
+      { source: "graph", ids: present(provenance, rows) }
+    ]
+    const fused = fuseRanks(lists).slice(0, limit)
+    const summaryOf = new Map<number, ArtifactRow>()
+    for (const s of yield* search.summariesOf(datasetId, fused.map((f) => f.id))) {
+      if (s.parent_id !== null && !summaryOf.has(s.parent_id)) summaryOf.set(s.parent_id, s)
+    }
+    return fused.flatMap((f) => {
+      const row = rows.get(f.id)
+      if (row === undefined) return []
+      const summary = summaryOf.get(f.id)
+      return [scored(f, { ...artifactOut(row), ...(summary === undefined ? {} : { summary: summary.text }) })]
+    })
+  })

@@ -1,0 +1,150 @@
+/**
+ * `POST /v1/gb/search` and `POST /v1/gb/query` as programs: the same retrieval, then for
+ * query one LLM call (stage `query`) that answers from the retrieved facts, citing them.
+ */
+import { Effect, Either } from "effect"
+import { LlmFailed, type LlmUnavailable, type NotFound, ServiceUnavailable } from "../domain/Errors.js"
+import { callLlm } from "../pipeline/ModelCalls.js"
+import type { DatasetsRepo } from "../services/DatasetsRepo.js"
+import type { InferencesRepo } from "../services/InferencesRepo.js"
+import type { SearchRepo } from "../services/SearchRepo.js"
+import { buildQueryPrompt, NOTHING_KNOWN, parseQueryAnswer, QUERY_MAX_TOKENS, QUERY_STAGE } from "./answer.js"
+import { type ReadDeps, readDeps } from "./deps.js"
+import type { QueryRequest, SearchRequest } from "./requests.js"
+import { type Retrieved, retrieve } from "./retrieve.js"
+import type { ChunkOut, EntityOut, FactOut, Scored } from "./views.js"
+
+interface Echo {
+  readonly dataset: string
+  readonly query: string
+  /** the event time the facts are valid at (the request's, or now) */
+  readonly as_of: string
+  readonly known_at?: string
+  /** a source that could not run; the results come from the others */
+  readonly warnings?: ReadonlyArray<string>
+}
+
+export interface SearchResponse extends Echo {
+  readonly facts: ReadonlyArray<FactOut & Scored>
+  readonly entities: ReadonlyArray<EntityOut & Scored>
+  readonly chunks: ReadonlyArray<ChunkOut & Scored>
+}
+
+export interface QueryInference {
+  readonly id: number
+  readonly stage: string
+  readonly provider: string
+  readonly model: string
+  readonly model_id?: number
+  readonly reasoning: string
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly cost_usd: number
+  readonly latency_ms: number
+}
+
+export interface QueryResponse extends Echo {
+  readonly answer: string
+  /** the facts the answer cites (all among `facts`) */
+  readonly citations: ReadonlyArray<number>
+  /** the facts the model was given, best first */
+  readonly facts: ReadonlyArray<FactOut & Scored>
+  readonly entities: ReadonlyArray<EntityOut & Scored>
+  /** the passages retrieved with them (chunks, or short texts), with the facts' sources */
+  readonly artifacts: ReadonlyArray<ChunkOut & Scored>
+  /** the model call; null when nothing was found (no call is made) */
+  readonly inference: QueryInference | null
+}
+
+const echo = (request: SearchRequest, retrieved: Retrieved): Echo => ({
+  dataset: retrieved.dataset.name,
+  query: request.query,
+  as_of: retrieved.filters.asOf,
+  ...(retrieved.filters.knownAt === null ? {} : { known_at: retrieved.filters.knownAt }),
+  ...(retrieved.warnings.length === 0 ? {} : { warnings: retrieved.warnings })
+})
+
+/** Search with the given dependencies. */
+export const runSearch = (deps: ReadDeps, request: SearchRequest): Effect.Effect<SearchResponse, NotFound> =>
+  Effect.map(retrieve(deps, request), (r) => ({
+    ...echo(request, r),
+    facts: r.facts,
+    entities: r.entities,
+    chunks: r.chunks
+  }))
+
+export type QueryError = NotFound | LlmFailed | LlmUnavailable | ServiceUnavailable
+
+/**
+ * Query with the given dependencies. No facts: the answer says nothing is known, and no model
+ * is called (there is nothing to answer from, and nothing to pay for).
+ */
+export const runQuery = (deps: ReadDeps, request: QueryRequest): Effect.Effect<QueryResponse, QueryError> =>
+  Effect.gen(function*() {
+    const retrieved = yield* retrieve(deps, request)
+    const base = {
+      ...echo(request, retrieved),
+      facts: retrieved.facts,
+      entities: retrieved.entities,
+      artifacts: retrieved.chunks
+    }
+    if (retrieved.facts.length === 0) return { ...base, answer: NOTHING_KNOWN, citations: [], inference: null }
+    if (deps.llm === null) {
+      return yield* new ServiceUnavailable({ message: "query needs an LLM, and none is configured on this server" })
+    }
+    const prompt = buildQueryPrompt({
+      question: request.query,
+      asOf: retrieved.filters.asOf,
+      facts: retrieved.facts,
+      entities: retrieved.entities
+    })
+    const response = yield* callLlm({
+      llm: deps.llm,
+      inferences: deps.inferences,
+      prices: deps.prices,
+      type: "query",
+      runId: null,
+      datasetId: retrieved.dataset.id,
+      recorder: null,
+      runStage: QUERY_STAGE
+    }, {
+      stage: QUERY_STAGE,
+      model: request.model,
+      reasoning: request.reasoning,
+      system: prompt.system,
+      messages: prompt.messages,
+      maxTokens: QUERY_MAX_TOKENS
+    })
+    const parsed = parseQueryAnswer(response.text, retrieved.facts.map((f) => f.id))
+    if (Either.isLeft(parsed)) return yield* new LlmFailed({ message: parsed.left, stage: QUERY_STAGE })
+    if (parsed.right.dropped.length > 0) {
+      yield* Effect.logWarning("query: the answer cited facts it was not given; dropped", { ids: parsed.right.dropped })
+    }
+    return {
+      ...base,
+      answer: parsed.right.answer,
+      citations: parsed.right.citations,
+      inference: {
+        id: response.inferenceId,
+        stage: QUERY_STAGE,
+        provider: response.provider,
+        model: response.model,
+        ...(response.modelId === null ? {} : { model_id: response.modelId }),
+        reasoning: response.reasoning,
+        input_tokens: response.usage.inputTokens,
+        output_tokens: response.usage.outputTokens,
+        cost_usd: response.costUsd,
+        latency_ms: response.latencyMs
+      }
+    }
+  })
+
+type ReadContext = DatasetsRepo | SearchRepo | InferencesRepo
+
+/** Search over the services in context (Embeddings, VectorStore used when provided). */
+export const search = (request: SearchRequest): Effect.Effect<SearchResponse, NotFound, ReadContext> =>
+  Effect.flatMap(readDeps, (deps) => runSearch(deps, request))
+
+/** Query over the services in context (Llm needed when facts are found). */
+export const query = (request: QueryRequest): Effect.Effect<QueryResponse, QueryError, ReadContext> =>
+  Effect.flatMap(readDeps, (deps) => runQuery(deps, request))

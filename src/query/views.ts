@@ -1,0 +1,119 @@
+/**
+ * Wire shapes of the read side. Like the remember response, a field that is null in the row is
+ * omitted (invalid_at while a fact holds, model_id when unknown, ...).
+ */
+import type { ArtifactRow } from "../domain/Rows.js"
+import type { EntityView, FactView } from "../services/SearchRepo.js"
+
+export interface FactOut {
+  readonly id: number
+  readonly source: string
+  readonly source_id: number
+  readonly target: string
+  readonly target_id: number
+  readonly relation: string
+  readonly description: string
+  readonly valid_at: string
+  readonly invalid_at?: string
+  readonly created_at: string
+  readonly expired_at?: string
+  /** the artifact that created the fact */
+  readonly artifact_id?: number
+  /** the model that extracted it (gb_models id and name) */
+  readonly model_id?: number
+  readonly model?: string
+  /** every artifact that states it, and the sessions that discovered it */
+  readonly artifact_ids: ReadonlyArray<number>
+  readonly session_ids: ReadonlyArray<string>
+}
+
+export interface EntityOut {
+  readonly id: number
+  readonly name: string
+  readonly type: string
+  readonly description: string
+  readonly created_at: string
+  readonly model_id?: number
+  readonly model?: string
+  readonly artifact_ids: ReadonlyArray<number>
+  readonly session_ids: ReadonlyArray<string>
+}
+
+export interface ArtifactOut {
+  readonly id: number
+  readonly kind: string
+  readonly text: string
+  readonly parent_id?: number
+  readonly session_id?: string
+  readonly valid_at: string
+  readonly created_at: string
+  readonly inference_id?: number
+  readonly query?: string
+  readonly metadata?: Record<string, unknown>
+}
+
+export interface Scored {
+  /** the fused reciprocal-rank score */
+  readonly score: number
+  /** the sources that found it: fulltext, vector, graph, joined by "+" */
+  readonly found_by: string
+}
+
+/** A chunk of text (or a whole short text) with its summary when it has one. */
+export interface ChunkOut extends ArtifactOut {
+  readonly summary?: string
+}
+
+const some = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
+  (value === null ? {} : { [key]: value }) as { [P in K]?: V }
+
+/**
+ * A fact as gligabao knew it at `knownAt`: a close recorded later (expired_at after it) had
+ * not happened, so the fact was still open then.
+ */
+export const factOut = (f: FactView, knownAt: string | null): FactOut => {
+  const closedLater = knownAt !== null && f.expired_at !== null && f.expired_at > knownAt
+  return {
+    id: f.id,
+    source: f.source_name,
+    source_id: f.source_id,
+    target: f.target_name,
+    target_id: f.target_id,
+    relation: f.relation,
+    description: f.description,
+    valid_at: f.valid_at,
+    ...some("invalid_at", closedLater ? null : f.invalid_at),
+    created_at: f.created_at,
+    ...some("expired_at", closedLater ? null : f.expired_at),
+    ...some("artifact_id", f.artifact_id),
+    ...some("model_id", f.model_id),
+    ...some("model", f.model),
+    artifact_ids: f.artifact_ids,
+    session_ids: f.session_ids
+  }
+}
+
+export const entityOut = (e: EntityView): EntityOut => ({
+  id: e.id,
+  name: e.name,
+  type: e.type,
+  description: e.description,
+  created_at: e.created_at,
+  ...some("model_id", e.model_id),
+  ...some("model", e.model),
+  artifact_ids: e.artifact_ids,
+  session_ids: e.session_ids
+})
+
+export const artifactOut = (a: ArtifactRow): ArtifactOut => ({
+  id: a.id,
+  kind: a.kind,
+  text: a.text,
+  ...some("parent_id", a.parent_id),
+  ...some("session_id", a.session_id),
+  valid_at: a.valid_at,
+  created_at: a.created_at,
+  ...some("inference_id", a.inference_id),
+  ...some("query", a.query),
+  ...some("metadata", a.metadata)
+})

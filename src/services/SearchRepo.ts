@@ -1,0 +1,142 @@
+import { Context, type Effect } from "effect"
+import type { ArtifactRow, EdgeWithNames, EntityRow } from "../domain/Rows.js"
+import type { ArtifactKind } from "../domain/Stages.js"
+
+/**
+ * What a read sees. Times are canonical RFC 3339 (see domain/time.ts), compared as text.
+ *
+ * A fact passes when `valid_at <= asOf` and, unless `includeExpired`, it had not ended by then
+ * (`invalid_at IS NULL OR invalid_at > asOf`). With `knownAt`, only rows stored by then count,
+ * and a fact closed later (`expired_at > knownAt`) is seen as it was then: still open.
+ */
+export interface ReadFilters {
+  /** event time */
+  readonly asOf: string
+  /** ingestion time; null: everything stored */
+  readonly knownAt: string | null
+  /** keep facts that had ended by `asOf` */
+  readonly includeExpired: boolean
+  /** only what this session discovered (gb_entity_sessions, gb_edge_sessions, artifacts' session_id) */
+  readonly sessionId: string | null
+  /** only what artifacts of this kind support (a chunk counts as its document's kind too) */
+  readonly kind: ArtifactKind | null
+}
+
+/** A full-text match: the row id and the engine's relevance (higher is better). */
+export interface TextMatch {
+  readonly id: number
+  readonly score: number
+}
+
+/** A fact with its endpoints, its model's name and its provenance. */
+export interface FactView extends EdgeWithNames {
+  readonly model: string | null
+  readonly artifact_ids: ReadonlyArray<number>
+  readonly session_ids: ReadonlyArray<string>
+}
+
+export interface EntityView extends EntityRow {
+  readonly model: string | null
+  readonly artifact_ids: ReadonlyArray<number>
+  readonly session_ids: ReadonlyArray<string>
+}
+
+/** A fact touching an entity (the graph neighbourhood). */
+export interface Neighbour {
+  readonly id: number
+  readonly source_id: number
+  readonly target_id: number
+}
+
+export interface SessionCounts {
+  readonly session_id: string
+  readonly artifacts: number
+  readonly entities: number
+  readonly edges: number
+  /** the first and last artifact of the session (null when its artifacts were deleted) */
+  readonly first_at: string | null
+  readonly last_at: string | null
+}
+
+/**
+ * Provenance lists of a search result: the most recent links only, so a hub entity mentioned by
+ * thousands of artifacts stays a small result. Export pages carry every link.
+ */
+export const MAX_RESULT_LINKS = 50
+
+/**
+ * The read side of the graph tables, always within one dataset. Every lookup is indexed (full
+ * text: FTS5 on SQLite, tsvector + GIN on PostgreSQL). Infrastructure errors are defects.
+ */
+export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
+  SearchRepo,
+  {
+    /**
+     * entities whose name or description matches any of `terms` (words; the engine stems them),
+     * best first, at most `limit`
+     */
+    readonly matchEntities: (
+      datasetId: number,
+      terms: ReadonlyArray<string>,
+      filters: ReadFilters,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<TextMatch>>
+    /** facts whose description matches any of `terms`, best first, at most `limit` */
+    readonly matchFacts: (
+      datasetId: number,
+      terms: ReadonlyArray<string>,
+      filters: ReadFilters,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<TextMatch>>
+    /** facts touching the entity (as source or target), newest first (created_at), at most `limit` */
+    readonly factsAround: (
+      datasetId: number,
+      entityId: number,
+      filters: ReadFilters,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<Neighbour>>
+    /** those of `ids` that pass the filters, in no particular order; links capped (MAX_RESULT_LINKS) */
+    readonly facts: (
+      datasetId: number,
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlyArray<FactView>>
+    readonly entities: (
+      datasetId: number,
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlyArray<EntityView>>
+    /** artifacts of `ids` that pass the known_at, session and kind filters */
+    readonly artifacts: (
+      datasetId: number,
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlyArray<ArtifactRow>>
+    /** the chunk_summary children of these chunks */
+    readonly summariesOf: (
+      datasetId: number,
+      chunkIds: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<ArtifactRow>>
+    /** export: the next page by id (ids greater than `afterId`), every link included */
+    readonly entityPage: (
+      datasetId: number,
+      filters: ReadFilters,
+      afterId: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EntityView>>
+    readonly factPage: (
+      datasetId: number,
+      filters: ReadFilters,
+      afterId: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<FactView>>
+    readonly artifactPage: (
+      datasetId: number,
+      filters: ReadFilters,
+      afterId: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<ArtifactRow>>
+    /** the dataset's sessions with counts, by session id */
+    readonly sessions: (datasetId: number) => Effect.Effect<ReadonlyArray<SessionCounts>>
+  }
+>() {}
