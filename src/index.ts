@@ -24,12 +24,20 @@ export * from "./services/InferencesRepo.js"
 export * from "./services/Llm.js"
 export * from "./services/RememberPipeline.js"
 export * from "./services/RunLogRepo.js"
+export type * from "./services/RunObserver.js"
+export * from "./services/SearchRepo.js"
 export * from "./services/SeriesRepo.js"
 export * from "./services/TimeseriesProviders.js"
 export * from "./services/VectorStore.js"
 
 export { DEFAULT_PRICES, type PriceTable } from "./pipeline/cost.js"
-export { RememberManager, RememberManagerLive, type RememberManagerOptions } from "./pipeline/RememberManager.js"
+export {
+  RememberManager,
+  RememberManagerLive,
+  type RememberManagerOptions,
+  type RunOptions,
+  type SubmittedRun
+} from "./pipeline/RememberManager.js"
 export { RememberPipelineLive } from "./pipeline/RememberPipelineLive.js"
 export {
   getImageArtifact,
@@ -45,7 +53,13 @@ export { listSeries, readSeries, type SeriesRange, type SeriesRef, type SeriesVi
 export type { AnchorMatch, AnchorOutcome, FetchItem, ObservationItem, SeriesItem } from "./pipeline/series/index.js"
 export { type SeriesStats, seriesStats } from "./pipeline/series/stats.js"
 
+export * from "./query/index.js"
+
+export * from "./eval/index.js"
+
 export { GligabaoApi } from "./http/Api.js"
+export { type GligabaoClient, makeGligabaoClient } from "./http/client.js"
+export { ReadGroup } from "./http/ReadApi.js"
 export { ApiLive, HttpAppLive } from "./http/Http.js"
 
 export { type AppConfig, AppConfigTag, defaultConfig, loadConfig } from "./Config.js"

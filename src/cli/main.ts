@@ -6,6 +6,7 @@
  *   gligabao search QUERY --user-id U [--dataset D] [--as-of T] [--known-at T] [--include-expired] [--session-id S] [--kind K] [--limit N] [--hops N]
  *   gligabao query QUESTION --user-id U [the same] [--model M] [--reasoning LEVEL]
  *   gligabao export --user-id U [--dataset D] [--format json|graphml] [--output FILE] [filters]
+ *   gligabao eval DIR [--models stage=model,...] [--output DIR] [--user-id U] [--db PATH] [--database-url URL] [--config FILE]
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { HttpServer } from "@effect/platform"
@@ -20,6 +21,7 @@ import { validateRememberRequest } from "../domain/Remember.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { reembed } from "../pipeline/reembed.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
+import { runEvalCommand } from "./eval.js"
 import { progressBar } from "./progress.js"
 import { readBody, type ReadFlags, readParams, writeDocument } from "./read.js"
 import { readDeps } from "../query/deps.js"
@@ -300,9 +302,32 @@ const exportCommand = Command.make(
       }).pipe(Effect.provide(readLayerFor(config))))
 ).pipe(Command.withDescription("export a dataset's graph as JSON or GraphML without a server (streamed)"))
 
+const evalCommand = Command.make(
+  "eval",
+  {
+    dir: Args.directory({ name: "DIR", exists: "yes" }),
+    config: configOption,
+    db: dbOption,
+    databaseUrl: databaseUrlOption,
+    models: Options.text("models").pipe(
+      Options.withDescription("stage=model pairs, comma-separated, for every text (over a case's own models)"),
+      Options.optional
+    ),
+    output: Options.text("output").pipe(Options.withDescription("where trajectories and results.json go (default build/evals/<label>)"), Options.optional),
+    userId: Options.text("user-id").pipe(Options.withDescription("the user owning the eval datasets (default gligabao-eval)"), Options.optional)
+  },
+  (o) =>
+    withConfig(flags(o), (config) =>
+      runEvalCommand(o.dir, {
+        models: Option.getOrUndefined(o.models),
+        output: Option.getOrUndefined(o.output),
+        userId: Option.getOrUndefined(o.userId)
+      }).pipe(Effect.provide(AppLive), Effect.provide(Layer.succeed(AppConfigTag, config))))
+).pipe(Command.withDescription("run the knowledge eval cases of DIR (each into a fresh dataset) and print their scores, tokens and cost"))
+
 const gligabao = Command.make("gligabao").pipe(
   Command.withDescription("a memory server for AI agents: texts in, a bi-temporal knowledge graph out"),
-  Command.withSubcommands([serve, migrate, reembedCommand, rememberCommand, searchCommand, queryCommand, exportCommand])
+  Command.withSubcommands([serve, migrate, reembedCommand, rememberCommand, searchCommand, queryCommand, exportCommand, evalCommand])
 )
 
 const cli = Command.run(gligabao, { name: "gligabao", version: GLIGABAO_VERSION })

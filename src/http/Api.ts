@@ -8,6 +8,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES } from "../domain/Stages.js"
+import { Trajectory } from "../eval/Atif.js"
 import { ReadGroup } from "./ReadApi.js"
 
 const ErrorBody = (status: number, description: string) =>
@@ -132,6 +133,19 @@ export const RunDoc = Schema.Struct({
   stages: Schema.Record({ key: Schema.String, value: StageDoc })
 }).annotations({ identifier: "RememberRun" })
 
+/** Eval mode: a failure after the run started also carries the trajectory up to the failure. */
+const EvalErrorBody = (status: number, description: string) =>
+  Schema.Struct({ error: Schema.String, trajectory: Trajectory }).annotations({
+    ...HttpApiSchema.annotations({ status }),
+    identifier: `EvalError${status}`,
+    description
+  })
+
+export const EvalRememberResponseDoc = Schema.Union(
+  Schema.extend(RememberResponseDoc, Schema.Struct({ trajectory: Trajectory })),
+  Schema.extend(ImageRememberResponseDoc, Schema.Struct({ trajectory: Trajectory }))
+).annotations({ identifier: "EvalRememberResponse" })
+
 export class RememberGroup extends HttpApiGroup.make("remember")
   .add(
     HttpApiEndpoint.post("remember", "/v1/gb/remember")
@@ -144,6 +158,23 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addError(Error503)
       .addError(Error500)
       .annotate(OpenApi.Summary, "Remember a text (or an image)")
+  )
+  .add(
+    HttpApiEndpoint.post("evalRemember", "/v1/gb/eval/remember")
+      .setPayload(RememberRequestDoc)
+      .addSuccess(EvalRememberResponseDoc)
+      .addError(Error400)
+      .addError(Error413)
+      .addError(EvalErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored."))
+      .addError(EvalErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed."))
+      .addError(EvalErrorBody(503, "A provider the request needs is not configured."))
+      .addError(EvalErrorBody(500, "Anything else; the message names the failing stage."))
+      .annotate(OpenApi.Summary, "Remember, in eval mode: the response plus the call's ATIF trajectory")
+      .annotate(
+        OpenApi.Description,
+        "The same body, validation and effects as /v1/gb/remember. `trajectory` is an ATIF-v1.7 document: one step per " +
+          "model call and per stage that ran. A failure after the run started answers its status with `{error, trajectory}`."
+      )
   )
   .add(
     HttpApiEndpoint.get("getRun", "/v1/gb/runs/:id")

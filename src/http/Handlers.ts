@@ -5,7 +5,9 @@
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Layer, Option, Stream } from "effect"
+import { statusOf } from "../domain/Errors.js"
 import { validateRememberRequest } from "../domain/Remember.js"
+import { rememberWithTrajectory } from "../eval/trajectory.js"
 import { loadImage } from "../pipeline/image/library.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
@@ -89,6 +91,19 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
               onSuccess: (outcome) => jsonResponse({ remember_run_id: outcome.runId, ...outcome.response })
             })
           )
+        }))
+      // eval mode: the same request and run, plus its ATIF trajectory (also when it fails)
+      .handleRaw("evalRemember", ({ request }) =>
+        Effect.gen(function*() {
+          const body = yield* readJsonBody(request)
+          if (Either.isLeft(body)) return body.left
+          const valid = validateRememberRequest(body.right)
+          if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
+          const { outcome, trajectory } = yield* rememberWithTrajectory(manager, valid.right)
+          return Either.match(outcome, {
+            onLeft: (e) => jsonResponse({ error: e.message, trajectory }, statusOf(e)),
+            onRight: (o) => jsonResponse({ remember_run_id: o.runId, ...o.response, trajectory })
+          })
         }))
       .handleRaw("getRun", ({ request }) =>
         Effect.gen(function*() {

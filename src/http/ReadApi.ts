@@ -41,7 +41,9 @@ const required = (description: string) =>
   Schema.optionalWith(param(Schema.String, (s) => s, description), { default: () => "" })
 
 const Provenance = {
-  artifact_ids: Schema.Array(Schema.Number).annotations({ description: "the artifacts it was inferred from (ascending)" }),
+  artifact_ids: Schema.Array(Schema.Number).annotations({
+    description: "the artifacts it was inferred from, ascending (search and query: the 50 most recent)"
+  }),
   session_ids: Schema.Array(Schema.String).annotations({ description: "the sessions that discovered it" })
 }
 
@@ -209,7 +211,7 @@ export const SessionsDoc = Schema.Struct({
 }).annotations({ identifier: "Sessions" })
 
 const scopeParams = {
-  user_id: required("the user whose data is read"),
+  user_id: required("the user whose data is read (required)"),
   dataset: text("the dataset (default main)")
 }
 

@@ -2,6 +2,7 @@
  * Every model call of a remember goes through here, so that each one, successful or not,
  * is a gb_inferences row with its stage, model (as reported), reasoning, tokens, cost and
  * latency, filed in the run log under the stage that made it (spec/contracts.md section 7).
+ * The recorder also hands the call (request, answer, row) to the run's observer, if any.
  */
 import { Clock, Effect } from "effect"
 import { type EmbeddingFailed, LlmFailed, type LlmUnavailable } from "../domain/Errors.js"
@@ -68,7 +69,7 @@ export const callLlm = (ctx: CallContext, request: LlmRequest): Effect.Effect<Re
         cost_usd: 0,
         error: result.left.message
       })
-      if (ctx.recorder !== null) yield* ctx.recorder.addInference(ctx.runStage, row.id)
+      if (ctx.recorder !== null) yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response: null })
       return yield* new LlmFailed({ message: `${request.stage}: ${result.left.message}`, stage: request.stage })
     }
     const response = result.right
@@ -87,7 +88,7 @@ export const callLlm = (ctx: CallContext, request: LlmRequest): Effect.Effect<Re
       cost_usd: cost,
       error: truncated ? `the answer was cut by the output limit (${request.maxTokens} tokens)` : null
     })
-    if (ctx.recorder !== null) yield* ctx.recorder.addInference(ctx.runStage, row.id)
+    if (ctx.recorder !== null) yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response })
     if (truncated) {
       return yield* new LlmFailed({
         message: `${request.stage}: the model's answer was cut by the output limit of ${request.maxTokens} tokens`,
@@ -138,7 +139,10 @@ export const callEmbeddings = (
       run_id: ctx.runId,
       dataset_id: ctx.datasetId
     })
-    if (ctx.recorder !== null) yield* ctx.recorder.addInference(ctx.runStage, row.id)
+    if (ctx.recorder !== null) {
+      const vectors = result._tag === "Right" ? result.right.vectors.length : 0
+      yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "embeddings", texts, vectors })
+    }
     if (result._tag === "Left") return yield* result.left
     return { ...result.right, inferenceId: row.id }
   })

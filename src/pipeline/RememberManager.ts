@@ -18,6 +18,7 @@ import { toIso } from "../domain/time.js"
 import { Database } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
+import type { RunObserver } from "../services/RunObserver.js"
 
 export interface RememberManagerOptions {
   /** global permits: how many runs execute at once across datasets */
@@ -27,6 +28,11 @@ export interface RememberManagerOptions {
   /** how long in-flight runs may take to finish at shutdown before they are interrupted */
   readonly shutdownGrace?: Duration.DurationInput
   readonly heartbeatEvery?: Duration.DurationInput
+}
+
+export interface RunOptions {
+  /** hears the run's stage and model-call reports (eval mode); the run log notes `eval: true` */
+  readonly observer?: RunObserver | undefined
 }
 
 export interface SubmittedRun {
@@ -39,9 +45,12 @@ export class RememberManager extends Context.Tag("gligabao/RememberManager")<
   RememberManager,
   {
     /** queues a run (its row is written now) and returns without waiting for it */
-    readonly enqueue: (request: RememberRequest) => Effect.Effect<SubmittedRun>
+    readonly enqueue: (request: RememberRequest, options?: RunOptions) => Effect.Effect<SubmittedRun>
     /** queues a run and waits for its outcome */
-    readonly submit: (request: RememberRequest) => Effect.Effect<RememberOutcome & { readonly runId: number }, RememberError>
+    readonly submit: (
+      request: RememberRequest,
+      options?: RunOptions
+    ) => Effect.Effect<RememberOutcome & { readonly runId: number }, RememberError>
   }
 >() {}
 
@@ -76,12 +85,12 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       Effect.forkScoped
     )
 
-    const execute = (runId: number, request: RememberRequest, startedMs: number) =>
+    const execute = (runId: number, request: RememberRequest, startedMs: number, observer: RunObserver | undefined) =>
       Effect.gen(function*() {
         queued.delete(runId)
         if (closing) return yield* Effect.interrupt
         yield* runLog.markStarted(runId, toIso(yield* Clock.currentTimeMillis))
-        return yield* pipeline.run(runId, request)
+        return yield* pipeline.run(runId, request, observer)
       }).pipe(
         permits.withPermits(1),
         database.withLock(lockKey(request)),
@@ -116,20 +125,20 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         Effect.annotateLogs({ runId })
       )
 
-    const enqueue = (request: RememberRequest): Effect.Effect<SubmittedRun> =>
+    const enqueue = (request: RememberRequest, runOptions: RunOptions = {}): Effect.Effect<SubmittedRun> =>
       Effect.gen(function*() {
         const queuedMs = yield* Clock.currentTimeMillis
         const row = yield* runLog.create({
           pipeline: request.image === undefined ? "text" : "image",
           user_id: request.user_id,
           dataset: request.dataset,
-          params: runParams(request),
+          params: runOptions.observer === undefined ? runParams(request) : { ...runParams(request), eval: true },
           queued_at: toIso(queuedMs),
           instance_id: options.instanceId
         })
         queued.add(row.id)
         const done = yield* Deferred.make<RememberOutcome & { readonly runId: number }, RememberError>()
-        yield* execute(row.id, request, queuedMs).pipe(
+        yield* execute(row.id, request, queuedMs, runOptions.observer).pipe(
           Effect.map((outcome) => ({ ...outcome, runId: row.id })),
           // A defect becomes a 500 whose message names no stack trace; the run log has the detail.
           Effect.catchAllDefect((defect) =>
@@ -164,7 +173,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
 
     return RememberManager.of({
       enqueue,
-      submit: (request) => Effect.flatMap(enqueue(request), (run) => run.await)
+      submit: (request, runOptions) => Effect.flatMap(enqueue(request, runOptions), (run) => run.await)
     })
   })
 

@@ -19,8 +19,10 @@ export const RememberPipelineLive = Layer.scoped(
     yield* Effect.forkScoped(retryPendingVectors(deps))
     return RememberPipeline.of({
       // an image has a pipeline of its own (seed-images.txt)
-      run: (runId, request) =>
-        request.image !== undefined ? rememberImage(imageDeps, runId, request) : rememberText(deps, runId, request)
+      run: (runId, request, observer) =>
+        request.image !== undefined
+          ? rememberImage(imageDeps, runId, request, observer)
+          : rememberText(deps, runId, request, observer)
     })
   })
 )

@@ -7,21 +7,32 @@
  * A stage can run several times in one call (once per chunk, some concurrently): its row is
  * `started` from the first entry, `failed` as soon as one run fails, and `succeeded` when
  * the last one in flight ends with none failed; its duration spans them all.
+ *
+ * The same reports also go to the run's observer when it has one (eval mode: the ATIF
+ * trajectory is built from them), so the run log and the trajectory are two views of one
+ * mechanism. Without an observer nothing else happens.
  */
-import { Cause, Clock, Effect, Option } from "effect"
+import { Cause, Clock, Effect, FiberRef, Option } from "effect"
 import { InternalFailure } from "../domain/Errors.js"
+import type { InferenceRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
+import type { ModelCall, RunObserver, StageRunRef, StageTrace } from "../services/RunObserver.js"
 
 export interface RunRecorder {
   readonly runId: number
-  /** runs `effect` as stage `name`: started before, succeeded or failed (with the error) after */
+  /**
+   * runs `effect` as stage `name`: started before, succeeded or failed (with the error) after;
+   * `detail` is what the run log keeps of the result, `trace` a fuller view for an observer
+   */
   readonly stage: <A, E, R>(
     name: string,
     effect: Effect.Effect<A, E, R>,
-    detail?: (a: A) => Record<string, unknown> | null
+    detail?: (a: A) => Record<string, unknown> | null,
+    trace?: (a: A) => StageTrace
   ) => Effect.Effect<A, E | InternalFailure, R>
-  readonly addInference: (stage: string, inferenceId: number) => Effect.Effect<void>
+  /** a model call (its gb_inferences row), filed under run-log stage `stage` */
+  readonly modelCall: (stage: string, inference: InferenceRow, call: ModelCall) => Effect.Effect<void>
   /** chunked texts: how many chunks are done (shown on the chunk_text stage) */
   readonly progress: (done: number, total: number) => Effect.Effect<void>
   /**
@@ -31,6 +42,14 @@ export interface RunRecorder {
    */
   readonly within: (stage: string) => RunRecorder
 }
+
+/** The innermost stage execution of the current fiber (only set for runs with an observer). */
+const currentStageRun = FiberRef.unsafeMake<StageRunRef | null>(null)
+const stepLabels = FiberRef.unsafeMake<Readonly<Record<string, unknown>>>({})
+
+/** Labels the stages and model calls of `effect` for observers (e.g. the chunk index). */
+export const withStepLabels = (labels: Readonly<Record<string, unknown>>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locallyWith(effect, stepLabels, (outer) => ({ ...outer, ...labels }))
 
 const safely = <R>(what: string, effect: Effect.Effect<void, never, R>) =>
   effect.pipe(Effect.catchAllDefect((defect) => Effect.logWarning(`run log: could not ${what}`, defect)))
@@ -51,32 +70,90 @@ interface StageState {
   failed: boolean
 }
 
+/** An infrastructure defect fails the call with a 500 that names the stage, never a trace. */
+const defectAsFailure = (logLabel: string, label: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.catchAllDefect((defect) =>
+      Effect.zipRight(
+        Effect.logError(`stage ${logLabel} died`, defect),
+        Effect.fail(new InternalFailure({ message: `${label} failed with an internal error` }))
+      )
+    )
+  )
+
+/** What the observer side of a recorder needs: the observer and the run's stage counter. */
+interface Observing {
+  readonly observer: RunObserver
+  nextStageRun: number
+}
+
+const notify = (what: string, f: () => void) =>
+  safely(what, Effect.sync(f))
+
+/**
+ * Runs `effect` as one execution of a stage for the observer: the current stage run is set
+ * for what happens inside, and the end is reported with the detail and the trace.
+ */
+const observed = <A, E, R>(
+  observing: Observing,
+  name: string,
+  within: string | null,
+  effect: Effect.Effect<A, E, R>,
+  detail: ((a: A) => Record<string, unknown> | null) | undefined,
+  trace: ((a: A) => StageTrace) | undefined
+): Effect.Effect<A, E, R> =>
+  Effect.gen(function*() {
+    const startedMs = yield* Clock.currentTimeMillis
+    const run: StageRunRef = { id: observing.nextStageRun++, stage: name, within, labels: yield* FiberRef.get(stepLabels) }
+    return yield* effect.pipe(
+      Effect.locally(currentStageRun, run),
+      Effect.onExit((exit) =>
+        Effect.flatMap(Clock.currentTimeMillis, (endMs) =>
+          notify("report a stage to the observer", () => {
+            const ok = exit._tag === "Success"
+            observing.observer.stageFinished({
+              run,
+              startedAt: toIso(startedMs),
+              finishedAt: toIso(endMs),
+              durationMs: endMs - startedMs,
+              status: ok ? "succeeded" : "failed",
+              error: ok ? null : errorMessage(exit.cause),
+              detail: ok && detail !== undefined ? detail(exit.value) : null,
+              trace: ok && trace !== undefined ? trace(exit.value) : null
+            })
+          }))
+      )
+    )
+  })
+
+const reportCall = (observing: Observing | null, runStage: string, inference: InferenceRow, call: ModelCall) =>
+  observing === null
+    ? Effect.void
+    : Effect.flatMap(FiberRef.get(currentStageRun), (run) =>
+      notify("report a model call to the observer", () => observing.observer.modelCalled({ run, runStage, inference, call })))
+
 /** See RunRecorder.within. */
-const scopedTo = (parent: RunRecorder, stage: string): RunRecorder => {
+const scopedTo = (parent: RunRecorder, stage: string, observing: Observing | null): RunRecorder => {
   const view: RunRecorder = {
     runId: parent.runId,
     // no stage rows, but the same defect handling as a real stage
-    stage: (name, effect) =>
-      effect.pipe(
-        Effect.catchAllDefect((defect) =>
-          Effect.zipRight(
-            Effect.logError(`stage ${stage}/${name} died`, defect),
-            Effect.fail(new InternalFailure({ message: `${stage} (${name}) failed with an internal error` }))
-          )
-        )
-      ),
-    addInference: (_, inferenceId) => parent.addInference(stage, inferenceId),
+    stage: (name, effect, detail, trace) => {
+      const guarded = defectAsFailure(`${stage}/${name}`, `${stage} (${name})`)(effect)
+      return observing === null ? guarded : observed(observing, name, stage, guarded, detail, trace)
+    },
+    modelCall: (_, inference, call) => parent.modelCall(stage, inference, call),
     progress: () => Effect.void,
     within: () => view
   }
   return view
 }
 
-export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number): RunRecorder => {
+export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number, observer?: RunObserver): RunRecorder => {
   const states = new Map<string, StageState>()
+  const observing: Observing | null = observer === undefined ? null : { observer, nextStageRun: 1 }
   const recorder: RunRecorder = {
     runId,
-    stage: (name, effect, detail) =>
+    stage: (name, effect, detail, trace) =>
       Effect.gen(function*() {
         const startedMs = yield* Clock.currentTimeMillis
         const state = states.get(name) ?? { active: 0, firstStartMs: startedMs, failed: false }
@@ -100,14 +177,8 @@ export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number): RunR
               })
             )
           })
-        return yield* effect.pipe(
-          // An infrastructure defect fails the call with a 500 that names the stage, never a trace.
-          Effect.catchAllDefect((defect) =>
-            Effect.zipRight(
-              Effect.logError(`stage ${name} died`, defect),
-              Effect.fail(new InternalFailure({ message: `${name} failed with an internal error` }))
-            )
-          ),
+        const guarded = defectAsFailure(name, name)(effect)
+        return yield* (observing === null ? guarded : observed(observing, name, null, guarded, detail, trace)).pipe(
           Effect.onExit((exit) =>
             exit._tag === "Success"
               ? finish("succeeded", null, detail === undefined ? null : detail(exit.value))
@@ -115,10 +186,14 @@ export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number): RunR
           )
         )
       }),
-    addInference: (stage, inferenceId) => safely("add inference", runLog.addInference(runId, stage, inferenceId)),
+    modelCall: (stage, inference, call) =>
+      Effect.zipRight(
+        safely("add inference", runLog.addInference(runId, stage, inference.id)),
+        reportCall(observing, stage, inference, call)
+      ),
     progress: (done, total) =>
       safely("set progress", runLog.setProgress(runId, "chunk_text", { chunks_done: done, chunks_total: total })),
-    within: (stage) => scopedTo(recorder, stage)
+    within: (stage) => scopedTo(recorder, stage, observing)
   }
   return recorder
 }

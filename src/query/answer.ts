@@ -6,7 +6,7 @@
 import { Either, Schema } from "effect"
 import type { LlmMessage } from "../services/Llm.js"
 import { parseModelJson } from "../pipeline/json.js"
-import type { EntityOut, FactOut } from "./views.js"
+import type { LinkedEntityOut, FactOut } from "./views.js"
 
 export const QUERY_STAGE = "query"
 /** the answer's own output budget (a thinking budget is added on top) */
@@ -34,7 +34,7 @@ export const buildQueryPrompt = (input: {
   readonly question: string
   readonly asOf: string
   readonly facts: ReadonlyArray<FactOut>
-  readonly entities: ReadonlyArray<EntityOut>
+  readonly entities: ReadonlyArray<LinkedEntityOut>
 }): QueryPrompt => ({
   system: SYSTEM,
   messages: [{

@@ -4,7 +4,7 @@
  * (`edge_kind`); every attribute is a declared key, so Gephi and yEd show them as columns.
  * `label` is the attribute Gephi takes for a node's and an edge's label.
  */
-import type { ArtifactOut, EntityOut, FactOut } from "./views.js"
+import type { ArtifactOut, LinkedEntityOut, FactOut } from "./views.js"
 
 type KeyType = "string" | "long"
 
@@ -90,7 +90,7 @@ export const graphmlFooter = "  </graph>\n</graphml>\n"
 export const entityNodeId = (id: number) => `e${id}`
 export const artifactNodeId = (id: number) => `a${id}`
 
-export const entityNode = (e: EntityOut): string =>
+export const entityNode = (e: LinkedEntityOut): string =>
   `    <node id="${entityNodeId(e.id)}">${data("n_kind", "entity")}${data("n_label", e.name)}${data("n_type", e.type)}` +
   `${data("n_description", e.description)}${data("n_model_id", e.model_id)}${data("n_model", e.model)}` +
   `${data("n_created_at", e.created_at)}${data("n_artifact_ids", idList(e.artifact_ids))}` +

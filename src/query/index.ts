@@ -40,4 +40,4 @@ export {
   type SearchResponse
 } from "./search.js"
 export { queryTerms } from "./terms.js"
-export type { ArtifactOut, ChunkOut, EntityOut, FactOut, Scored } from "./views.js"
+export type { ArtifactOut, ChunkOut, LinkedEntityOut, FactOut, Scored } from "./views.js"

@@ -17,7 +17,7 @@ import { type ReadDeps, filtersOf, findDataset } from "./deps.js"
 import { type Fused, fuseRanks, type RankedList } from "./fusion.js"
 import type { SearchRequest } from "./requests.js"
 import { queryTerms } from "./terms.js"
-import { artifactOut, type ChunkOut, entityOut, type EntityOut, factOut, type FactOut, type Scored } from "./views.js"
+import { artifactOut, type ChunkOut, entityOut, type LinkedEntityOut, factOut, type FactOut, type Scored } from "./views.js"
 
 /** Vector hits below this cosine similarity are noise, not candidates. */
 export const MIN_SIMILARITY = 0.2
@@ -31,7 +31,7 @@ export interface Retrieved {
   readonly dataset: DatasetRow
   readonly filters: ReadFilters
   readonly facts: ReadonlyArray<FactOut & Scored>
-  readonly entities: ReadonlyArray<EntityOut & Scored>
+  readonly entities: ReadonlyArray<LinkedEntityOut & Scored>
   readonly chunks: ReadonlyArray<ChunkOut & Scored>
   /** a source that could not run (e.g. the embeddings provider failed); the others still did */
   readonly warnings: ReadonlyArray<string>
@@ -120,7 +120,9 @@ const graphFacts = (
     const seenEntities = new Set<number>(seeds)
     let frontier = seeds
     for (let hop = 0; hop < hops && frontier.length > 0; hop++) {
-      const around = yield* Effect.forEach(frontier, (seed) => deps.search.factsAround(datasetId, seed, filters, perSeed))
+      const around = yield* Effect.forEach(frontier, (seed) => deps.search.factsAround(datasetId, seed, filters, perSeed), {
+        concurrency: "unbounded"
+      })
       const frontierSet = new Set(frontier)
       const order = new Map<number, { touches: number; position: number; endpoints: ReadonlyArray<number> }>()
       around.forEach((list, seedIndex) =>
@@ -169,12 +171,13 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
     const k = candidatesFor(request.limit)
     const terms = queryTerms(request.query)
 
+    // one connection on SQLite (these run in turn), a pool on PostgreSQL (at once)
     const [textEntities, textFacts, hits] = yield* Effect.all([
       search.matchEntities(ds, terms, filters, k),
       search.matchFacts(ds, terms, filters, k),
       // facts lose more candidates to the filters (ended facts keep their vectors)
       vectorHits(deps, dataset, request.query, k)
-    ])
+    ], { concurrency: "unbounded" })
 
     // vector hits count only if their rows pass the filters
     const vectorFactRows = byId(yield* search.facts(ds, hits.edges, filters))

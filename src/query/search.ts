@@ -12,7 +12,7 @@ import { buildQueryPrompt, NOTHING_KNOWN, parseQueryAnswer, QUERY_MAX_TOKENS, QU
 import { type ReadDeps, readDeps } from "./deps.js"
 import type { QueryRequest, SearchRequest } from "./requests.js"
 import { type Retrieved, retrieve } from "./retrieve.js"
-import type { ChunkOut, EntityOut, FactOut, Scored } from "./views.js"
+import type { ChunkOut, LinkedEntityOut, FactOut, Scored } from "./views.js"
 
 interface Echo {
   readonly dataset: string
@@ -26,7 +26,7 @@ interface Echo {
 
 export interface SearchResponse extends Echo {
   readonly facts: ReadonlyArray<FactOut & Scored>
-  readonly entities: ReadonlyArray<EntityOut & Scored>
+  readonly entities: ReadonlyArray<LinkedEntityOut & Scored>
   readonly chunks: ReadonlyArray<ChunkOut & Scored>
 }
 
@@ -49,7 +49,7 @@ export interface QueryResponse extends Echo {
   readonly citations: ReadonlyArray<number>
   /** the facts the model was given, best first */
   readonly facts: ReadonlyArray<FactOut & Scored>
-  readonly entities: ReadonlyArray<EntityOut & Scored>
+  readonly entities: ReadonlyArray<LinkedEntityOut & Scored>
   /** the passages retrieved with them (chunks, or short texts), with the facts' sources */
   readonly artifacts: ReadonlyArray<ChunkOut & Scored>
   /** the model call; null when nothing was found (no call is made) */

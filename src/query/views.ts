@@ -27,7 +27,7 @@ export interface FactOut {
   readonly session_ids: ReadonlyArray<string>
 }
 
-export interface EntityOut {
+export interface LinkedEntityOut {
   readonly id: number
   readonly name: string
   readonly type: string
@@ -93,7 +93,7 @@ export const factOut = (f: FactView, knownAt: string | null): FactOut => {
   }
 }
 
-export const entityOut = (e: EntityView): EntityOut => ({
+export const entityOut = (e: EntityView): LinkedEntityOut => ({
   id: e.id,
   name: e.name,
   type: e.type,

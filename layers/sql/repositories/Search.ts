@@ -174,13 +174,18 @@ export const make = Effect.gen(function*() {
 
   /**
    * Each side walks its (endpoint, created_at) index newest first and stops at `limit`, so a
-   * hub entity costs `limit` rows, not its degree.
+   * hub entity costs `limit` rows, not its degree. The dataset is checked on the entity (once,
+   * by primary key), not on the edges: an edge's endpoints are always of its dataset, and an
+   * `e.dataset_id` condition lets a planner without statistics prefer the triple index, which
+   * then scans the whole dataset for a target.
    */
   const factsAround = (datasetId: number, entityId: number, filters: ReadFilters, limit: number) => {
     if (limit <= 0) return Effect.succeed([] as ReadonlyArray<Neighbour>)
     const side = (column: "source_id" | "target_id") =>
       sql`SELECT e.id, e.source_id, e.target_id, e.created_at FROM gb_edges e
-        WHERE e.${sql.literal(column)} = ${entityId} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}
+        WHERE e.${sql.literal(column)} = ${entityId}
+          AND EXISTS (SELECT 1 FROM gb_entities n WHERE n.id = ${entityId} AND n.dataset_id = ${datasetId})
+          AND ${factFilters(filters)}
         ORDER BY e.created_at DESC, e.id DESC
         LIMIT ${limit}`
     return sql<Neighbour & { readonly created_at: string }>`

@@ -13,6 +13,7 @@ import { InternalFailure, InvalidRequest, LlmFailed, type RememberError } from "
 import { type ImageArtifactRow, type ImageExtractionRow, imagePath, validateImage, type ValidImage } from "../../domain/Image.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
+import type { RunObserver } from "../../services/RunObserver.js"
 import { toIso } from "../../domain/time.js"
 import type { ImageStoreFailed } from "../../services/ImageStore.js"
 import { callLlm, type CallContext, type RecordedResponse } from "../ModelCalls.js"
@@ -163,14 +164,19 @@ const storeImage = (deps: ImageDeps, input: StoreInput) =>
     )
   })
 
-export const rememberImage = (deps: ImageDeps, runId: number, request: RememberRequest): Effect.Effect<RememberOutcome, RememberError> =>
+export const rememberImage = (
+  deps: ImageDeps,
+  runId: number,
+  request: RememberRequest,
+  observer?: RunObserver
+): Effect.Effect<RememberOutcome, RememberError> =>
   Effect.gen(function*() {
     // validation decodes the image once; a request built in code may arrive without it
     const image = request.image_file ?? (yield* Either.match(validateImage(request.image ?? ""), {
       onLeft: (message) => Effect.fail(new InvalidRequest({ message })),
       onRight: Effect.succeed
     }))
-    const recorder = makeRunRecorder(deps.runLog, runId)
+    const recorder = makeRunRecorder(deps.runLog, runId, observer)
     const referenceTime = request.reference_time ?? (yield* nowIso)
     const dataset = yield* deps.datasets.find(request.user_id, request.dataset)
     const datasetId = Option.match(dataset, { onNone: () => null, onSome: (d) => d.id })
@@ -183,7 +189,18 @@ export const rememberImage = (deps: ImageDeps, runId: number, request: RememberR
           ? { found: true, image_artifact_id: x.artifact.id, extraction_id: x.extraction.id, file_rewritten: x.rewritten }
           : x._tag === "ArtifactOnly"
           ? { found: true, image_artifact_id: x.artifact.id, extraction_id: null }
-          : { found: false }
+          : { found: false },
+      (x) => ({
+        arguments: { sha256: image.sha256, media_type: image.media_type, bytes: image.bytes.length },
+        observation: x._tag === "None"
+          ? { found: false }
+          : {
+            found: true,
+            image_artifact_id: x.artifact.id,
+            path: x.artifact.path,
+            ...(x._tag === "Repeat" ? { extraction_id: x.extraction.id, cached: true } : { extraction_id: null })
+          }
+      })
     )
     if (existing._tag === "Repeat") {
       return {

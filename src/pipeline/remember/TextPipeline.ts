@@ -14,6 +14,7 @@ import { type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
 import type { EdgeWithNames } from "../../domain/Rows.js"
+import type { RunObserver } from "../../services/RunObserver.js"
 import { toIso } from "../../domain/time.js"
 import { chunkText, needsChunking } from "../chunking.js"
 import { enrichmentRefusal, enrichText } from "../enrich/index.js"
@@ -71,14 +72,19 @@ const unsupported = (deps: RememberDeps, request: RememberRequest): string | und
   return enrichmentRefusal(deps, request)
 }
 
-export const rememberText = (deps: RememberDeps, runId: number, request: RememberRequest): Effect.Effect<RememberOutcome, RememberError> =>
+export const rememberText = (
+  deps: RememberDeps,
+  runId: number,
+  request: RememberRequest,
+  observer?: RunObserver
+): Effect.Effect<RememberOutcome, RememberError> =>
   Effect.gen(function*() {
     const refusal = unsupported(deps, request)
     if (refusal !== undefined) return yield* new ServiceUnavailable({ message: refusal })
     const seriesRefusal = timeseriesRefusal(deps, request)
     if (seriesRefusal !== undefined) return yield* seriesRefusal
     const text = request.text!
-    const recorder = makeRunRecorder(deps.runLog, runId)
+    const recorder = makeRunRecorder(deps.runLog, runId, observer)
     const existing = yield* deps.datasets.find(request.user_id, request.dataset)
     const scope: RunScope = {
       deps,
@@ -101,7 +107,11 @@ export const rememberText = (deps: RememberDeps, runId: number, request: Remembe
       ? (yield* recorder.stage(
         "chunk_text",
         Effect.sync(() => chunkText(text, { chunkSize: deps.settings.chunkSize, overlapPercent: deps.settings.chunkOverlapPercent })),
-        (chunks) => ({ chunks: chunks.length, chunk_size: deps.settings.chunkSize })
+        (chunks) => ({ chunks: chunks.length, chunk_size: deps.settings.chunkSize }),
+        (chunks) => ({
+          arguments: { chunk_size: deps.settings.chunkSize, overlap_percent: deps.settings.chunkOverlapPercent },
+          observation: chunks.map(({ text: _, ...place }) => place)
+        })
       )).map((chunk): Unit => ({
         text: chunk.text,
         kind: "chunk",

@@ -13,12 +13,12 @@ import { toIso } from "../../domain/time.js"
 import type { Chunk } from "../chunking.js"
 import { callLlm, type CallContext, type EmbedContext, type RecordedResponse } from "../ModelCalls.js"
 import { buildSummarizeChunkPrompt, parseSummary, SUMMARIZE_CHUNK_MAX_TOKENS } from "../prompts/summarizeChunk.js"
-import type { RunRecorder } from "../RunRecorder.js"
+import { type RunRecorder, withStepLabels } from "../RunRecorder.js"
 import { drainOutbox } from "../vectors.js"
 import type { RememberDeps } from "./Deps.js"
 import { type PreparedVectors, prepareVectors, type VectorCache } from "./embed.js"
 import { type Extraction, extractGraph } from "./extract.js"
-import { loadCandidates, needsModel, resolveEdges } from "./reconcile.js"
+import { type Candidates, loadCandidates, needsModel, resolveEdges } from "./reconcile.js"
 import { findSimilarEntities } from "./similar.js"
 import { type Stored, storeText } from "./store.js"
 
@@ -89,6 +89,52 @@ export interface StoredUnit extends Stored {
 
 const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 
+/** A chunk's stages and calls carry its index for observers (the trajectory). */
+const labelled = (unit: Unit) => unit.chunk === null ? <A, E, R>(e: Effect.Effect<A, E, R>) => e : withStepLabels({ chunk: unit.chunk.index })
+
+/** load_candidates for observers: the names looked up, and every candidate with how it was found. */
+const candidatesTrace = (c: Candidates) => ({
+  arguments: {
+    names: [...new Set(c.resolved.flatMap((r) => [r.edge.source, r.edge.target]))]
+  },
+  observation: {
+    candidates: c.facts.map((f) => ({
+      id: f.id,
+      source: f.source_name,
+      relation: f.relation,
+      target: f.target_name,
+      description: f.description,
+      valid_at: f.valid_at,
+      invalid_at: f.invalid_at,
+      found_by: c.foundBy.get(f.id) ?? "name"
+    })),
+    stored_entities: c.storedEntities.map((e) => ({ id: e.id, name: e.name, type: e.type })),
+    ...(c.similarityError === null ? {} : { similarity_error: c.similarityError })
+  }
+})
+
+/** store for observers: what was written, in its stored state. */
+const storedTrace = (s: Stored) => ({
+  observation: {
+    artifact_id: s.artifact.id,
+    ...(s.parent === null ? {} : { parent_artifact_id: s.parent.id }),
+    ...(s.summary === null ? {} : { summary_artifact_id: s.summary.id }),
+    entities: s.entities.map((e) => ({ id: e.id, name: e.name, type: e.type })),
+    edges: s.edges.map((e) => ({
+      id: e.id,
+      source: e.source_name,
+      relation: e.relation,
+      target: e.target_name,
+      valid_at: e.valid_at,
+      invalid_at: e.invalid_at,
+      expired_at: e.expired_at
+    })),
+    inserted_edges: s.inserted,
+    duplicate_edges: s.duplicates,
+    invalidated_edges: s.invalidated
+  }
+})
+
 const summarizeChunk = (scope: RunScope, text: string) =>
   Effect.gen(function*() {
     const prompt = buildSummarizeChunkPrompt({ referenceTime: scope.referenceTime, text })
@@ -119,15 +165,17 @@ export const unitWork = (scope: RunScope, unit: Unit) =>
         models: request.models,
         reasoning: request.reasoning
       }),
-      (x) => ({ entities: x.graph.entities.length, edges: x.graph.edges.length, model: x.response.model })
+      (x) => ({ entities: x.graph.entities.length, edges: x.graph.edges.length, model: x.response.model }),
+      (x) => ({ observation: { entities: x.graph.entities, edges: x.graph.edges } })
     )
     const summary = unit.chunk === null ? null : yield* recorder.stage(
       "summarize_chunk",
       summarizeChunk(scope, unit.text),
-      (x) => ({ model: x.response.model })
+      (x) => ({ model: x.response.model }),
+      (x) => ({ observation: { summary: x.text } })
     )
     return { extraction, summary } satisfies UnitWork
-  })
+  }).pipe(labelled(unit))
 
 /** Reconciles and stores a unit, then writes its vectors: in order, one unit at a time per dataset. */
 export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.Effect<StoredUnit, RememberError> =>
@@ -157,7 +205,8 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
         stored_entities: c.storedEntities.length,
         found_by: Object.fromEntries(c.foundBy),
         ...(c.similarityError === null ? {} : { similarity_error: c.similarityError })
-      })
+      }),
+      candidatesTrace
     )
 
     // resolve_edges runs (and is logged) only when the model must be asked.
@@ -167,7 +216,8 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
       ? yield* recorder.stage(
         "resolve_edges",
         resolveEdges(callContext(scope, "resolve_edges"), resolveInput),
-        (r) => ({ closes: r.plan.closes.length, ignored: r.ignored.length })
+        (r) => ({ closes: r.plan.closes.length, ignored: r.ignored.length }),
+        (r) => ({ observation: { facts: r.plan.facts, closes: r.plan.closes, ignored: r.ignored } })
       )
       : yield* resolveEdges(null, resolveInput)
 
@@ -210,7 +260,8 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
             inTransaction: unit.series?.store
           })
       ),
-      (s) => ({ artifact_id: s.artifact.id, inserted_edges: s.inserted, duplicate_edges: s.duplicates, closed_edges: s.invalidated.length })
+      (s) => ({ artifact_id: s.artifact.id, inserted_edges: s.inserted, duplicate_edges: s.duplicates, closed_edges: s.invalidated.length }),
+      storedTrace
     )
     const series = unit.series
     const result = yield* (series === undefined ? storeStage : recorder.stage("store_series", storeStage, () => series.detail()))
@@ -227,4 +278,4 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
       )
     )
     return { ...result, work }
-  })
+  }).pipe(labelled(unit))
