@@ -10,21 +10,8 @@ import { Schema } from "effect"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES } from "../domain/Stages.js"
 import { Trajectory } from "../eval/Atif.js"
 import { ReadGroup } from "./ReadApi.js"
+import { Error400, Error404, Error413, Error422, Error500, Error502, Error503 } from "./ErrorBodies.js"
 
-const ErrorBody = (status: number, description: string) =>
-  Schema.Struct({ error: Schema.String }).annotations({
-    ...HttpApiSchema.annotations({ status }),
-    identifier: `Error${status}`,
-    description
-  })
-
-const Error400 = ErrorBody(400, "The request is malformed; the message names the field.")
-const Error404 = ErrorBody(404, "Not found.")
-const Error413 = ErrorBody(413, "The body is over the size limit.")
-const Error422 = ErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored.")
-const Error502 = ErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed.")
-const Error503 = ErrorBody(503, "A provider the request needs is not configured.")
-const Error500 = ErrorBody(500, "Anything else; the message names the failing stage.")
 
 const stageMap = <V extends Schema.Schema.Any>(stages: ReadonlyArray<string>, value: V) =>
   Schema.partial(Schema.Struct(Object.fromEntries(stages.map((s) => [s, value])) as Record<string, V>))

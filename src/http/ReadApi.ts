@@ -5,23 +5,11 @@
  * Query parameters are declared with lenient schemas that never fail to decode, so a bad value
  * reaches the handler and gets its `{"error"}` answer naming the parameter.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ARTIFACT_KINDS, REASONING_LEVELS } from "../domain/Stages.js"
+import { Error400, Error404, Error413, Error500, Error502, Error503 } from "./ErrorBodies.js"
 
-const ErrorBody = (status: number, description: string) =>
-  Schema.Struct({ error: Schema.String }).annotations({
-    ...HttpApiSchema.annotations({ status }),
-    identifier: `Error${status}`,
-    description
-  })
-
-const Error400 = ErrorBody(400, "The request is malformed; the message names the field.")
-const Error404 = ErrorBody(404, "Not found.")
-const Error413 = ErrorBody(413, "The body is over the size limit.")
-const Error502 = ErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed.")
-const Error503 = ErrorBody(503, "A provider the request needs is not configured.")
-const Error500 = ErrorBody(500, "Anything else; the message names the failing stage.")
 
 const firstValue = (u: string | ReadonlyArray<string>): string => (typeof u === "string" ? u : u[0] ?? "")
 

@@ -1,0 +1,21 @@
+/**
+ * The documented error bodies of the contract: always exactly `{"error": "..."}`, one schema per
+ * status (the handlers build the responses themselves; these drive the OpenAPI document).
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+const ErrorBody = (status: number, description: string) =>
+  Schema.Struct({ error: Schema.String }).annotations({
+    ...HttpApiSchema.annotations({ status }),
+    identifier: `Error${status}`,
+    description
+  })
+
+export const Error400 = ErrorBody(400, "The request is malformed; the message names the field.")
+export const Error404 = ErrorBody(404, "Not found.")
+export const Error413 = ErrorBody(413, "The body is over the size limit.")
+export const Error422 = ErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored.")
+export const Error502 = ErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed.")
+export const Error503 = ErrorBody(503, "A provider the request needs is not configured.")
+export const Error500 = ErrorBody(500, "Anything else; the message names the failing stage.")
