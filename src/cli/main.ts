@@ -103,6 +103,13 @@ const serve = Command.make(
   (o) =>
     withConfig(flags(o), (config) =>
       Effect.gen(function*() {
+        // [auth] is parsed but not enforced yet: serving anyway would promise a protection
+        // that is not there, so refuse to start rather than expose the data.
+        if (config.auth.tokens.length > 0) {
+          return yield* Effect.fail(
+            new Error("[auth] tokens are configured, but this version does not enforce authentication yet: remove [auth] and keep server.host on 127.0.0.1")
+          )
+        }
         yield* Effect.logInfo("gligabao starting", describeConfig(config))
         if (Option.isNone(config.openaiApiKey)) {
           yield* Effect.logWarning("no OPENAI_API_KEY: the graph is stored but nothing is embedded")

@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs"
 /**
  * End to end: the real `gligabao` CLI as a child process, talked to over HTTP. Without a key
  * the server starts and answers 503; with ANTHROPIC_BASE_URL at the fake Anthropic server it
@@ -277,6 +278,20 @@ describe.concurrent("one-shot commands", () => {
     expect(result.code).not.toBeNull()
     expect(result.stdout + result.stderr).toContain("/nonexistent.toml")
     expect(result.stdout).not.toMatch(/listening on/)
+  })
+
+  it("serve refuses to start with [auth] tokens, which this version does not enforce", async () => {
+    const dir = tempDir()
+    try {
+      const config = `${dir.path}/auth.toml`
+      writeFileSync(config, `[auth]\ntokens = [{ token = "secret", user_id = "alice" }]\n`)
+      const result = await runCli(["serve", "--port", "0", "--db", `${dir.path}/x.db`, "--config", config])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain("does not enforce authentication")
+      expect(result.stdout).not.toMatch(/listening on/)
+    } finally {
+      dir.remove()
+    }
   })
 
   it("--help prints usage with the commands", async () => {
