@@ -1,10 +1,10 @@
-import { writeFileSync } from "node:fs"
 /**
  * End to end: the real `gligabao` CLI as a child process, talked to over HTTP. Without a key
  * the server starts and answers 503; with ANTHROPIC_BASE_URL at the fake Anthropic server it
  * remembers two contradicting texts, and the SQLite file agrees with the responses. Also the
  * one-shot commands (migrate, a missing --config, --help). One server per describe block.
  */
+import { writeFileSync } from "node:fs"
 import Database from "better-sqlite3"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
