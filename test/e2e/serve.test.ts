@@ -4,9 +4,8 @@
  * remembers two contradicting texts, and the SQLite file agrees with the responses. Also the
  * one-shot commands (migrate, a missing --config, --help). One server per describe block.
  */
-import { writeFileSync } from "node:fs"
 import Database from "better-sqlite3"
-import { existsSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
