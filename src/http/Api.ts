@@ -10,6 +10,7 @@ import { Schema } from "effect"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES } from "../domain/Stages.js"
 import { Trajectory } from "../eval/Atif.js"
 import { ReadGroup } from "./ReadApi.js"
+import { edgeFields } from "./Shapes.js"
 import { Error400, Error404, Error413, Error422, Error500, Error502, Error503 } from "./ErrorBodies.js"
 
 
@@ -37,21 +38,7 @@ const EntityDoc = Schema.Struct({
   description: Schema.String
 }).annotations({ identifier: "Entity" })
 
-const EdgeDoc = Schema.Struct({
-  id: Schema.Number,
-  source: Schema.String,
-  source_id: Schema.Number,
-  target: Schema.String,
-  target_id: Schema.Number,
-  relation: Schema.String,
-  description: Schema.String,
-  valid_at: Schema.String,
-  invalid_at: Schema.optional(Schema.String),
-  created_at: Schema.String,
-  expired_at: Schema.optional(Schema.String),
-  artifact_id: Schema.optional(Schema.Number),
-  model_id: Schema.optional(Schema.Number)
-}).annotations({ identifier: "Edge" })
+const EdgeDoc = Schema.Struct(edgeFields).annotations({ identifier: "Edge" })
 
 export const RememberResponseDoc = Schema.Struct({
   remember_run_id: Schema.Number,

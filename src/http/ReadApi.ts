@@ -8,6 +8,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ARTIFACT_KINDS, REASONING_LEVELS } from "../domain/Stages.js"
+import { edgeFields } from "./Shapes.js"
 import { Error400, Error404, Error413, Error500, Error502, Error503 } from "./ErrorBodies.js"
 
 
@@ -41,19 +42,7 @@ const Ranking = {
 }
 
 const factFields = {
-  id: Schema.Number,
-  source: Schema.String,
-  source_id: Schema.Number,
-  target: Schema.String,
-  target_id: Schema.Number,
-  relation: Schema.String,
-  description: Schema.String,
-  valid_at: Schema.String,
-  invalid_at: Schema.optional(Schema.String),
-  created_at: Schema.String,
-  expired_at: Schema.optional(Schema.String),
-  artifact_id: Schema.optional(Schema.Number),
-  model_id: Schema.optional(Schema.Number),
+  ...edgeFields,
   model: Schema.optional(Schema.String),
   ...Provenance
 }

@@ -154,3 +154,18 @@ export const resolveEndpoint = <S extends StoredEntityLike>(
     entity: { name: collapseWhitespace(name), name_key: key, type: "other", description: "" }
   }
 }
+
+/**
+ * Finds which of `entities` a model's answer names: the name as listed, else the same
+ * normalized name; the first listed wins.
+ */
+export const entityFinder = <E extends { readonly name: string }>(entities: ReadonlyArray<E>) => {
+  const byName = new Map<string, E>()
+  const byKey = new Map<string, E>()
+  for (const e of entities) {
+    if (!byName.has(e.name)) byName.set(e.name, e)
+    const key = nameKey(e.name)
+    if (!byKey.has(key)) byKey.set(key, e)
+  }
+  return (name: string): E | undefined => byName.get(name) ?? byKey.get(nameKey(name))
+}

@@ -2,25 +2,12 @@
  * Wire shapes of the read side. Like the remember response, a field that is null in the row is
  * omitted (invalid_at while a fact holds, model_id when unknown, ...).
  */
+import type { EdgeOut } from "../domain/Responses.js"
 import type { ArtifactRow } from "../domain/Rows.js"
 import type { EntityView, FactView } from "../services/SearchRepo.js"
 
-export interface FactOut {
-  readonly id: number
-  readonly source: string
-  readonly source_id: number
-  readonly target: string
-  readonly target_id: number
-  readonly relation: string
-  readonly description: string
-  readonly valid_at: string
-  readonly invalid_at?: string
-  readonly created_at: string
-  readonly expired_at?: string
-  /** the artifact that created the fact */
-  readonly artifact_id?: number
-  /** the model that extracted it (gb_models id and name) */
-  readonly model_id?: number
+/** A fact as the remember response shows an edge, plus its model's name and provenance. */
+export interface FactOut extends EdgeOut {
   readonly model?: string
   /** every artifact that states it, and the sessions that discovered it */
   readonly artifact_ids: ReadonlyArray<number>

@@ -6,7 +6,7 @@ import { Either, Schema } from "effect"
 import type { EntityRow } from "../../domain/Rows.js"
 import { PLACE_KINDS, type PlaceKind } from "../../services/GeoRepo.js"
 import { jsonArray, jsonObject, parseModelJson } from "../json.js"
-import { nameKey } from "../normalize.js"
+import { entityFinder } from "../normalize.js"
 
 export const DETECT_GEO_MAX_TOKENS = 1024
 
@@ -61,18 +61,12 @@ export const parseDetectGeo = <E extends Pick<EntityRow, "name">>(
   entities: ReadonlyArray<E>
 ): Either.Either<DetectGeoResult<E>, string> =>
   Either.map(parseModelJson(Answer, answer, "detect_geo"), (parsed) => {
-    const byName = new Map<string, E>()
-    const byKey = new Map<string, E>()
-    for (const e of entities) {
-      if (!byName.has(e.name)) byName.set(e.name, e)
-      const key = nameKey(e.name)
-      if (!byKey.has(key)) byKey.set(key, e)
-    }
+    const find = entityFinder(entities)
     const places: Array<DetectedPlace<E>> = []
     const ignored: Array<string> = []
     const taken = new Set<E>()
     for (const place of parsed.places) {
-      const entity = byName.get(place.entity) ?? byKey.get(nameKey(place.entity))
+      const entity = find(place.entity)
       const kind = place.kind.trim().toLowerCase()
       if (entity === undefined) {
         ignored.push(`${place.entity}: not an entity of the text`)

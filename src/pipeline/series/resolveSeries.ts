@@ -7,7 +7,7 @@ import { Either, Schema } from "effect"
 import type { EntityRow } from "../../domain/Rows.js"
 import { parsePointTime } from "../../domain/Timeseries.js"
 import { jsonArray, jsonObject, parseModelJson } from "../json.js"
-import { nameKey } from "../normalize.js"
+import { entityFinder } from "../normalize.js"
 
 export const RESOLVE_SERIES_MAX_TOKENS = 2048
 /** Fetches one request may make: each is a provider call and a stored series. */
@@ -97,18 +97,12 @@ export const parseResolveSeries = <E extends Pick<EntityRow, "id" | "name">>(
   window: SeriesWindow
 ): Either.Either<ResolveSeriesResult<E>, string> =>
   Either.map(parseModelJson(Answer, answer, "resolve_series"), (parsed) => {
-    const byName = new Map<string, E>()
-    const byKey = new Map<string, E>()
-    for (const e of entities) {
-      if (!byName.has(e.name)) byName.set(e.name, e)
-      const key = nameKey(e.name)
-      if (!byKey.has(key)) byKey.set(key, e)
-    }
+    const find = entityFinder(entities)
     const fetches: Array<ChosenFetch<E>> = []
     const ignored: Array<string> = []
     const seen = new Set<string>()
     for (const f of parsed.fetches) {
-      const entity = byName.get(f.entity) ?? byKey.get(nameKey(f.entity))
+      const entity = find(f.entity)
       const query = f.query.trim()
       const from = clamp(f.from, window, window.from)
       const to = clamp(f.to, window, window.to)
