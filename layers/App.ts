@@ -2,11 +2,14 @@
  * AppLive: picks the adapters from the configuration and composes the remember machinery.
  * The HTTP server is added by the CLI; embedders can use `CoreLive` with their own layers.
  */
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { type AdminDatabase, AdminDatabases, databaseName, duplicateName } from "../src/admin/AdminDatabases.js"
 import { AppConfigTag, type AppConfig } from "../src/Config.js"
 import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
+import { AdminRepo } from "../src/services/AdminRepo.js"
+import { RunLogRepo } from "../src/services/RunLogRepo.js"
 import { JevClassifierLive } from "./classifier/JevClassifier.js"
 import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
 import { DisabledEmbeddingsLive, OpenAiEmbeddingsLive } from "./embeddings/index.js"
@@ -158,3 +161,41 @@ export const AppLive = Layer.unwrapEffect(
     return manager.pipe(Layer.provideMerge(storage), Layer.provideMerge(LocalImageStoreLive(config.imageDir)))
   })
 )
+
+/**
+ * The databases of the admin UI: the app's own (from its storage) first, then each extra SQLite
+ * file opened read-mostly for its run log and usage (migrated like any other, so an old file
+ * shows too). Needs the app's RunLogRepo and AdminRepo; names must be unique.
+ */
+export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyArray<string>) =>
+  Layer.scoped(
+    AdminDatabases,
+    Effect.gen(function*() {
+      const primary: AdminDatabase = {
+        name: Option.match(config.database.url, {
+          onNone: () => databaseName({ path: config.database.path }),
+          onSome: (url) => databaseName({ url: Redacted.value(url) })
+        }),
+        dialect: Option.isSome(config.database.url) ? "postgres" : "sqlite",
+        primary: true,
+        runLog: yield* RunLogRepo,
+        admin: yield* AdminRepo
+      }
+      const extras = yield* Effect.forEach(extraSqlitePaths, (path) =>
+        Effect.map(Layer.build(SqliteLive(path)), (context): AdminDatabase => ({
+          name: databaseName({ path }),
+          dialect: "sqlite",
+          primary: false,
+          runLog: Context.get(context, RunLogRepo),
+          admin: Context.get(context, AdminRepo)
+        })))
+      const all = [primary, ...extras]
+      const twice = duplicateName(all.map((d) => d.name))
+      if (twice !== undefined) {
+        return yield* Effect.fail(
+          new Error(`two databases are named ${JSON.stringify(twice)} in the admin UI: give the files different names`)
+        )
+      }
+      return all
+    })
+  )

@@ -9,6 +9,7 @@
 import type { SqlClient, SqlError } from "@effect/sql"
 import type { MigrationError } from "@effect/sql/Migrator"
 import { Layer, type Redacted } from "effect"
+import type { AdminRepo } from "../../src/services/AdminRepo.js"
 import type { Database } from "../../src/services/Database.js"
 import type { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import type { GeoRepo } from "../../src/services/GeoRepo.js"
@@ -21,6 +22,7 @@ import type { SeriesRepo } from "../../src/services/SeriesRepo.js"
 import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { DatabaseLive } from "./Database.js"
 import { PgMigratedLive } from "./Pg.js"
+import { AdminRepoLive } from "./repositories/Admin.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
 import { GeoRepoLive } from "./repositories/Geo.js"
 import { GraphRepoLive } from "./repositories/Graph.js"
@@ -33,6 +35,7 @@ import { VectorOutboxLive } from "./repositories/VectorOutbox.js"
 import { SqliteMigratedLive } from "./Sqlite.js"
 
 export type Repositories =
+  | AdminRepo
   | Database
   | DatasetsRepo
   | GeoRepo
@@ -51,6 +54,7 @@ export type StorageError = SqlError.SqlError | MigrationError
 
 /** The repositories and the Database port over whatever SqlClient is provided (already migrated). */
 export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
+  AdminRepoLive,
   DatabaseLive,
   DatasetsRepoLive,
   GeoRepoLive,

@@ -1,7 +1,7 @@
 /**
  * The `gligabao` command: the composition root, and the only file of src/ that imports layers/.
  *
- *   gligabao serve [--db PATH] [--database-url URL] [--image-dir DIR] [--geo] [--host H] [--port P] [--config FILE]
+ *   gligabao serve [--db PATH]... [--database-url URL] [--image-dir DIR] [--geo] [--host H] [--port P] [--insecure-bind] [--config FILE]
  *   gligabao migrate [--db PATH] [--database-url URL] [--config FILE]
  *   gligabao search QUERY --user-id U [--dataset D] [--as-of T] [--known-at T] [--include-expired] [--session-id S] [--kind K] [--limit N] [--hops N]
  *   gligabao query QUESTION --user-id U [the same] [--model M] [--reasoning LEVEL]
@@ -14,8 +14,11 @@ import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Either, Fiber, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
-import { AppLive, embeddingsFor, llmFor, settingsFor, storageFor, vectorStoreFor } from "../../layers/App.js"
+import { AppLive, adminDatabasesFor, embeddingsFor, llmFor, settingsFor, storageFor, vectorStoreFor } from "../../layers/App.js"
 import { type AppConfig, AppConfigTag, type ConfigFlags, describeConfig, GLIGABAO_VERSION, loadConfig } from "../Config.js"
+import { Authentication } from "../auth/Authentication.js"
+import { bindRefusal, isLoopback } from "../auth/bind.js"
+import { tokenTable } from "../auth/tokens.js"
 import { HttpAppLive } from "../http/Http.js"
 import { validateRememberRequest } from "../domain/Remember.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
@@ -54,6 +57,9 @@ const imageDirOption = Options.text("image-dir").pipe(
 )
 const geoOption = Options.boolean("geo").pipe(Options.withDescription("resolve places to coordinates (geo stage)"))
 const hostOption = Options.text("host").pipe(Options.withDescription("the address to listen on (default 127.0.0.1)"), Options.optional)
+const insecureBindOption = Options.boolean("insecure-bind").pipe(
+  Options.withDescription("allow a non-loopback --host without [auth] tokens (something in front authenticates)")
+)
 const portOption = Options.integer("port").pipe(Options.withDescription("the port to listen on (default 8080; 0 = any free port)"), Options.optional)
 
 const flags = (o: {
@@ -93,22 +99,24 @@ const serve = Command.make(
   "serve",
   {
     config: configOption,
-    db: dbOption,
+    dbs: Options.text("db").pipe(
+      Options.withDescription("a SQLite database file (default build/gligabao.db); give several to see them all in the admin UI, the first serves the API"),
+      Options.repeated
+    ),
     databaseUrl: databaseUrlOption,
     imageDir: imageDirOption,
     geo: geoOption,
     host: hostOption,
-    port: portOption
+    port: portOption,
+    insecureBind: insecureBindOption
   },
   (o) =>
-    withConfig(flags(o), (config) =>
+    withConfig(flags({ ...o, db: Option.fromNullable(o.dbs[0]) }), (config) =>
       Effect.gen(function*() {
-        // [auth] is parsed but not enforced yet: serving anyway would promise a protection
-        // that is not there, so refuse to start rather than expose the data.
-        if (config.auth.tokens.length > 0) {
-          return yield* Effect.fail(
-            new Error("[auth] tokens are configured, but this version does not enforce authentication yet: remove [auth] and keep server.host on 127.0.0.1")
-          )
+        const refusal = bindRefusal(config.server.host, config.auth.tokens.length > 0, o.insecureBind)
+        if (refusal !== undefined) return yield* Effect.fail(new Error(refusal))
+        if (o.insecureBind && config.auth.tokens.length === 0 && !isLoopback(config.server.host)) {
+          yield* Effect.logWarning(`listening on ${config.server.host} without authentication (--insecure-bind)`)
         }
         yield* Effect.logInfo("gligabao starting", describeConfig(config))
         if (Option.isNone(config.openaiApiKey)) {
@@ -122,7 +130,10 @@ const serve = Command.make(
         )
         return yield* Layer.launch(
           Layer.mergeAll(HttpAppLive, announce).pipe(
+            // with PostgreSQL serving the API, every --db file is an extra one for the admin UI
+            Layer.provide(adminDatabasesFor(config, Option.isSome(config.database.url) ? o.dbs : o.dbs.slice(1))),
             Layer.provide(AppLive),
+            Layer.provide(Layer.succeed(Authentication, tokenTable(config.auth.tokens))),
             Layer.provide(ServerLive),
             Layer.provide(Layer.succeed(AppConfigTag, config))
           )

@@ -76,4 +76,5 @@ export const REQUEST_KINDS = ["knowledge", "episode"] as const
 export type RequestKind = (typeof REQUEST_KINDS)[number]
 
 export type StageStatus = "not_started" | "started" | "succeeded" | "failed"
-export type RunStatus = "started" | "succeeded" | "failed"
+export const RUN_STATUSES = ["started", "succeeded", "failed"] as const
+export type RunStatus = (typeof RUN_STATUSES)[number]

@@ -9,9 +9,12 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { Schema } from "effect"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES } from "../domain/Stages.js"
 import { Trajectory } from "../eval/Atif.js"
+import { AdminApiGroup, AdminPageGroup } from "./AdminApi.js"
 import { ReadGroup } from "./ReadApi.js"
-import { edgeFields } from "./Shapes.js"
-import { Error400, Error404, Error413, Error422, Error500, Error502, Error503 } from "./ErrorBodies.js"
+import { edgeFields, RunDoc } from "./Shapes.js"
+
+export { RunDoc }
+import { Error400, Error401, Error403, Error404, Error413, Error422, Error500, Error502, Error503 } from "./ErrorBodies.js"
 
 
 const stageMap = <V extends Schema.Schema.Any>(stages: ReadonlyArray<string>, value: V) =>
@@ -79,34 +82,6 @@ export const ImageRememberResponseDoc = Schema.Struct({
   created_at: Schema.String
 }).annotations({ identifier: "ImageRememberResponse" })
 
-const StageDoc = Schema.Struct({
-  status: Schema.Literal("not_started", "started", "succeeded", "failed"),
-  started_at: Schema.NullOr(Schema.String),
-  finished_at: Schema.NullOr(Schema.String),
-  duration_ms: Schema.NullOr(Schema.Number),
-  error: Schema.NullOr(Schema.String),
-  inference_ids: Schema.Array(Schema.Number),
-  progress: Schema.optional(Schema.Struct({ chunks_done: Schema.Number, chunks_total: Schema.Number })),
-  detail: Schema.optional(Schema.Unknown)
-}).annotations({ identifier: "RunStage" })
-
-export const RunDoc = Schema.Struct({
-  id: Schema.Number,
-  pipeline: Schema.Literal("text", "image"),
-  user_id: Schema.String,
-  dataset: Schema.String,
-  dataset_id: Schema.NullOr(Schema.Number),
-  artifact_id: Schema.NullOr(Schema.Number),
-  status: Schema.Literal("started", "succeeded", "failed"),
-  error: Schema.NullOr(Schema.String),
-  params: Schema.Unknown,
-  queued_at: Schema.String,
-  started_at: Schema.NullOr(Schema.String),
-  finished_at: Schema.NullOr(Schema.String),
-  duration_ms: Schema.NullOr(Schema.Number),
-  stages: Schema.Record({ key: Schema.String, value: StageDoc })
-}).annotations({ identifier: "RememberRun" })
-
 /** Eval mode: a failure after the run started also carries the trajectory up to the failure. */
 const EvalErrorBody = (status: number, description: string) =>
   Schema.Struct({ error: Schema.String, trajectory: Trajectory }).annotations({
@@ -156,7 +131,9 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addError(Error400)
       .addError(Error404)
       .annotate(OpenApi.Summary, "One remember run with its stages")
-  ) {}
+  )
+  .addError(Error401)
+  .addError(Error403) {}
 
 export class ImagesGroup extends HttpApiGroup.make("images").add(
   HttpApiEndpoint.get("getImage", "/v1/gb/images/:id")
@@ -169,7 +146,9 @@ export class ImagesGroup extends HttpApiGroup.make("images").add(
       OpenApi.Description,
       "Query parameters `user_id` and `dataset` (both required): the image must belong to that user's dataset."
     )
-) {}
+)
+  .addError(Error401)
+  .addError(Error403) {}
 
 export class HealthGroup extends HttpApiGroup.make("health").add(
   HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
@@ -180,5 +159,7 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(ImagesGroup)
   .add(HealthGroup)
   .add(ReadGroup)
+  .add(AdminApiGroup)
+  .add(AdminPageGroup)
   .annotate(OpenApi.Title, "gligabao")
   .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.") {}

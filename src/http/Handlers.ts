@@ -5,6 +5,8 @@
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Layer, Option, Stream } from "effect"
+import { currentCaller } from "../auth/Authentication.js"
+import { ADMIN_ONLY } from "../auth/tokens.js"
 import { statusOf } from "../domain/Errors.js"
 import { validateRememberRequest } from "../domain/Remember.js"
 import { rememberWithTrajectory } from "../eval/trajectory.js"
@@ -15,6 +17,8 @@ import { ImagesRepo } from "../services/ImagesRepo.js"
 import { ImageStore } from "../services/ImageStore.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { GligabaoApi } from "./Api.js"
+import { actingFor, refuseCaller } from "./authentication.js"
+import { AdminHandlersLive } from "./AdminHandlers.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
 import { runView } from "./runView.js"
@@ -85,11 +89,14 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
           const valid = validateRememberRequest(body.right)
           if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
           // The run is forked by the manager: if the client goes away, only this wait ends.
-          return yield* manager.submit(valid.right).pipe(
-            Effect.match({
-              onFailure: domainErrorResponse,
-              onSuccess: (outcome) => jsonResponse({ remember_run_id: outcome.runId, ...outcome.response })
-            })
+          return yield* actingFor(
+            valid.right.user_id,
+            manager.submit(valid.right).pipe(
+              Effect.match({
+                onFailure: domainErrorResponse,
+                onSuccess: (outcome) => jsonResponse({ remember_run_id: outcome.runId, ...outcome.response })
+              })
+            )
           )
         }))
       // eval mode: the same request and run, plus its ATIF trajectory (also when it fails)
@@ -99,17 +106,23 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
           if (Either.isLeft(body)) return body.left
           const valid = validateRememberRequest(body.right)
           if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
-          const { outcome, trajectory } = yield* rememberWithTrajectory(manager, valid.right)
-          return Either.match(outcome, {
-            onLeft: (e) => jsonResponse({ error: e.message, trajectory }, statusOf(e)),
-            onRight: (o) => jsonResponse({ remember_run_id: o.runId, ...o.response, trajectory })
-          })
+          return yield* actingFor(
+            valid.right.user_id,
+            Effect.map(rememberWithTrajectory(manager, valid.right), ({ outcome, trajectory }) =>
+              Either.match(outcome, {
+                onLeft: (e) => jsonResponse({ error: e.message, trajectory }, statusOf(e)),
+                onRight: (o) => jsonResponse({ remember_run_id: o.runId, ...o.response, trajectory })
+              }))
+          )
         }))
       .handleRaw("getRun", ({ request }) =>
         Effect.gen(function*() {
           const raw = decodeURIComponent(new URL(request.url, "http://x").pathname.split("/").pop() ?? "")
           if (!/^\d{1,15}$/.test(raw)) return errorResponse(400, "id must be a positive integer")
-          const run = yield* runLog.get(Number(raw))
+          const caller = yield* currentCaller
+          if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
+          // another user's run is as absent as a missing one: its id says nothing
+          const run = Option.filter(yield* runLog.get(Number(raw)), (r) => caller._tag === "Open" || r.user_id === caller.userId)
           return Option.match(run, {
             onNone: () => errorResponse(404, `no remember run with id ${raw}`),
             onSome: (r) => jsonResponse(runView(r))
@@ -134,6 +147,8 @@ export const ImagesHandlersLive = HttpApiBuilder.group(GligabaoApi, "images", (h
         const dataset = url.searchParams.get("dataset") ?? ""
         if (userId.trim() === "") return errorResponse(400, "user_id is required")
         if (dataset === "") return errorResponse(400, "dataset is required")
+        const refused = yield* refuseCaller(userId)
+        if (Option.isSome(refused)) return refused.value
         if (Option.isNone(services)) return errorResponse(503, "image storage is not configured on this server")
         const [datasets, images, files] = services.value
         const found = yield* loadImage(userId, dataset, Number(raw)).pipe(
@@ -164,4 +179,10 @@ export const HealthHandlersLive = HttpApiBuilder.group(
   (handlers) => handlers.handle("healthz", () => Effect.succeed({ status: "ok" as const }))
 )
 
-export const ApiHandlersLive = Layer.mergeAll(RememberHandlersLive, ImagesHandlersLive, HealthHandlersLive, ReadHandlersLive)
+export const ApiHandlersLive = Layer.mergeAll(
+  RememberHandlersLive,
+  ImagesHandlersLive,
+  HealthHandlersLive,
+  ReadHandlersLive,
+  AdminHandlersLive
+)

@@ -7,6 +7,7 @@
 import { HttpApiBuilder, HttpApiSwagger, HttpMiddleware, type HttpApp, HttpServerRequest } from "@effect/platform"
 import { Cause, Effect, Layer } from "effect"
 import { GligabaoApi } from "./Api.js"
+import { AuthenticationMiddlewareLive } from "./authentication.js"
 import { ApiHandlersLive } from "./Handlers.js"
 import { errorResponse } from "./responses.js"
 
@@ -28,6 +29,7 @@ export const ApiLive = HttpApiBuilder.api(GligabaoApi).pipe(Layer.provide(ApiHan
 /** Needs an HttpServer and the services the handlers use. */
 export const HttpAppLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
   Layer.provide(HttpApiBuilder.middleware(jsonErrors)),
+  Layer.provide(AuthenticationMiddlewareLive),
   Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(ApiLive)

@@ -9,7 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ARTIFACT_KINDS, REASONING_LEVELS } from "../domain/Stages.js"
 import { edgeFields } from "./Shapes.js"
-import { Error400, Error404, Error413, Error500, Error502, Error503 } from "./ErrorBodies.js"
+import { Error400, Error401, Error403, Error404, Error413, Error500, Error502, Error503 } from "./ErrorBodies.js"
 
 
 const firstValue = (u: string | ReadonlyArray<string>): string => (typeof u === "string" ? u : u[0] ?? "")
@@ -22,11 +22,11 @@ const param = <A>(type: Schema.Schema<A>, decode: (raw: string) => A, descriptio
     encode: (a) => String(a)
   }).annotations({ description, jsonSchema: { type: jsonType, description } })
 
-const text = (description: string) => Schema.optional(param(Schema.String, (s) => s, description))
+export const text = (description: string) => Schema.optional(param(Schema.String, (s) => s, description))
 const flag = (description: string) =>
   Schema.optional(param(Schema.Boolean, (s) => s === "true" || s === "1", description, "boolean"))
 /** Required for a client; on the server a missing one decodes to "" and the handler says it is required. */
-const required = (description: string) =>
+export const required = (description: string) =>
   Schema.optionalWith(param(Schema.String, (s) => s, description), { default: () => "" })
 
 const Provenance = {
@@ -263,4 +263,6 @@ export class ReadGroup extends HttpApiGroup.make("read")
       .addError(Error404)
       .addError(Error500)
       .annotate(OpenApi.Summary, "A dataset's sessions with counts")
-  ) {}
+  )
+  .addError(Error401)
+  .addError(Error403) {}

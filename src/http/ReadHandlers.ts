@@ -17,6 +17,7 @@ import {
 } from "../query/requests.js"
 import { runQuery, runSearch } from "../query/search.js"
 import { GligabaoApi } from "./Api.js"
+import { actingFor } from "./authentication.js"
 import { readJsonUpTo } from "./readBody.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
 
@@ -52,7 +53,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
             if (Either.isLeft(body)) return body.left
             return yield* Either.match(validateSearchRequest(body.right), {
               onLeft: invalid,
-              onRight: (valid) => respond(runSearch(deps, valid))
+              onRight: (valid) => actingFor(valid.user_id, respond(runSearch(deps, valid)))
             })
           })
         ))
@@ -63,7 +64,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
             if (Either.isLeft(body)) return body.left
             return yield* Either.match(validateQueryRequest(body.right), {
               onLeft: invalid,
-              onRight: (valid) => respond(runQuery(deps, valid))
+              onRight: (valid) => actingFor(valid.user_id, respond(runQuery(deps, valid)))
             })
           })
         ))
@@ -72,7 +73,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
           Either.match(validateGraphRequest(queryParams(request, GRAPH_PARAMS)), {
             onLeft: invalid,
             onRight: (valid) =>
-              Effect.match(runExportGraph(deps, valid), {
+              actingFor(valid.user_id, Effect.match(runExportGraph(deps, valid), {
                 onFailure: domainErrorResponse,
                 onSuccess: (exported) =>
                   HttpServerResponse.stream(exported.body.pipe(Stream.encodeText), {
@@ -81,28 +82,28 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
                       ? { "content-disposition": `attachment; filename="${exported.filename}"` }
                       : {}
                   })
-              })
+              }))
           })
         ))
       .handleRaw("listDatasets", ({ request }) =>
         withDeps((deps) =>
           Either.match(validateUserId(queryParams(request, ["user_id"])), {
             onLeft: invalid,
-            onRight: (userId) => respond(runListDatasets(deps, userId))
+            onRight: (userId) => actingFor(userId, respond(runListDatasets(deps, userId)))
           })
         ))
       .handleRaw("deleteDataset", ({ path, request }) =>
         withDeps((deps) =>
           Either.match(validateScope({ ...queryParams(request, ["user_id"]), dataset: path.name }), {
             onLeft: invalid,
-            onRight: (scope) => respond(runDeleteDataset(deps, scope))
+            onRight: (scope) => actingFor(scope.user_id, respond(runDeleteDataset(deps, scope)))
           })
         ))
       .handleRaw("listSessions", ({ request }) =>
         withDeps((deps) =>
           Either.match(validateScope(queryParams(request, ["user_id", "dataset"])), {
             onLeft: invalid,
-            onRight: (scope) => respond(runListSessions(deps, scope))
+            onRight: (scope) => actingFor(scope.user_id, respond(runListSessions(deps, scope)))
           })
         ))
   }))

@@ -61,11 +61,12 @@ const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
 class Invalid {
   constructor(readonly message: string) {}
 }
-const fail = (message: string): never => {
+/** Throws the message out of an `attempt`: validation reads as straight-line code. */
+export const fail = (message: string): never => {
   throw new Invalid(message)
 }
 
-const attempt = <A>(f: () => A): Either.Either<A, InvalidRequest> => {
+export const attempt = <A>(f: () => A): Either.Either<A, InvalidRequest> => {
   try {
     return Either.right(f())
   } catch (e) {
@@ -113,7 +114,7 @@ const flag = (field: string, value: unknown): boolean => {
   return fail(`${field} must be a boolean`)
 }
 
-const integer = (field: string, value: unknown, min: number, max: number, fallback: number): number => {
+export const integer = (field: string, value: unknown, min: number, max: number, fallback: number): number => {
   if (!given(value)) return fallback
   const n = typeof value === "string" && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value
   if (typeof n !== "number" || !Number.isInteger(n) || n < min || n > max) {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 /**
  * End to end: the real `gligabao` CLI as a child process, talked to over HTTP. Without a key
  * the server starts and answers 503; with ANTHROPIC_BASE_URL at the fake Anthropic server it
@@ -279,14 +280,43 @@ describe.concurrent("one-shot commands", () => {
     expect(result.stdout).not.toMatch(/listening on/)
   })
 
-  it("serve refuses to start with [auth] tokens, which this version does not enforce", async () => {
+  it("serve with [auth] tokens enforces them: 401 without a token, 403 for another user, /healthz open", async () => {
     const dir = tempDir()
     try {
       const config = `${dir.path}/auth.toml`
-      writeFileSync(config, `[auth]\ntokens = [{ token = "secret", user_id = "alice" }]\n`)
-      const result = await runCli(["serve", "--port", "0", "--db", `${dir.path}/x.db`, "--config", config])
+      // the user's token is given hashed, as an operator may keep it in the file
+      const digest = createHash("sha256").update("alice-secret").digest("hex")
+      writeFileSync(config, `[auth]\ntokens = [{ token = "sha256:${digest}", user_id = "alice" }, { token = "ops", admin = true }]\n`)
+      const server = await startServer({ args: ["--config", config] })
+      try {
+        expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+        const anonymous = await fetch(`${server.url}/v1/gb/datasets?user_id=alice`)
+        expect(anonymous.status).toBe(401)
+        expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer/)
+        expect(await anonymous.json()).toEqual({ error: expect.stringContaining("Bearer") })
+        const alice = { authorization: "Bearer alice-secret" }
+        expect((await fetch(`${server.url}/v1/gb/datasets?user_id=alice`, { headers: alice })).status).toBe(200)
+        const other = await fetch(`${server.url}/v1/gb/datasets?user_id=bob`, { headers: alice })
+        expect(other.status).toBe(403)
+        expect(await other.json()).toEqual({ error: expect.stringContaining("user_id") })
+        const admin = await fetch(`${server.url}/v1/gb/admin/api/databases`, { headers: { authorization: "Bearer ops" } })
+        expect(admin.status).toBe(200)
+        expect((await fetch(`${server.url}/v1/gb/admin/api/databases`, { headers: alice })).status).toBe(403)
+      } finally {
+        await server.stop()
+      }
+    } finally {
+      dir.remove()
+    }
+  })
+
+  it("serve refuses a non-loopback host without [auth], saying why", async () => {
+    const dir = tempDir()
+    try {
+      const result = await runCli(["serve", "--port", "0", "--host", "0.0.0.0", "--db", `${dir.path}/x.db`])
       expect(result.code).toBe(1)
-      expect(result.stderr).toContain("does not enforce authentication")
+      expect(result.stderr).toContain("without authentication")
+      expect(result.stderr).toContain("--insecure-bind")
       expect(result.stdout).not.toMatch(/listening on/)
     } finally {
       dir.remove()

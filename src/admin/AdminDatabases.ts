@@ -1,0 +1,55 @@
+import { Context, Effect, Option } from "effect"
+import { NotFound } from "../domain/Errors.js"
+import { AdminRepo } from "../services/AdminRepo.js"
+import { RunLogRepo } from "../services/RunLogRepo.js"
+
+/** One database the admin UI reads: the first serves the API, others are only shown. */
+export interface AdminDatabase {
+  readonly name: string
+  readonly dialect: "sqlite" | "postgres"
+  readonly primary: boolean
+  readonly runLog: RunLogRepo["Type"]
+  readonly admin: AdminRepo["Type"]
+}
+
+/**
+ * The databases of the admin UI, by name. The composition root provides it (`serve --db a --db b`);
+ * an app composed without it shows its one database as `default` (see `adminDatabases`).
+ */
+export class AdminDatabases extends Context.Tag("gligabao/AdminDatabases")<AdminDatabases, ReadonlyArray<AdminDatabase>>() {}
+
+/** A database's name in the admin UI: the SQLite file's name without extension, or the PostgreSQL database's. */
+export const databaseName = (location: { readonly path: string } | { readonly url: string }): string => {
+  if ("url" in location) {
+    try {
+      const name = decodeURIComponent(new URL(location.url).pathname.replace(/^\//, ""))
+      return name === "" ? "postgres" : name
+    } catch {
+      return "postgres"
+    }
+  }
+  const file = location.path.split(/[\\/]/).pop() ?? location.path
+  if (file === ":memory:") return "memory"
+  return file.replace(/\.(db|sqlite3?)$/i, "") || file
+}
+
+/** The first name given twice, if any: two databases must not answer to one `db=`. */
+export const duplicateName = (names: ReadonlyArray<string>): string | undefined =>
+  names.find((name, index) => names.indexOf(name) !== index)
+
+/** The configured databases, or the app's own storage as `default` when none were configured. */
+export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effect.gen(function*() {
+  const configured = yield* Effect.serviceOption(AdminDatabases)
+  if (Option.isSome(configured)) return configured.value
+  const runLog = yield* Effect.serviceOption(RunLogRepo)
+  const admin = yield* Effect.serviceOption(AdminRepo)
+  if (Option.isNone(runLog) || Option.isNone(admin)) return []
+  return [{ name: "default", dialect: "sqlite" as const, primary: true, runLog: runLog.value, admin: admin.value }]
+})
+
+export const findDatabase = (databases: ReadonlyArray<AdminDatabase>, name: string): Effect.Effect<AdminDatabase, NotFound> => {
+  const found = databases.find((d) => d.name === name)
+  return found === undefined
+    ? Effect.fail(new NotFound({ message: `no database named ${JSON.stringify(name)} (known: ${databases.map((d) => d.name).join(", ") || "none"})` }))
+    : Effect.succeed(found)
+}

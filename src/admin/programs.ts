@@ -1,0 +1,68 @@
+/**
+ * The admin API's programs: what each endpoint answers, over the named database.
+ */
+import { Effect, Option } from "effect"
+import type { RunWithStages } from "../domain/Rows.js"
+import { NotFound } from "../domain/Errors.js"
+import { IMAGE_STAGES, TEXT_STAGES } from "../domain/Stages.js"
+import { runView } from "../http/runView.js"
+import { type AdminDatabase, findDatabase } from "./AdminDatabases.js"
+import type { AdminGraphRequest, DatasetsRequest, RunsRequest, UsageRequest } from "./requests.js"
+
+/** Every stage name, in pipeline order: the text pipeline's, then the image pipeline's. */
+export const ALL_STAGES: ReadonlyArray<string> = [...TEXT_STAGES, ...IMAGE_STAGES]
+
+/** A call that succeeded although one of its stages failed (an enrichment, a vector write). */
+export const isFlagged = (run: RunWithStages): boolean =>
+  run.status === "succeeded" && run.stages.some((stage) => stage.status === "failed")
+
+export const listDatabases = (databases: ReadonlyArray<AdminDatabase>) => ({
+  databases: databases.map(({ dialect, name, primary }) => ({ name, dialect, primary }))
+})
+
+export const listRuns = (databases: ReadonlyArray<AdminDatabase>, request: RunsRequest) =>
+  Effect.gen(function*() {
+    const db = yield* findDatabase(databases, request.db)
+    const [counts, page] = yield* Effect.all([
+      db.runLog.counts(),
+      db.runLog.list({
+        status: request.status,
+        dataset: request.dataset,
+        user_id: request.user_id,
+        limit: request.limit,
+        offset: request.offset
+      })
+    ], { concurrency: 2 })
+    return {
+      counts,
+      stages: ALL_STAGES,
+      runs: page.runs.map((run) => ({ ...runView(run), flagged: isFlagged(run) })),
+      total: page.total,
+      limit: request.limit,
+      offset: request.offset
+    }
+  })
+
+export const inferenceUsage = (databases: ReadonlyArray<AdminDatabase>, request: UsageRequest) =>
+  Effect.gen(function*() {
+    const db = yield* findDatabase(databases, request.db)
+    const usage = yield* db.admin.inferenceUsage({ from: request.from, to: request.to, bucket: request.bucket })
+    return { from: request.from, to: request.to, bucket: request.bucket, ...usage }
+  })
+
+export const listAllDatasets = (databases: ReadonlyArray<AdminDatabase>, request: DatasetsRequest) =>
+  Effect.gen(function*() {
+    const db = yield* findDatabase(databases, request.db)
+    const page = yield* db.admin.datasets({ limit: request.limit, offset: request.offset })
+    return { ...page, limit: request.limit, offset: request.offset }
+  })
+
+export const datasetGraph = (databases: ReadonlyArray<AdminDatabase>, request: AdminGraphRequest) =>
+  Effect.gen(function*() {
+    const db = yield* findDatabase(databases, request.db)
+    const graph = yield* db.admin.graph(request.dataset_id, request.limit)
+    return yield* Option.match(graph, {
+      onNone: () => Effect.fail(new NotFound({ message: `no dataset with id ${request.dataset_id} in database ${JSON.stringify(request.db)}` })),
+      onSome: Effect.succeed
+    })
+  })

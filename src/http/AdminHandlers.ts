@@ -1,0 +1,70 @@
+/**
+ * Handlers of the admin API and page. The authentication middleware already refused anyone
+ * but an admin (or everyone, when `[auth]` is off); these validate, run, and map the outcome.
+ */
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect, Either, Layer } from "effect"
+import { adminDatabases } from "../admin/AdminDatabases.js"
+import { ADMIN_CSP, adminAsset } from "../admin/assets.js"
+import { datasetGraph, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
+import {
+  type Params,
+  validateAdminGraphRequest,
+  validateDatasetsRequest,
+  validateRunsRequest,
+  validateUsageRequest
+} from "../admin/requests.js"
+import type { InvalidRequest } from "../domain/Errors.js"
+import { GligabaoApi } from "./Api.js"
+import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
+
+const paramsOf = (request: HttpServerRequest.HttpServerRequest): Params =>
+  Object.fromEntries(new URL(request.url, "http://x").searchParams)
+
+const answer = <A, E extends { readonly _tag: string; readonly message: string }>(
+  valid: Either.Either<A, InvalidRequest>,
+  run: (request: A) => Effect.Effect<unknown, E>
+) =>
+  Either.match(valid, {
+    onLeft: (e) => Effect.succeed(domainErrorResponse(e)),
+    onRight: (request) =>
+      Effect.match(run(request), { onFailure: domainErrorResponse, onSuccess: (body) => jsonResponse(body) })
+  })
+
+export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (handlers) =>
+  Effect.gen(function*() {
+    const databases = yield* adminDatabases
+    return handlers
+      .handleRaw("databases", () => Effect.succeed(jsonResponse(listDatabases(databases))))
+      .handleRaw("rememberRuns", ({ request }) =>
+        answer(validateRunsRequest(paramsOf(request)), (r) => listRuns(databases, r)))
+      .handleRaw("inferences", ({ request }) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          answer(validateUsageRequest(paramsOf(request), now), (r) => inferenceUsage(databases, r))))
+      .handleRaw("datasets", ({ request }) =>
+        answer(validateDatasetsRequest(paramsOf(request)), (r) => listAllDatasets(databases, r)))
+      .handleRaw("graph", ({ request }) =>
+        answer(validateAdminGraphRequest(paramsOf(request)), (r) => datasetGraph(databases, r)))
+  }))
+
+const serveAsset = (name: string) =>
+  Effect.sync(() => {
+    const asset = adminAsset(name)
+    if (asset === undefined) return errorResponse(404, `no admin asset ${JSON.stringify(name)}`)
+    return HttpServerResponse.uint8Array(asset.body, {
+      contentType: asset.contentType,
+      headers: {
+        "content-security-policy": ADMIN_CSP,
+        "x-content-type-options": "nosniff",
+        "cache-control": "no-cache",
+        "referrer-policy": "no-referrer"
+      }
+    })
+  })
+
+export const AdminPageHandlersLive = HttpApiBuilder.group(GligabaoApi, "adminPage", (handlers) =>
+  handlers
+    .handleRaw("page", () => serveAsset("index.html"))
+    .handleRaw("asset", ({ path }) => (path.name === "index.html" ? Effect.succeed(errorResponse(404, "no admin asset \"index.html\"")) : serveAsset(path.name))))
+
+export const AdminHandlersLive = Layer.mergeAll(AdminApiHandlersLive, AdminPageHandlersLive)

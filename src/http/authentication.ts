@@ -1,0 +1,64 @@
+/**
+ * Authentication for the whole API, as a global middleware: it runs before routing, so no
+ * endpoint can be added without it. It answers 401 itself and provides the `CurrentCaller` to the
+ * handlers, which refuse (403) a caller acting for another user once they know the request's
+ * user_id (see `refuseCaller`).
+ */
+import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Authentication, CurrentCaller, currentCaller } from "../auth/Authentication.js"
+import { adminRefusal, identify, refusalFor, type TokenTable } from "../auth/tokens.js"
+import { errorResponse } from "./responses.js"
+
+/** Paths that hold no user data: liveness, the API description, the admin page's static code. */
+const isPublic = (path: string): boolean =>
+  path === "/healthz" ||
+  path === "/openapi.json" ||
+  path === "/docs" ||
+  path.startsWith("/docs/") ||
+  path === "/v1/gb/admin" ||
+  path === "/v1/gb/admin/" ||
+  path.startsWith("/v1/gb/admin/assets/")
+
+const isAdminApi = (path: string): boolean => path.startsWith("/v1/gb/admin/api/")
+
+const OFF: TokenTable = { enabled: false, entries: [] }
+
+const unauthorized = (reason: string) =>
+  HttpServerResponse.setHeader(errorResponse(401, reason), "www-authenticate", 'Bearer realm="gligabao"')
+
+export const authenticate = (table: TokenTable) => (app: HttpApp.Default): HttpApp.Default =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const path = new URL(request.url, "http://x").pathname
+    if (isPublic(path)) return yield* app
+    const caller = identify(table, request.headers["authorization"])
+    if (caller._tag === "Unauthenticated") return unauthorized(caller.reason)
+    if (isAdminApi(path)) {
+      const refusal = adminRefusal(caller)
+      if (refusal !== undefined) return errorResponse(403, refusal)
+    }
+    return yield* Effect.provideService(app, CurrentCaller, caller)
+  })
+
+/** The middleware layer: the tokens of `Authentication` when provided, otherwise authentication off. */
+export const AuthenticationMiddlewareLive = HttpApiBuilder.middleware(
+  Effect.map(Effect.serviceOption(Authentication), (table) => authenticate(Option.getOrElse(table, () => OFF)))
+)
+
+/**
+ * None when the request's caller may act for `userId`, otherwise the 403 response. Handlers
+ * call it right after validation, so a malformed request is still a 400.
+ */
+export const refuseCaller = (userId: string): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> =>
+  Effect.map(currentCaller, (caller) => {
+    const refusal = refusalFor(caller, userId)
+    return refusal === undefined ? Option.none() : Option.some(errorResponse(403, refusal))
+  })
+
+/** Runs `handle` when the caller may act for `userId`; otherwise answers the 403. */
+export const actingFor = <E, R>(
+  userId: string,
+  handle: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+  Effect.flatMap(refuseCaller(userId), Option.match({ onSome: Effect.succeed, onNone: () => handle }))
