@@ -28,9 +28,12 @@ const db = (params: Params): string => {
   return params.db
 }
 
+/** An empty parameter is an absent one, as for the others (a form field left blank). */
+const optional = (value: string | undefined): string | undefined => (given(value) ? value : undefined)
+
 const page = (params: Params) => ({
-  limit: integer("limit", params.limit, 1, MAX_PAGE, DEFAULT_PAGE),
-  offset: integer("offset", params.offset, 0, Number.MAX_SAFE_INTEGER, 0)
+  limit: integer("limit", optional(params.limit), 1, MAX_PAGE, DEFAULT_PAGE),
+  offset: integer("offset", optional(params.offset), 0, Number.MAX_SAFE_INTEGER, 0)
 })
 
 export interface RunsRequest {
@@ -109,6 +112,6 @@ export const validateAdminGraphRequest = (params: Params): Either.Either<AdminGr
     return {
       db: name,
       dataset_id: integer("dataset_id", params.dataset_id, 1, Number.MAX_SAFE_INTEGER, 0),
-      limit: integer("limit", params.limit, 1, MAX_GRAPH_LIMIT, DEFAULT_GRAPH_LIMIT)
+      limit: integer("limit", optional(params.limit), 1, MAX_GRAPH_LIMIT, DEFAULT_GRAPH_LIMIT)
     }
   })

@@ -149,7 +149,7 @@ export class AdminApiGroup extends HttpApiGroup.make("admin")
 /** The page and its static code: public (no data in them), never cached stale, CSP-locked. */
 export class AdminPageGroup extends HttpApiGroup.make("adminPage")
   .add(
-    // the router treats /v1/gb/admin and /v1/gb/admin/ alike, so the page links its assets absolutely
+    // the router answers /v1/gb/admin here too: the handler redirects it to the trailing slash
     HttpApiEndpoint.get("page", "/v1/gb/admin/")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/html" }))
       .annotate(OpenApi.Summary, "The admin UI")

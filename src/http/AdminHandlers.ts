@@ -1,10 +1,13 @@
 /**
  * Handlers of the admin API and page. The authentication middleware already refused anyone
- * but an admin (or everyone, when `[auth]` is off); these validate, run, and map the outcome.
+ * but an admin (or everyone, when `[auth]` is off); these check the caller again, then validate,
+ * run, and map the outcome.
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Either, Layer } from "effect"
 import { adminDatabases } from "../admin/AdminDatabases.js"
+import { currentCaller } from "../auth/Authentication.js"
+import { adminRefusal } from "../auth/tokens.js"
 import { ADMIN_CSP, adminAsset } from "../admin/assets.js"
 import { datasetGraph, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
 import {
@@ -31,20 +34,32 @@ const answer = <A, E extends { readonly _tag: string; readonly message: string }
       Effect.match(run(request), { onFailure: domainErrorResponse, onSuccess: (body) => jsonResponse(body) })
   })
 
+/**
+ * Runs `handle` for an admin (or anyone when `[auth]` is off), otherwise answers 403. The
+ * middleware's check goes by the path as URL reads it, but the router reads paths more loosely
+ * (case-insensitive, `//` collapsed, `%xx` decoded, `;` ending the path), so a path that
+ * looks like no admin path to the middleware can still reach these handlers.
+ */
+const asAdmin = <E, R>(handle: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(currentCaller, (caller) => {
+    const refusal = adminRefusal(caller)
+    return refusal === undefined ? handle : Effect.succeed(errorResponse(403, refusal))
+  })
+
 export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (handlers) =>
   Effect.gen(function*() {
     const databases = yield* adminDatabases
     return handlers
-      .handleRaw("databases", () => Effect.succeed(jsonResponse(listDatabases(databases))))
+      .handleRaw("databases", () => asAdmin(Effect.succeed(jsonResponse(listDatabases(databases)))))
       .handleRaw("rememberRuns", ({ request }) =>
-        answer(validateRunsRequest(paramsOf(request)), (r) => listRuns(databases, r)))
+        asAdmin(answer(validateRunsRequest(paramsOf(request)), (r) => listRuns(databases, r))))
       .handleRaw("inferences", ({ request }) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          answer(validateUsageRequest(paramsOf(request), now), (r) => inferenceUsage(databases, r))))
+        asAdmin(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          answer(validateUsageRequest(paramsOf(request), now), (r) => inferenceUsage(databases, r)))))
       .handleRaw("datasets", ({ request }) =>
-        answer(validateDatasetsRequest(paramsOf(request)), (r) => listAllDatasets(databases, r)))
+        asAdmin(answer(validateDatasetsRequest(paramsOf(request)), (r) => listAllDatasets(databases, r))))
       .handleRaw("graph", ({ request }) =>
-        answer(validateAdminGraphRequest(paramsOf(request)), (r) => datasetGraph(databases, r)))
+        asAdmin(answer(validateAdminGraphRequest(paramsOf(request)), (r) => datasetGraph(databases, r))))
   }))
 
 const serveAsset = (name: string) =>
@@ -64,7 +79,11 @@ const serveAsset = (name: string) =>
 
 export const AdminPageHandlersLive = HttpApiBuilder.group(GligabaoApi, "adminPage", (handlers) =>
   handlers
-    .handleRaw("page", () => serveAsset("index.html"))
+    // the router answers /v1/gb/admin too, where the page's relative asset links would miss
+    .handleRaw("page", ({ request }) =>
+      request.url.split(/[?#]/, 1)[0]!.endsWith("/")
+        ? serveAsset("index.html")
+        : Effect.succeed(HttpServerResponse.redirect("/v1/gb/admin/", { status: 308 })))
     .handleRaw("asset", ({ path }) => (path.name === "index.html" ? Effect.succeed(errorResponse(404, "no admin asset \"index.html\"")) : serveAsset(path.name))))
 
 export const AdminHandlersLive = Layer.mergeAll(AdminApiHandlersLive, AdminPageHandlersLive)

@@ -20,6 +20,9 @@ const isPublic = (path: string): boolean =>
   path === "/v1/gb/admin/" ||
   path.startsWith("/v1/gb/admin/assets/")
 
+/** The request target's path as sent (an absolute-form target without its origin), before any query. */
+const rawPath = (url: string): string => url.replace(/^https?:\/\/[^/]*/i, "").split(/[?#]/, 1)[0]!
+
 const isAdminApi = (path: string): boolean => path.startsWith("/v1/gb/admin/api/")
 
 const OFF: TokenTable = { enabled: false, entries: [] }
@@ -31,7 +34,10 @@ export const authenticate = (table: TokenTable) => (app: HttpApp.Default): HttpA
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const path = new URL(request.url, "http://x").pathname
-    if (isPublic(path)) return yield* app
+    // Public only when the path reads the same raw as URL-normalized: the router reads a raw
+    // path differently (`;` ends it, `..` stays), so `/v1/gb/admin/api/x;/../../../../../healthz`
+    // is `/healthz` to URL but the admin API to the router.
+    if (isPublic(path) && rawPath(request.url) === path) return yield* app
     const caller = identify(table, request.headers["authorization"])
     if (caller._tag === "Unauthenticated") return unauthorized(caller.reason)
     if (isAdminApi(path)) {
