@@ -9,6 +9,7 @@ import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
 import { AdminRepo } from "../src/services/AdminRepo.js"
+import { InferencesRepo } from "../src/services/InferencesRepo.js"
 import { RunLogRepo } from "../src/services/RunLogRepo.js"
 import { JevClassifierLive } from "./classifier/JevClassifier.js"
 import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
@@ -179,6 +180,7 @@ export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyA
         dialect: Option.isSome(config.database.url) ? "postgres" : "sqlite",
         primary: true,
         runLog: yield* RunLogRepo,
+        inferences: yield* InferencesRepo,
         admin: yield* AdminRepo
       }
       const extras = yield* Effect.forEach(extraSqlitePaths, (path) =>
@@ -187,6 +189,7 @@ export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyA
           dialect: "sqlite",
           primary: false,
           runLog: Context.get(context, RunLogRepo),
+          inferences: Context.get(context, InferencesRepo),
           admin: Context.get(context, AdminRepo)
         })))
       const all = [primary, ...extras]

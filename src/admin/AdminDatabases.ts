@@ -1,6 +1,7 @@
 import { Context, Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import { AdminRepo } from "../services/AdminRepo.js"
+import { InferencesRepo } from "../services/InferencesRepo.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 
 /** One database the admin UI reads: the first serves the API, others are only shown. */
@@ -9,6 +10,7 @@ export interface AdminDatabase {
   readonly dialect: "sqlite" | "postgres"
   readonly primary: boolean
   readonly runLog: RunLogRepo["Type"]
+  readonly inferences: InferencesRepo["Type"]
   readonly admin: AdminRepo["Type"]
 }
 
@@ -43,8 +45,16 @@ export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effec
   if (Option.isSome(configured)) return configured.value
   const runLog = yield* Effect.serviceOption(RunLogRepo)
   const admin = yield* Effect.serviceOption(AdminRepo)
-  if (Option.isNone(runLog) || Option.isNone(admin)) return []
-  return [{ name: "default", dialect: "sqlite" as const, primary: true, runLog: runLog.value, admin: admin.value }]
+  const inferences = yield* Effect.serviceOption(InferencesRepo)
+  if (Option.isNone(runLog) || Option.isNone(admin) || Option.isNone(inferences)) return []
+  return [{
+    name: "default",
+    dialect: "sqlite" as const,
+    primary: true,
+    runLog: runLog.value,
+    inferences: inferences.value,
+    admin: admin.value
+  }]
 })
 
 export const findDatabase = (databases: ReadonlyArray<AdminDatabase>, name: string): Effect.Effect<AdminDatabase, NotFound> => {

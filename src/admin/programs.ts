@@ -7,7 +7,7 @@ import { NotFound } from "../domain/Errors.js"
 import { IMAGE_STAGES, TEXT_STAGES } from "../domain/Stages.js"
 import { runView } from "../http/runView.js"
 import { type AdminDatabase, findDatabase } from "./AdminDatabases.js"
-import type { AdminGraphRequest, DatasetsRequest, RunsRequest, UsageRequest } from "./requests.js"
+import type { AdminGraphRequest, DatasetsRequest, RunRequest, RunsRequest, UsageRequest } from "./requests.js"
 
 /** Every stage name, in pipeline order: the text pipeline's, then the image pipeline's. */
 export const ALL_STAGES: ReadonlyArray<string> = [...TEXT_STAGES, ...IMAGE_STAGES]
@@ -41,6 +41,18 @@ export const listRuns = (databases: ReadonlyArray<AdminDatabase>, request: RunsR
       limit: request.limit,
       offset: request.offset
     }
+  })
+
+/** One run with its model calls (any status; the page follows a run that left the list's filter). */
+export const getRun = (databases: ReadonlyArray<AdminDatabase>, request: RunRequest) =>
+  Effect.gen(function*() {
+    const db = yield* findDatabase(databases, request.db)
+    const run = yield* db.runLog.get(request.id)
+    if (Option.isNone(run)) {
+      return yield* Effect.fail(new NotFound({ message: `no remember run with id ${request.id} in database ${JSON.stringify(request.db)}` }))
+    }
+    const inferences = yield* db.inferences.listByRun(request.id)
+    return { run: { ...runView(run.value), flagged: isFlagged(run.value) }, inferences }
   })
 
 export const inferenceUsage = (databases: ReadonlyArray<AdminDatabase>, request: UsageRequest) =>

@@ -60,6 +60,19 @@ export const validateRunsRequest = (params: Params): Either.Either<RunsRequest, 
     }
   })
 
+export interface RunRequest {
+  readonly db: string
+  readonly id: number
+}
+
+/** One run: `id` from the path, `db` from the query. */
+export const validateRunRequest = (params: Params, id: string): Either.Either<RunRequest, InvalidRequest> =>
+  attempt(() => {
+    const name = db(params)
+    if (!/^\d{1,15}$/.test(id) || Number(id) < 1) return fail("id must be a positive integer")
+    return { db: name, id: Number(id) }
+  })
+
 export interface UsageRequest {
   readonly db: string
   readonly from: string

@@ -37,6 +37,32 @@ export const AdminRunsDoc = Schema.Struct({
   offset: Schema.Number
 }).annotations({ identifier: "AdminRememberRuns" })
 
+const InferenceDoc = Schema.Struct({
+  id: Schema.Number,
+  type: Schema.String,
+  stage: Schema.String,
+  provider: Schema.String,
+  model: Schema.String,
+  model_id: Schema.NullOr(Schema.Number),
+  reasoning: Schema.String,
+  input_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  cache_read_tokens: Schema.Number,
+  cache_write_tokens: Schema.Number,
+  web_search_requests: Schema.Number,
+  cost_usd: Schema.Number,
+  latency_ms: Schema.Number,
+  started_at: Schema.String,
+  error: Schema.NullOr(Schema.String),
+  run_id: Schema.NullOr(Schema.Number),
+  dataset_id: Schema.NullOr(Schema.Number)
+}).annotations({ identifier: "Inference" })
+
+export const AdminRunDoc = Schema.Struct({
+  run: AdminRunsDoc.fields.runs.value,
+  inferences: Schema.Array(InferenceDoc)
+}).annotations({ identifier: "AdminRememberRun" })
+
 export const AdminUsageDoc = Schema.Struct({
   from: Schema.String,
   to: Schema.String,
@@ -114,6 +140,13 @@ export class AdminApiGroup extends HttpApiGroup.make("admin")
       }))
       .addSuccess(AdminRunsDoc)
       .annotate(OpenApi.Summary, "Remember runs of a database, newest first, with unfiltered counts by status")
+  )
+  .add(
+    adminGet("rememberRun", "/v1/gb/admin/api/remember-runs/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .setUrlParams(Schema.Struct({ db }))
+      .addSuccess(AdminRunDoc)
+      .annotate(OpenApi.Summary, "One remember run with its model calls (tokens, cost, latency, error)")
   )
   .add(
     adminGet("inferences", "/v1/gb/admin/api/inferences")

@@ -9,11 +9,12 @@ import { adminDatabases } from "../admin/AdminDatabases.js"
 import { currentCaller } from "../auth/Authentication.js"
 import { adminRefusal } from "../auth/tokens.js"
 import { ADMIN_CSP, adminAsset } from "../admin/assets.js"
-import { datasetGraph, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
+import { datasetGraph, getRun, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
 import {
   type Params,
   validateAdminGraphRequest,
   validateDatasetsRequest,
+  validateRunRequest,
   validateRunsRequest,
   validateUsageRequest
 } from "../admin/requests.js"
@@ -53,6 +54,8 @@ export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (
       .handleRaw("databases", () => asAdmin(Effect.succeed(jsonResponse(listDatabases(databases)))))
       .handleRaw("rememberRuns", ({ request }) =>
         asAdmin(answer(validateRunsRequest(paramsOf(request)), (r) => listRuns(databases, r))))
+      .handleRaw("rememberRun", ({ path, request }) =>
+        asAdmin(answer(validateRunRequest(paramsOf(request), path.id), (r) => getRun(databases, r))))
       .handleRaw("inferences", ({ request }) =>
         asAdmin(Effect.flatMap(Clock.currentTimeMillis, (now) =>
           answer(validateUsageRequest(paramsOf(request), now), (r) => inferenceUsage(databases, r)))))

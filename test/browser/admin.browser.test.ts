@@ -178,6 +178,12 @@ describe("the admin page", { timeout: 120_000 }, () => {
     const params = await detail.getByTestId("run-params").innerText()
     expect(JSON.parse(params)).toMatchObject({ web_search: true, text_length: "Bob works at Acme.".length })
     expect(params).toContain("\n  ")
+    // the model calls of the run: one row per inference id of the stages table, with its cost
+    const stageIds = (await detail.getByTestId("stage-row").evaluateAll((trs) =>
+      trs.map((tr) => tr.children[4]?.textContent ?? ""))).flatMap((cell) => cell.match(/\d+/g) ?? [])
+    await expect.poll(() => detail.getByTestId("call-row").count(), WAIT).toBe(stageIds.length)
+    const callIds = await detail.getByTestId("call-row").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-inference-id")))
+    expect([...callIds].sort()).toEqual([...stageIds].sort())
     await screenshot(page, "admin-run-detail.png")
 
     await page.locator(`[data-testid=run-row][data-run-id="${ids.failed}"]`).click()

@@ -16,6 +16,7 @@ import { ADMIN_CSP } from "../../src/admin/assets.js"
 import { ALL_STAGES } from "../../src/admin/programs.js"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { AdminRepo } from "../../src/services/AdminRepo.js"
+import { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { graph, rememberLayer, resolution } from "../support/app.js"
@@ -192,6 +193,28 @@ forEachDialect((dialect, makeLayer) => {
         expectError(yield* get(`${API}/remember-runs?db=default&status=done`), 400, /status/)
       }))
 
+    it.effect("GET /remember-runs/{id}: one run (as in the list) with its model calls; bad and unknown ids", () =>
+      Effect.gen(function*() {
+        const s = yield* Seeded
+        const list = ok(yield* get(`${API}/remember-runs?db=default`))
+        for (const listed of list.runs) {
+          const body = ok(yield* get(`${API}/remember-runs/${listed.id}?db=default`))
+          expect(body.run).toEqual(listed)
+          const ids = Object.values(body.run.stages as Record<string, { inference_ids: Array<number> }>).flatMap((st) => st.inference_ids)
+          // every inference id of the stages table resolves to a model call of this run
+          expect(body.inferences.map((i: { id: number }) => i.id).sort()).toEqual([...ids].sort())
+          for (const call of body.inferences) {
+            expect(call).toMatchObject({ run_id: listed.id, stage: expect.any(String), model: expect.any(String), cost_usd: expect.any(Number) })
+          }
+        }
+        const failed = ok(yield* get(`${API}/remember-runs/${s.failed}?db=default`))
+        expect(failed.inferences.some((i: { error: string | null }) => i.error !== null)).toBe(true)
+        expectError(yield* get(`${API}/remember-runs/999999?db=default`), 404, /no remember run with id 999999/)
+        expectError(yield* get(`${API}/remember-runs/abc?db=default`), 400, /id must be a positive integer/)
+        expectError(yield* get(`${API}/remember-runs/0?db=default`), 400, /id must be a positive integer/)
+        expectError(yield* get(`${API}/remember-runs/1`), 400, /db is required/)
+      }))
+
     it.effect("every admin endpoint: db missing is a 400, an unknown db a 404, both {error}", () =>
       Effect.gen(function*() {
         for (const endpoint of ["remember-runs", "inferences", "datasets", "graph"]) {
@@ -365,9 +388,9 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
 const twoDatabases = Layer.scoped(
   AdminDatabases,
   Effect.gen(function*() {
-    const primary: AdminDatabase = { name: "alpha", dialect: "sqlite", primary: true, runLog: yield* RunLogRepo, admin: yield* AdminRepo }
+    const primary: AdminDatabase = { name: "alpha", dialect: "sqlite", primary: true, runLog: yield* RunLogRepo, inferences: yield* InferencesRepo, admin: yield* AdminRepo }
     const extra = yield* Layer.build(SqliteLive(":memory:"))
-    const beta: AdminDatabase = { name: "beta", dialect: "sqlite", primary: false, runLog: Context.get(extra, RunLogRepo), admin: Context.get(extra, AdminRepo) }
+    const beta: AdminDatabase = { name: "beta", dialect: "sqlite", primary: false, runLog: Context.get(extra, RunLogRepo), inferences: Context.get(extra, InferencesRepo), admin: Context.get(extra, AdminRepo) }
     // two runs only beta has, seeded through its run log
     for (const user_id of ["carol", "dave"]) {
       const run = yield* beta.runLog.create({ pipeline: "text", user_id, dataset: "notes", params: {}, queued_at: "2026-01-01T00:00:00.000Z", instance_id: "other" })

@@ -138,7 +138,7 @@ const state = {
   databases: [],
   db: null,
   view: "runs",
-  runs: { status: "", user_id: "", dataset: "", offset: 0, data: null, openId: null, openRun: null },
+  runs: { status: "", user_id: "", dataset: "", offset: 0, data: null, openId: null, openRun: null, openCalls: null },
   inf: { period: "7d", metric: "cost", data: null },
   graph: { offset: 0, datasetId: null, data: null, cy: null, loadedFor: null }
 }
@@ -260,7 +260,7 @@ const boot = async () => {
 
 const resetDatabaseState = () => {
   stopPolling()
-  Object.assign(state.runs, { status: "", user_id: "", dataset: "", offset: 0, data: null, openId: null, openRun: null })
+  Object.assign(state.runs, { status: "", user_id: "", dataset: "", offset: 0, data: null, openId: null, openRun: null, openCalls: null })
   $("filter-user").value = ""
   $("filter-dataset").value = ""
   state.inf.data = null
@@ -350,14 +350,22 @@ const loadRuns = async () => {
     return loadRuns()
   }
   r.data = data
-  if (r.openId !== null) {
-    const fresh = data.runs.find((run) => run.id === r.openId)
-    if (fresh !== undefined) r.openRun = fresh
-    $("run-stale").hidden = fresh !== undefined
-  }
+  // the open run is fetched by id: it stays fresh even when it leaves the list's page or filter
+  if (r.openId !== null) await loadOpenRun(seq)
+  if (seq !== runsSeq) return
   renderRuns()
   if (r.openRun !== null) renderRunDetail()
   schedulePoll()
+}
+
+/** The open run and its model calls, unless a newer load started meanwhile. */
+const loadOpenRun = async (seq) => {
+  const r = state.runs
+  const id = r.openId
+  const detail = await api(`remember-runs/${id}`, { db: state.db })
+  if (seq !== runsSeq || r.openId !== id) return
+  r.openRun = detail.run
+  r.openCalls = detail.inferences
 }
 
 const renderRuns = () => {
@@ -426,15 +434,20 @@ const runRow = (run) => {
 const openRun = (run) => {
   state.runs.openId = run.id
   state.runs.openRun = run
-  $("run-stale").hidden = true
+  state.runs.openCalls = null
   for (const row of $("runs-body").children) row.classList.toggle("selected", row.dataset.runId === String(run.id))
   renderRunDetail()
-  schedulePoll()
+  const seq = runsSeq
+  loadOpenRun(seq).then(() => {
+    if (state.runs.openId === run.id) renderRunDetail()
+    schedulePoll()
+  }).catch(report)
 }
 
 $("run-close").addEventListener("click", () => {
   state.runs.openId = null
   state.runs.openRun = null
+  state.runs.openCalls = null
   $("run-detail").hidden = true
   $("view-runs").classList.remove("with-detail")
   for (const row of $("runs-body").children) row.classList.remove("selected")
@@ -472,6 +485,24 @@ const renderRunDetail = () => {
   const names = [...order.filter((name) => present.includes(name)), ...present.filter((name) => !order.includes(name))]
   $("stages-body").replaceChildren(...names.flatMap((name) => stageRows(name, run.stages[name])))
   $("run-params").textContent = JSON.stringify(run.params ?? {}, null, 2)
+  renderCalls(state.runs.openCalls)
+}
+
+/** The run's model calls: what each inference id of the stages table cost. */
+const renderCalls = (calls) => {
+  $("calls-body").replaceChildren(...(calls ?? []).flatMap((call) => {
+    const row = h("tr", { testid: "call-row", data: { inferenceId: String(call.id), stage: call.stage } },
+      td(call.id, { class: "num" }),
+      td(call.stage, { class: "mono" }),
+      td(call.reasoning && call.reasoning !== "none" ? `${call.model} (${call.reasoning})` : call.model, { class: "mono ellipsis", title: `${call.provider} ${call.model}` }),
+      td(fmtInt(call.input_tokens), { class: "num" }),
+      td(fmtInt(call.output_tokens), { class: "num" }),
+      td(fmtCost(call.cost_usd), { class: "num" }),
+      td(fmtDuration(call.latency_ms), { class: "num" }))
+    if (!call.error) return [row]
+    return [row, h("tr", { class: "stage-extra" }, h("td", { colspan: 7 }, h("div", { class: "stage-error", text: call.error })))]
+  }))
+  $("calls-empty").hidden = calls === null || calls === undefined || calls.length > 0
 }
 
 /** A stage's row, and under it a row with its error and detail when it has any. */
