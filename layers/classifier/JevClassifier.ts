@@ -12,6 +12,7 @@ import {
   type ComplexityResult
 } from "../../src/services/ComplexityClassifier.js"
 import { describeParseError } from "../../src/pipeline/json.js"
+import { scrubSecret } from "../llm/retry.js"
 
 export interface JevClassifierOptions {
   /** without the path, e.g. https://api.typesafe.ai */
@@ -70,7 +71,10 @@ export const makeJevClassifier = (options: JevClassifierOptions): ComplexityClas
             },
             body: JSON.stringify({ question: JEV_QUESTION, choices: JEV_CHOICES, input: text })
           }).then(async (res) => ({ status: res.status, body: await res.text() })),
-        catch: (e) => new ClassifierFailed({ message: `jev: request failed: ${e instanceof Error ? e.message : String(e)}` })
+        catch: (e) =>
+          new ClassifierFailed({
+            message: `jev: request failed: ${scrubSecret(e instanceof Error ? e.message : String(e), options.apiKey)}`
+          })
       }).pipe(
         Effect.timeoutFail({
           duration: Duration.millis(timeoutMs),
@@ -79,7 +83,10 @@ export const makeJevClassifier = (options: JevClassifierOptions): ComplexityClas
       )
       const latency_ms = (yield* Clock.currentTimeMillis) - started
       if (response.status < 200 || response.status >= 300) {
-        return yield* new ClassifierFailed({ message: `jev: HTTP ${response.status}: ${errorText(response.body)}` })
+        // Jev's text is untrusted: it may echo the key it was sent
+        return yield* new ClassifierFailed({
+          message: `jev: HTTP ${response.status}: ${scrubSecret(errorText(response.body), options.apiKey)}`
+        })
       }
       const json = yield* Effect.try({
         try: () => JSON.parse(response.body) as unknown,

@@ -57,7 +57,8 @@ export const buildAnthropicBody = (request: LlmRequest, model: string) => {
   return { body, reasoning: thinking ? request.reasoning : ("none" as const) }
 }
 
-const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
+/** A token count as reported; anything but a finite non-negative number counts 0 (it is untrusted). */
+const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0)
 
 /** Maps a Messages response; anything that is not one is an unusable answer. */
 export const mapAnthropicResponse = (
@@ -75,7 +76,8 @@ export const mapAnthropicResponse = (
       .join(""),
     model: message.model,
     provider: ANTHROPIC_PROVIDER,
-    stopReason: message.stop_reason ?? "unknown",
+    // untrusted: a non-string here would be stored as the inference's stop reason
+    stopReason: typeof message.stop_reason === "string" ? message.stop_reason : "unknown",
     reasoning,
     usage: {
       inputTokens: num(usage.input_tokens),

@@ -77,7 +77,8 @@ const FINISH_REASONS: Record<string, string> = {
   content_filter: "refusal"
 }
 
-const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
+/** A token count as reported; anything but a finite non-negative number counts 0 (it is untrusted). */
+const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0)
 
 /**
  * Maps a chat completion. `inputTokens` excludes cached prompt tokens (as Anthropic's
@@ -91,8 +92,9 @@ export const mapOpenAiResponse = (
   if (typeof raw !== "object" || raw === null) return undefined
   const completion = raw as Partial<OpenAI.Chat.Completions.ChatCompletion>
   const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined
-  if (choice === undefined || typeof choice.message !== "object" || typeof completion.model !== "string")
-    return undefined
+  // untrusted: `choices: [null]` or a null message is not a completion either
+  if (typeof choice !== "object" || choice === null) return undefined
+  if (typeof choice.message !== "object" || choice.message === null || typeof completion.model !== "string") return undefined
   const text = typeof choice.message.content === "string" ? choice.message.content : ""
   const usage = (completion.usage ?? {}) as Partial<OpenAI.CompletionUsage>
   const cached = num(usage.prompt_tokens_details?.cached_tokens)
@@ -100,7 +102,12 @@ export const mapOpenAiResponse = (
     text,
     model: completion.model,
     provider,
-    stopReason: FINISH_REASONS[choice.finish_reason ?? ""] ?? choice.finish_reason ?? "unknown",
+    // untrusted: only a string is a reason (and "constructor" is not a key of the table)
+    stopReason: typeof choice.finish_reason !== "string"
+      ? "unknown"
+      : Object.hasOwn(FINISH_REASONS, choice.finish_reason)
+      ? FINISH_REASONS[choice.finish_reason]!
+      : choice.finish_reason,
     reasoning,
     usage: {
       inputTokens: Math.max(0, num(usage.prompt_tokens) - cached),

@@ -1,4 +1,4 @@
-import { Data, Duration, Effect, Schedule } from "effect"
+import { Data, Duration, Effect, Redacted, Schedule } from "effect"
 import { LlmFailed } from "../../src/domain/Errors.js"
 
 /** One failed attempt at a provider call, classified for the retry policy. */
@@ -9,6 +9,20 @@ export class AttemptFailed extends Data.TaggedError("AttemptFailed")<{
   /** the provider's `retry-after-ms` / `retry-after`, when it sent one */
   readonly retryAfterMs?: number | undefined
 }> {}
+
+/** Shorter keys (a placeholder such as "x" for a local server) are not searched for: they would mangle messages. */
+const MIN_SCRUBBED_KEY_LENGTH = 8
+
+/**
+ * `text` with every occurrence of `key` replaced by `<redacted>`. A provider (or a proxy in
+ * front of it) may echo the key it was sent in its error message, and that message goes into
+ * errors, logs, run logs and trajectories.
+ */
+export const scrubSecret = (text: string, key: Redacted.Redacted<string> | undefined): string => {
+  if (key === undefined) return text
+  const value = Redacted.value(key)
+  return value.length < MIN_SCRUBBED_KEY_LENGTH ? text : text.split(value).join("<redacted>")
+}
 
 /** The backoff ceiling (the official SDKs use the same). */
 export const MAX_BACKOFF_MS = 8_000
@@ -79,7 +93,13 @@ export const retrySchedule = (options: RetryOptions) =>
 export const callWithRetries = <A>(
   call: (signal: AbortSignal) => Promise<A>,
   classify: (error: unknown) => AttemptFailed,
-  options: RetryOptions & { readonly provider: string; readonly stage: string; readonly model: string }
+  options: RetryOptions & {
+    readonly provider: string
+    readonly stage: string
+    readonly model: string
+    /** scrubbed from the failure's message (see scrubSecret) */
+    readonly apiKey?: Redacted.Redacted<string> | undefined
+  }
 ): Effect.Effect<A, LlmFailed> =>
   Effect.suspend(() => {
     let attempts = 0
@@ -99,7 +119,7 @@ export const callWithRetries = <A>(
           new LlmFailed({
             message: `${options.provider} call for ${options.stage} (model ${options.model}) failed${
               attempts > 1 ? ` after ${attempts} attempts` : ""
-            }: ${failure.message}`,
+            }: ${scrubSecret(failure.message, options.apiKey)}`,
             stage: options.stage,
             ...(failure.status !== undefined ? { status: failure.status } : {})
           })

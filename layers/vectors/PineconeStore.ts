@@ -11,7 +11,7 @@ import { Pinecone, type PineconeRecord, type RecordMetadata } from "@pinecone-da
 import { type Context, Duration, Effect, Layer, Redacted } from "effect"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
-import { AttemptFailed, isRetryableStatus, parseRetryAfter, retrySchedule } from "../llm/retry.js"
+import { AttemptFailed, isRetryableStatus, parseRetryAfter, retrySchedule, scrubSecret } from "../llm/retry.js"
 import { bestMatches, checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
 
 export interface PineconeStoreOptions {
@@ -155,7 +155,7 @@ export const makePineconeStore = (options: PineconeStoreOptions): Context.Tag.Se
             new VectorWriteFailed({
               message: `${NAME} ${operation} in namespace ${namespace} failed${
                 attempts > 1 ? ` after ${attempts} attempts` : ""
-              }: ${failure.message}`
+              }: ${scrubSecret(failure.message, options.apiKey)}`
             })
         ),
         Effect.withSpan(`PineconeStore.${operation}`, { attributes: { namespace } })

@@ -62,6 +62,10 @@ const insecureBindOption = Options.boolean("insecure-bind").pipe(
 )
 const portOption = Options.integer("port").pipe(Options.withDescription("the port to listen on (default 8080; 0 = any free port)"), Options.optional)
 
+/** A whole request (headers and body) must arrive within this; its headers within the next. */
+const REQUEST_TIMEOUT_MS = 60_000
+const HEADERS_TIMEOUT_MS = 15_000
+
 const flags = (o: {
   readonly config: Option.Option<string>
   readonly db: Option.Option<string>
@@ -122,7 +126,13 @@ const serve = Command.make(
         if (Option.isNone(config.openaiApiKey)) {
           yield* Effect.logWarning("no OPENAI_API_KEY: the graph is stored but nothing is embedded")
         }
-        const ServerLive = NodeHttpServer.layer(createServer, { port: config.server.port, host: config.server.host })
+        // Bounded request reading: a client that trickles or stalls its request is cut off (408)
+        // instead of holding a connection for Node's default 300 s. Covers receiving the request
+        // only, never a slow model call behind it.
+        const ServerLive = NodeHttpServer.layer(
+          () => createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }),
+          { port: config.server.port, host: config.server.host }
+        )
         const announce = Layer.effectDiscard(
           HttpServer.addressFormattedWith((address) =>
             Effect.sync(() => console.log(`gligabao ${GLIGABAO_VERSION} listening on ${address}`))

@@ -47,6 +47,21 @@ const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/**
+ * A JSON `\ud800`-style escape without its pair is not Unicode: stored as UTF-8 it becomes
+ * U+FFFD, so two different ids would name the same rows. Such strings are refused.
+ */
+export const hasLoneSurrogate = (s: string): boolean => LONE_SURROGATE.test(s)
+
+/** Why `text` cannot be stored as sent (NUL: PostgreSQL text cannot hold it), or undefined. */
+export const unstorableText = (field: string, text: string): string | undefined =>
+  text.includes("\u0000")
+    ? `${field} must not contain NUL characters (\\u0000)`
+    : hasLoneSurrogate(text)
+    ? `${field} must be valid Unicode: it has a lone surrogate (an unpaired \\uD800-\\uDFFF escape)`
+    : undefined
 
 const isObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -64,6 +79,7 @@ const label = (field: string, value: unknown, maxBytes = MAX_LABEL_BYTES): strin
   if (value.length === 0) return fail(`${field} must not be empty`)
   if (utf8Bytes(value) > maxBytes) return fail(`${field} must be at most ${maxBytes} bytes`)
   if (CONTROL.test(value)) return fail(`${field} must not contain control characters`)
+  if (hasLoneSurrogate(value)) return fail(`${field} must be valid Unicode: it has a lone surrogate`)
   return value
 }
 
@@ -78,8 +94,8 @@ const parseModels = (value: unknown): Partial<Record<ModelStage, string>> => {
     if (model === null || model === "") continue // the default model
     if (typeof model !== "string") return fail(`models.${stage} must be a string`)
     if (utf8Bytes(model) > MAX_LABEL_BYTES) return fail(`models.${stage} must be at most ${MAX_LABEL_BYTES} bytes`)
-    if (WHITESPACE_OR_CONTROL.test(model)) {
-      return fail(`models.${stage} must not contain whitespace or control characters`)
+    if (WHITESPACE_OR_CONTROL.test(model) || hasLoneSurrogate(model)) {
+      return fail(`models.${stage} must not contain whitespace, control characters or lone surrogates`)
     }
     out[stage as ModelStage] = model
   }
@@ -133,6 +149,8 @@ const parse = (body: unknown): RememberRequest => {
     if (typeof body.text !== "string") return fail("text must be a string")
     if (body.text.trim().length === 0) return fail("text must not be empty")
     if (utf8Bytes(body.text) > MAX_TEXT_BYTES) return fail(`text must be at most ${MAX_TEXT_BYTES} bytes (1 MiB)`)
+    const unstorable = unstorableText("text", body.text)
+    if (unstorable !== undefined) return fail(unstorable)
   }
 
   const dataset = body.dataset === undefined || body.dataset === null ? DEFAULT_DATASET : label("dataset", body.dataset)

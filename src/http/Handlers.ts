@@ -20,6 +20,7 @@ import { GligabaoApi } from "./Api.js"
 import { actingFor, refuseCaller } from "./authentication.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
+import { parseJsonBytes } from "./readBody.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
 import { runView } from "./runView.js"
 
@@ -52,7 +53,7 @@ const readBounded = (request: HttpServerRequest.HttpServerRequest, limit: number
         return bytes <= DRAIN_LIMIT
       }),
       Stream.runDrain,
-      Effect.map(() => (bytes > limit ? Option.none() : Option.some(Buffer.concat(chunks).toString("utf8"))))
+      Effect.map(() => (bytes > limit ? Option.none() : Option.some(Buffer.concat(chunks))))
     )
   })
 
@@ -61,17 +62,15 @@ const readJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? NaN)
     if (Number.isFinite(declared) && declared > IMAGE_BODY_LIMIT) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
-    const text = yield* Effect.either(readBounded(request, IMAGE_BODY_LIMIT))
-    if (Either.isLeft(text)) return Either.left(errorResponse(400, "could not read the request body"))
-    if (Option.isNone(text.right)) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
-    let body: unknown
-    try {
-      body = JSON.parse(text.right.value)
-    } catch (e) {
-      return Either.left(errorResponse(400, `malformed JSON body: ${(e as Error).message}`))
-    }
+    const read = yield* Effect.either(readBounded(request, IMAGE_BODY_LIMIT))
+    if (Either.isLeft(read)) return Either.left(errorResponse(400, "could not read the request body"))
+    if (Option.isNone(read.right)) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
+    const bytes = read.right.value
+    const parsed = parseJsonBytes(bytes)
+    if (Either.isLeft(parsed)) return parsed
+    const body = parsed.right
     const isImage = typeof body === "object" && body !== null && "image" in body && (body as { image: unknown }).image != null
-    if (!isImage && Buffer.byteLength(text.right.value, "utf8") > TEXT_BODY_LIMIT) {
+    if (!isImage && bytes.length > TEXT_BODY_LIMIT) {
       return Either.left(tooLarge(TEXT_BODY_LIMIT))
     }
     return Either.right(body)

@@ -4,8 +4,16 @@
  * It is an API-level middleware because a `serve` middleware only sees a failure after its
  * default (empty) response was already sent.
  */
-import { HttpApiBuilder, HttpApiSwagger, HttpMiddleware, type HttpApp, HttpServerRequest } from "@effect/platform"
-import { Cause, Effect, Layer } from "effect"
+import {
+  HttpApiBuilder,
+  HttpApiSwagger,
+  type HttpApp,
+  HttpMiddleware,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { Cause, Effect, Equal, HashSet, Layer } from "effect"
 import { GligabaoApi } from "./Api.js"
 import { AuthenticationMiddlewareLive } from "./authentication.js"
 import { ApiHandlersLive } from "./Handlers.js"
@@ -19,7 +27,14 @@ const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
       if (failure?._tag === "RouteNotFound") {
         return errorResponse(404, `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`)
       }
-      if (Cause.isInterruptedOnly(cause)) return errorResponse(503, "the server is shutting down")
+      if (Cause.isInterruptedOnly(cause)) {
+        // The client went away (or Node's request timeout cut it off): nobody reads an answer, and
+        // writing a body to the closed socket never calls back, which would keep this fiber forever.
+        if (HashSet.some(Cause.interruptors(cause), (id) => Equal.equals(id, HttpServerError.clientAbortFiberId))) {
+          return HttpServerResponse.empty({ status: 499 })
+        }
+        return errorResponse(503, "the server is shutting down")
+      }
       yield* Effect.logError("request failed", cause)
       return errorResponse(500, `internal error while handling ${request.method} ${new URL(request.url, "http://x").pathname}`)
     }))

@@ -55,6 +55,40 @@ const firstJsonObjectWithValue = (text: string): { readonly json: string; readon
  */
 export const firstJsonObject = (text: string): string | undefined => firstJsonObjectWithValue(text)?.json
 
+/** Deeper than any stage's answer form needs; deeper values are refused before decoding. */
+export const MAX_ANSWER_DEPTH = 32
+
+/** Whether `value` nests arrays and objects more than `max` levels (iterative: no recursion). */
+const nestedDeeperThan = (value: unknown, max: number): boolean => {
+  const stack: Array<readonly [unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!
+    if (typeof v !== "object" || v === null) continue
+    if (depth >= max) return true
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/**
+ * A model's string made storable: a lone surrogate becomes U+FFFD (what SQLite and PostgreSQL
+ * would store, so a name read back equals the name written) and NUL is dropped (PostgreSQL
+ * text cannot hold it).
+ */
+export const storableText = (text: string): string => text.replace(LONE_SURROGATE, "\ufffd").replace(/\u0000/g, "")
+
+/** `storableText` applied to every string (keys included) of a parsed JSON value. */
+const storableJson = (value: unknown): unknown => {
+  if (typeof value === "string") return storableText(value)
+  if (Array.isArray(value)) return value.map(storableJson)
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [storableText(k), storableJson(v)]))
+  }
+  return value
+}
+
 /** An array schema whose type error reads "`path` must be an array". */
 export const jsonArray = <S extends Schema.Schema.Any>(item: S) =>
   Schema.Array(item).annotations({ message: () => "must be an array" })
@@ -78,7 +112,13 @@ const lowerFirst = (text: string): string => text.charAt(0).toLowerCase() + text
 
 /** One sentence for the first problem of a decode failure, naming where it is. */
 export const describeParseError = (error: ParseResult.ParseError): string => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  let issue: ParseResult.ArrayFormatterIssue | undefined
+  try {
+    issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  } catch {
+    // the formatter prints the offending value recursively: a deeply nested one overflows the stack
+    return "does not match the expected form"
+  }
   if (issue === undefined) return "does not match the expected form"
   if (issue.path.length === 0) return lowerFirst(issue.message)
   // A custom missingMessage ("missing array `edges`") already names the field.
@@ -87,9 +127,10 @@ export const describeParseError = (error: ParseResult.ParseError): string => {
 }
 
 /**
- * Finds the first JSON object of a model answer and decodes it with `schema`. The Left is
- * one clear sentence that starts with `what` (the stage name), e.g.
- * "extract_graph answer is not JSON: ..." or "extract_graph answer is invalid: missing array `edges`".
+ * Finds the first JSON object of a model answer and decodes it with `schema`, its strings made
+ * storable first (storableText). The Left is one clear sentence that starts with `what` (the
+ * stage name), e.g. "extract_graph answer is not JSON: ..." or "extract_graph answer is
+ * invalid: missing array `edges`"; an object nested deeper than MAX_ANSWER_DEPTH is invalid.
  */
 export const parseModelJson = <A, I>(
   schema: Schema.Schema<A, I, never>,
@@ -100,7 +141,10 @@ export const parseModelJson = <A, I>(
   if (found === undefined) {
     return Either.left(`${what} answer is not JSON: no complete JSON object in ${preview(text)}`)
   }
-  return Schema.decodeUnknownEither(schema, { errors: "first" })(found.value).pipe(
+  if (nestedDeeperThan(found.value, MAX_ANSWER_DEPTH)) {
+    return Either.left(`${what} answer is invalid: it is nested more than ${MAX_ANSWER_DEPTH} levels deep`)
+  }
+  return Schema.decodeUnknownEither(schema, { errors: "first" })(storableJson(found.value)).pipe(
     Either.mapLeft((error) => `${what} answer is invalid: ${describeParseError(error)}`)
   )
 }

@@ -5,7 +5,7 @@
  */
 import { Either } from "effect"
 import { InvalidRequest } from "../domain/Errors.js"
-import { DEFAULT_DATASET, MAX_LABEL_BYTES, MAX_USER_ID_BYTES } from "../domain/Remember.js"
+import { DEFAULT_DATASET, hasLoneSurrogate, MAX_LABEL_BYTES, MAX_USER_ID_BYTES, unstorableText } from "../domain/Remember.js"
 import { ARTIFACT_KINDS, type ArtifactKind, REASONING_LEVELS, type ReasoningLevel } from "../domain/Stages.js"
 import { parseRfc3339 } from "../domain/time.js"
 
@@ -83,6 +83,7 @@ const label = (field: string, value: unknown, maxBytes = MAX_LABEL_BYTES): strin
   if (value.length === 0) return fail(`${field} must not be empty`)
   if (utf8Bytes(value) > maxBytes) return fail(`${field} must be at most ${maxBytes} bytes`)
   if (CONTROL.test(value)) return fail(`${field} must not contain control characters`)
+  if (hasLoneSurrogate(value)) return fail(`${field} must be valid Unicode: it has a lone surrogate`)
   return value
 }
 
@@ -146,7 +147,9 @@ const queryText = (value: unknown): string => {
   if (typeof value !== "string") return fail("query must be a string")
   if (value.trim().length === 0) return fail("query must not be empty")
   if (utf8Bytes(value) > MAX_QUERY_BYTES) return fail(`query must be at most ${MAX_QUERY_BYTES} bytes`)
-  return value
+  // PostgreSQL refuses NUL in a text parameter; a lone surrogate would not match as sent
+  const unstorable = unstorableText("query", value)
+  return unstorable === undefined ? value : fail(unstorable)
 }
 
 const body = (input: unknown): Record<string, unknown> =>
@@ -174,7 +177,9 @@ const queryModel = (value: unknown): string | undefined => {
   if (!given(model) || model === "") return undefined
   if (typeof model !== "string") return fail("models.query must be a string")
   if (utf8Bytes(model) > MAX_LABEL_BYTES) return fail(`models.query must be at most ${MAX_LABEL_BYTES} bytes`)
-  if (WHITESPACE_OR_CONTROL.test(model)) return fail("models.query must not contain whitespace or control characters")
+  if (WHITESPACE_OR_CONTROL.test(model) || hasLoneSurrogate(model)) {
+    return fail("models.query must not contain whitespace, control characters or lone surrogates")
+  }
   return model
 }
 

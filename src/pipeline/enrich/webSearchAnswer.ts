@@ -5,6 +5,7 @@
  * the model wrote (`text`); a failed search arrives inside a 200 as a tool result error.
  */
 import type { EntityRow } from "../../domain/Rows.js"
+import { storableText } from "../json.js"
 
 export const WEB_SEARCH_MAX_TOKENS = 2048
 /** searches the model may run per entity */
@@ -53,7 +54,8 @@ export interface WebSearchAnswer {
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
-const str = (u: unknown): string | null => (typeof u === "string" ? u : null)
+// what gets stored (the artifact's text, query and sources) is made storable here
+const str = (u: unknown): string | null => (typeof u === "string" ? storableText(u) : null)
 
 /** Reads the content blocks of a Messages answer; anything unexpected is skipped, never thrown. */
 export const readWebSearchAnswer = (blocks: ReadonlyArray<unknown>): WebSearchAnswer => {

@@ -1,5 +1,6 @@
 /** The summarize_chunk stage: a two-to-four sentence summary of one chunk (seed: step 1b). */
 import { Either } from "effect"
+import { storableText } from "../json.js"
 
 export const SUMMARIZE_CHUNK_MAX_TOKENS = 512
 
@@ -16,8 +17,8 @@ export const buildSummarizeChunkPrompt = (input: {
   user: `Reference time: ${input.referenceTime}\n\n<text>\n${input.text}\n</text>`
 })
 
-/** The summary as written, trimmed; an empty answer is unusable. */
+/** The summary as written, trimmed and storable (see storableText); an empty answer is unusable. */
 export const parseSummary = (answer: string): Either.Either<string, string> => {
-  const text = answer.trim().replace(/^summary:\s*/i, "")
+  const text = storableText(answer).trim().replace(/^summary:\s*/i, "")
   return text.length === 0 ? Either.left("the summary is empty") : Either.right(text)
 }
