@@ -158,7 +158,7 @@ export const defaultConfig: AppConfig = {
   jevApiKey: Option.none(),
   prices: DEFAULT_PRICES,
   timeseries: { providers: [] },
-  remember: { concurrency: 4, maxCandidates: 50, similarityThreshold: 0.75, similarityTopK: 3 },
+  remember: { concurrency: 16, maxCandidates: 50, similarityThreshold: 0.75, similarityTopK: 3 },
   server: { host: "127.0.0.1", port: 8080 },
   database: { url: Option.none(), path: DEFAULT_DB_PATH },
   imageDir: imageDirFor(DEFAULT_DB_PATH),
