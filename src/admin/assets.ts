@@ -3,8 +3,9 @@
  * page works offline and needs no build step. Read once, on first use; only these names are
  * served (no path from the URL ever reaches the file system).
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 export interface Asset {
@@ -12,7 +13,14 @@ export interface Asset {
   readonly contentType: string
 }
 
-const ui = (file: string) => fileURLToPath(new URL(`./ui/${file}`, import.meta.url))
+/** The package's root: the files stay in src/admin/ui whether this module runs from src or from a build. */
+const packageRoot = (): string => {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir)
+  return dir
+}
+
+const ui = (file: string) => join(packageRoot(), "src", "admin", "ui", file)
 
 const FILES: Readonly<Record<string, { readonly path: () => string; readonly contentType: string }>> = {
   "index.html": { path: () => ui("index.html"), contentType: "text/html; charset=utf-8" },
