@@ -77,11 +77,14 @@ export const make = Effect.gen(function* () {
       Effect.orDie
     )
 
+  // `+id`: ordering by the bare column lets SQLite (without statistics) walk the dataset's
+  // (dataset_id, id) index to skip a sort, reading every entity of the dataset: 23 ms at 200k
+  // entities instead of 0.03 ms through (dataset_id, name_key) (BENCHMARKS.md, issue 12).
   const findEntitiesByNameKeys = (datasetId: number, nameKeys: ReadonlyArray<string>) =>
     Effect.forEach(chunksOf(unique(nameKeys)), (keys) =>
       sql<EntityRow>`SELECT ${sql.literal(ENTITY_COLUMNS)} FROM gb_entities
         WHERE dataset_id = ${datasetId} AND name_key IN ${sql.in(keys)}
-        ORDER BY id`
+        ORDER BY +id`
     ).pipe(
       Effect.map((chunks) => chunks.flat()),
       Effect.orDie

@@ -1,0 +1,46 @@
+/**
+ * Hot-path queries read through the index meant for them, on SQLite without statistics (a
+ * fresh file has none): the repository's own SQL is captured as it runs, then explained.
+ */
+import { it } from "@effect/vitest"
+import Sqlite from "better-sqlite3"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect } from "vitest"
+import { SqliteLive } from "../layers/sql/index.js"
+import { DatasetsRepo } from "../src/services/DatasetsRepo.js"
+import { GraphRepo } from "../src/services/GraphRepo.js"
+
+/** Every SQL text better-sqlite3 runs while `capturing` is on. */
+const captured: Array<string> = []
+let capturing = false
+const statement = Object.getPrototypeOf(new Sqlite(":memory:").prepare("SELECT 1"))
+const originals = Object.fromEntries(["all", "run", "get"].map((m) => [m, statement[m]]))
+
+beforeAll(() => {
+  for (const [name, original] of Object.entries(originals)) {
+    statement[name] = function(this: { source: string }, ...args: Array<unknown>) {
+      if (capturing) captured.push(this.source)
+      return original.apply(this, args)
+    }
+  }
+})
+afterAll(() => Object.assign(statement, originals))
+
+describe("query plans", () => {
+  it.effect("findEntitiesByNameKeys reads (dataset_id, name_key), not every entity of the dataset", () =>
+    Effect.gen(function*() {
+      const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
+      const graph = yield* GraphRepo
+      captured.length = 0
+      capturing = true
+      yield* graph.findEntitiesByNameKeys(dataset.id, ["alice", "bob"])
+      capturing = false
+      const lookup = captured.find((sql) => sql.includes("name_key IN"))
+      expect(lookup).toBeDefined()
+      const sql = yield* SqlClient.SqlClient
+      const params = (lookup!.match(/\?/g) ?? []).map(() => null)
+      const plan = yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${lookup}`, params)
+      expect(plan.map((r) => r.detail).join("\n")).toMatch(/USING (COVERING )?INDEX gb_entities_dataset_name_key/)
+    }).pipe(Effect.provide(SqliteLive(":memory:"))))
+})
