@@ -96,7 +96,25 @@ export interface FakeAnthropicOptions {
   /** the model the default answer reports for a requested one (e.g. an alias to a dated snapshot) */
   readonly reportModel?: (requested: string) => string
   readonly latencyMs?: number
+  /**
+   * counts the tokens of a text for `usage` (the bench passes the project's tokenizer);
+   * default: a rough 4 characters a token over the JSON of the request
+   */
+  readonly countTokens?: (text: string) => number
 }
+
+/** The texts of a `system` or message `content`: a string, or text blocks. */
+const blockTexts = (value: unknown): Array<string> =>
+  typeof value === "string"
+    ? [value]
+    : Array.isArray(value)
+    ? value.flatMap((block) => (typeof block?.text === "string" ? [block.text] : []))
+    : []
+
+/** Input tokens as counted by `count`: the system prompt and every message's text. */
+export const promptTokens = (count: (text: string) => number, body: any): number =>
+  [...blockTexts(body.system), ...body.messages.flatMap((m: any) => blockTexts(m?.content))]
+    .reduce((sum: number, text: string) => sum + count(text), 0)
 
 /** The checks the real API makes that an adapter could get wrong (errors as the API words them). */
 const validate = (body: any): string | undefined => {
@@ -137,8 +155,10 @@ const defaultHandler =
         { type: "text", text, citations: null }
       ],
       usage: {
-        input_tokens: roughTokens([body.system, body.messages]),
-        output_tokens: roughTokens(text) + thinkingTokens
+        input_tokens: options.countTokens === undefined
+          ? roughTokens([body.system, body.messages])
+          : promptTokens(options.countTokens, body),
+        output_tokens: (options.countTokens ?? roughTokens)(text) + thinkingTokens
       }
     })
   }

@@ -125,7 +125,20 @@ export interface FakeOpenAiOptions {
   readonly latencyMs?: number
   /** the vector of one input (default: `hashEmbedding`, so similar texts get similar vectors) */
   readonly embeddingFor?: (text: string, dimensions: number) => ReadonlyArray<number>
+  /**
+   * counts the tokens of a text for `usage` (the bench passes the project's tokenizer);
+   * default: a rough 4 characters a token
+   */
+  readonly countTokens?: (text: string) => number
 }
+
+/** The texts of a chat message's content: a string, or content parts. */
+const contentTexts = (content: unknown): Array<string> =>
+  typeof content === "string"
+    ? [content]
+    : Array.isArray(content)
+    ? content.flatMap((part) => (typeof part?.text === "string" ? [part.text] : []))
+    : []
 
 const isReasoningModel = (model: string) => /^o\d+(-|$)/.test(model) || model.startsWith("gpt-5")
 
@@ -168,7 +181,7 @@ const embeddingsHandler = (options: FakeOpenAiOptions, request: RecordedRequest)
     vectors: texts.map((text: string) => embeddingFor(text, dimensions)),
     model: body.model,
     encoding,
-    promptTokens: texts.reduce((sum: number, text: string) => sum + roughTokens(text), 0)
+    promptTokens: texts.reduce((sum: number, text: string) => sum + (options.countTokens ?? roughTokens)(text), 0)
   })
 }
 
@@ -187,8 +200,11 @@ const defaultHandler =
     return chatCompletion({
       text,
       model: options.reportModel?.(request.body.model) ?? request.body.model,
-      promptTokens: roughTokens(request.body.messages),
-      completionTokens: roughTokens(text)
+      promptTokens: options.countTokens === undefined
+        ? roughTokens(request.body.messages)
+        : request.body.messages.flatMap((m: any) => contentTexts(m?.content))
+          .reduce((sum: number, t: string) => sum + options.countTokens!(t), 0),
+      completionTokens: (options.countTokens ?? roughTokens)(text)
     })
   }
 
