@@ -21,6 +21,7 @@ import { enrichmentRefusal, enrichText } from "../enrich/index.js"
 import { makeRunRecorder, type RunRecorder } from "../RunRecorder.js"
 import { seriesAfterText, storeSeriesStep, timeseriesRefusal } from "../series/index.js"
 import { drainOutbox } from "../vectors.js"
+import { vectorCache } from "./embed.js"
 import type { RememberDeps } from "./Deps.js"
 import { edgeOut, entityOut } from "./response.js"
 import type { Stored } from "./store.js"
@@ -92,7 +93,7 @@ export const rememberText = (
       request,
       referenceTime: request.reference_time ?? (yield* nowIso),
       recorder,
-      cache: new Map(),
+      cache: vectorCache(),
       // the dataset is created by the first unit's transaction; later units see it
       datasetId: Option.match(existing, { onNone: () => null, onSome: (d) => d.id })
     }

@@ -11,8 +11,28 @@ import type { ReconciliationPlan } from "../temporal.js"
 import { entityText } from "../vectors.js"
 import type { Candidates, Endpoint } from "./reconcile.js"
 
-/** text -> vector, for one run */
-export type VectorCache = Map<string, ReadonlyArray<number>>
+/** text -> vector, for one run: what one unit's similarity lookup embedded, its store reuses. */
+export interface VectorCache {
+  readonly get: (text: string) => ReadonlyArray<number> | undefined
+  readonly set: (text: string, vector: ReadonlyArray<number>) => void
+}
+
+/**
+ * At most `capacity` vectors, the oldest dropped first. A unit needs its own texts back only
+ * (lookup, then store), so a long document no longer keeps every vector it made: a 1 MiB text
+ * held 4,195 of them, 52 MB (BENCHMARKS.md, issue 12).
+ */
+export const vectorCache = (capacity = 512): VectorCache => {
+  const vectors = new Map<string, ReadonlyArray<number>>()
+  return {
+    get: (text) => vectors.get(text),
+    set: (text, vector) => {
+      vectors.delete(text)
+      vectors.set(text, vector)
+      if (vectors.size > capacity) vectors.delete(vectors.keys().next().value!)
+    }
+  }
+}
 
 /** Embeds the texts not in the cache, in one request (none if all are cached), in input order. */
 export const embedTexts = (
@@ -21,7 +41,13 @@ export const embedTexts = (
   texts: ReadonlyArray<string>
 ): Effect.Effect<ReadonlyArray<ReadonlyArray<number>>, EmbeddingFailed> =>
   Effect.gen(function*() {
-    const missing = [...new Set(texts.filter((t) => !cache.has(t)))]
+    // read the hits first: adding this request's vectors may evict older entries
+    const known = new Map<string, ReadonlyArray<number>>()
+    for (const text of texts) {
+      const hit = cache.get(text)
+      if (hit !== undefined) known.set(text, hit)
+    }
+    const missing = [...new Set(texts.filter((t) => !known.has(t)))]
     if (missing.length > 0) {
       const batch = yield* callEmbeddings(ctx, missing)
       if (batch.vectors.length !== missing.length) {
@@ -29,9 +55,12 @@ export const embedTexts = (
           message: `the embeddings provider returned ${batch.vectors.length} vectors for ${missing.length} texts`
         })
       }
-      missing.forEach((text, i) => cache.set(text, batch.vectors[i]!))
+      missing.forEach((text, i) => {
+        known.set(text, batch.vectors[i]!)
+        cache.set(text, batch.vectors[i]!)
+      })
     }
-    return texts.map((t) => cache.get(t)!)
+    return texts.map((t) => known.get(t)!)
   })
 
 /** Which entity a vector belongs to: a stored row, or an entity this call writes (by key). */
