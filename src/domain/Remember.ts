@@ -18,6 +18,7 @@ import {
 } from "./Stages.js"
 import { parseRfc3339 } from "./time.js"
 import { type TimeseriesRequest, validateTimeseries } from "./Timeseries.js"
+import { hasLoneSurrogate } from "./unicode.js"
 
 export const MAX_TEXT_BYTES = 1024 * 1024
 export const MAX_LABEL_BYTES = 128
@@ -47,13 +48,7 @@ const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
-/**
- * A JSON `\ud800`-style escape without its pair is not Unicode: stored as UTF-8 it becomes
- * U+FFFD, so two different ids would name the same rows. Such strings are refused.
- */
-export const hasLoneSurrogate = (s: string): boolean => LONE_SURROGATE.test(s)
+export { hasLoneSurrogate }
 
 /** Why `text` cannot be stored as sent (NUL: PostgreSQL text cannot hold it), or undefined. */
 export const unstorableText = (field: string, text: string): string | undefined =>

@@ -5,6 +5,7 @@
  */
 import { Either } from "effect"
 import { parseRfc3339 } from "./time.js"
+import { hasLoneSurrogate } from "./unicode.js"
 
 /** Series in one request. */
 export const MAX_SERIES = 100
@@ -84,6 +85,8 @@ const text = (field: string, value: unknown, maxBytes: number): string => {
   if (value.trim() === "") return fail(`${field} must not be empty`)
   if (utf8Bytes(value) > maxBytes) return fail(`${field} must be at most ${maxBytes} bytes`)
   if (CONTROL.test(value)) return fail(`${field} must not contain control characters`)
+  // keys and anchors would collide once stored (a lone surrogate becomes U+FFFD)
+  if (hasLoneSurrogate(value)) return fail(`${field} must be valid Unicode: it has a lone surrogate`)
   return value
 }
 

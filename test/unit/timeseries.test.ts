@@ -41,6 +41,8 @@ describe("timeseries validation", () => {
     [{ series: [{ key: "", points: P }] }, "timeseries.series[0].key must not be empty"],
     [{ series: [{ key: "  ", points: P }] }, "timeseries.series[0].key must not be empty"],
     [{ series: [{ key: "a\u0000", points: P }] }, "timeseries.series[0].key must not contain control characters"],
+    [{ series: [{ key: "a\ud800", points: P }] }, "timeseries.series[0].key must be valid Unicode: it has a lone surrogate"],
+    [{ series: [{ key: "\udc00b", points: P }] }, "timeseries.series[0].key must be valid Unicode: it has a lone surrogate"],
     [{ series: [{ key: "k".repeat(257), points: P }] }, "timeseries.series[0].key must be at most 256 bytes"],
     [{ series: [{ key: "k" }] }, "timeseries.series[0].points must be an array"],
     [series({ points: [["2025-01-31T00:00:00Z"]] }), "timeseries.series[0].points[0] must be a pair"],
