@@ -1,4 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
+import type { EdgeRow } from "../domain/Rows.js"
 
 /**
  * What the admin UI reads beyond the run log: model usage over a period, every user's datasets,
@@ -58,16 +59,8 @@ export interface AdminGraphEntity {
   readonly created_at: string
 }
 
-export interface AdminGraphEdge {
-  readonly id: number
-  readonly source_id: number
-  readonly target_id: number
-  readonly relation: string
-  readonly description: string
-  readonly valid_at: string
-  readonly invalid_at: string | null
-  readonly created_at: string
-  readonly expired_at: string | null
+/** An edge row without its dataset, creator and model ids, and with all its supporting artifacts. */
+export interface AdminGraphEdge extends Omit<EdgeRow, "dataset_id" | "artifact_id" | "model_id"> {
   /** every artifact that supports the fact (gb_edge_artifacts), ascending */
   readonly artifact_ids: ReadonlyArray<number>
 }
