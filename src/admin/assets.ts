@@ -25,6 +25,10 @@ const ui = (file: string) => join(packageRoot(), "src", "admin", "ui", file)
 const FILES: Readonly<Record<string, { readonly path: () => string; readonly contentType: string }>> = {
   "index.html": { path: () => ui("index.html"), contentType: "text/html; charset=utf-8" },
   "admin.js": { path: () => ui("admin.js"), contentType: "text/javascript; charset=utf-8" },
+  "common.js": { path: () => ui("common.js"), contentType: "text/javascript; charset=utf-8" },
+  "runs.js": { path: () => ui("runs.js"), contentType: "text/javascript; charset=utf-8" },
+  "inferences.js": { path: () => ui("inferences.js"), contentType: "text/javascript; charset=utf-8" },
+  "graph.js": { path: () => ui("graph.js"), contentType: "text/javascript; charset=utf-8" },
   "admin.css": { path: () => ui("admin.css"), contentType: "text/css; charset=utf-8" },
   "cytoscape.min.js": {
     path: () => createRequire(import.meta.url).resolve("cytoscape/dist/cytoscape.min.js"),

@@ -364,6 +364,18 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
         expect(resolved.pathname, url).toMatch(/^\/v1\/gb\/admin\/assets\//)
         expect((yield* get(resolved.pathname)).status, url).toBe(200)
       }
+      // and every module the scripts import, transitively, from the same directory
+      const seen = new Set<string>()
+      const queue = ["admin.js"]
+      while (queue.length > 0) {
+        const name = queue.shift()!
+        if (seen.has(name)) continue
+        seen.add(name)
+        const res = yield* get(`/v1/gb/admin/assets/${name}`)
+        expectStatic(res, "text/javascript; charset=utf-8")
+        for (const m of res.text.matchAll(/^import .* from "\.\/([\w.-]+)"$/gm)) queue.push(m[1]!)
+      }
+      expect([...seen].sort()).toEqual(["admin.js", "common.js", "graph.js", "inferences.js", "runs.js"])
     }))
 
   it.effect("an unknown asset, a path out of the directory and index.html as an asset are 404 {error}", () =>
