@@ -75,11 +75,16 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     const heartbeat = nowIso.pipe(Effect.flatMap((at) => runLog.heartbeat(options.instanceId, at)))
     yield* heartbeat
     // A process that has not beaten for three periods is dead; its started runs are orphans.
+    // Swept at startup and after every beat: a process restarted right after a crash sees the
+    // dead one as alive at first, and must still fail its runs once its beats are stale.
     const every = Duration.decode(options.heartbeatEvery ?? "5 seconds")
-    const staleBefore = toIso((yield* Clock.currentTimeMillis) - Duration.toMillis(every) * 3)
-    const orphans = yield* runLog.failOrphaned(options.instanceId, staleBefore, "interrupted", yield* nowIso)
-    if (orphans > 0) yield* Effect.logWarning("marked runs of a dead process as failed", { runs: orphans })
-    yield* heartbeat.pipe(
+    const sweepOrphans = Effect.gen(function*() {
+      const staleBefore = toIso((yield* Clock.currentTimeMillis) - Duration.toMillis(every) * 3)
+      const orphans = yield* runLog.failOrphaned(options.instanceId, staleBefore, "interrupted", yield* nowIso)
+      if (orphans > 0) yield* Effect.logWarning("marked runs of a dead process as failed", { runs: orphans })
+    })
+    yield* sweepOrphans
+    yield* Effect.zipRight(heartbeat, sweepOrphans).pipe(
       Effect.catchAllDefect((defect) => Effect.logWarning("heartbeat failed", defect)),
       Effect.repeat(Schedule.spaced(every)),
       Effect.forkScoped
