@@ -1,0 +1,93 @@
+/**
+ * scripts/load: the load test of issue 13 (BENCHMARKS.md, "issue 13: load").
+ *
+ *   scripts/load [--clients N] [--seconds T] [--latency MS] [--datasets D] [--search-every K]
+ *                [--texts-per-dataset G] [--dims N]
+ *
+ * N clients (default 16) for T seconds (default 60) against a real `gligabao serve` on a
+ * temporary SQLite file and fake model servers in this process answering after MS ms (default
+ * 200). Client i remembers generated texts into dataset d{i mod D} (D defaults to N: one each),
+ * and the first three also into one shared dataset every third remember (the per-dataset lock);
+ * every K-th remember (default 4) is followed by a search. A dataset moves on to a new
+ * generation every G texts (default 20; runLoad's textsPerDataset says why). Prints requests,
+ * errors, throughput (over the run and per 10 s window), p50/p95/p99 latency per endpoint, and
+ * the server's RSS; then checks the stopped server's file. A failed check exits 1; timings never do. Writes
+ * build/load/load-<time>.json and build/load/latest.json.
+ */
+import { mkdirSync, writeFileSync } from "node:fs"
+import { cpus, loadavg } from "node:os"
+import { join } from "node:path"
+import { type LoadResult, type Percentiles, runLoad } from "./benchmarks/load.js"
+import { ROOT } from "./benchmarks/server.js"
+
+const argv = process.argv.slice(2)
+const number = (flag: string, fallback: number): number => {
+  const i = argv.indexOf(flag)
+  if (i === -1) return fallback
+  const n = Number(argv[i + 1])
+  if (!Number.isFinite(n) || n <= 0) {
+    console.error(`${flag} wants a positive number, got ${argv[i + 1]}`)
+    process.exit(2)
+  }
+  return n
+}
+
+const clients = number("--clients", 16)
+const options = {
+  clients,
+  seconds: number("--seconds", 60),
+  latencyMs: number("--latency", 200),
+  datasets: number("--datasets", clients),
+  searchEvery: number("--search-every", 4),
+  textsPerDataset: number("--texts-per-dataset", 20),
+  dims: number("--dims", 1536)
+}
+
+const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n))
+const line = (name: string, p: Percentiles) =>
+  `| ${name} | ${p.n} | ${f(p.p50)} | ${f(p.p95)} | ${f(p.p99)} | ${f(p.max)} |`
+
+const render = (r: LoadResult, started: Date, load: ReadonlyArray<number>): string =>
+  [
+    `gligabao load, ${started.toISOString()}: ${r.options.clients} clients, ${r.options.datasets} datasets, ${r.options.seconds} s, ${r.options.latencyMs} ms models, ${r.options.dims} dimensions`,
+    `machine: ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, Node ${process.version}; load average ${load.map((x) => x.toFixed(2)).join(" ")} at the start, ${loadavg().map((x) => x.toFixed(2)).join(" ")} at the end`,
+    "",
+    `requests: ${r.requests.total} (${r.requests.remember} remembers, ${r.requests.search} searches) in ${f(r.seconds)} s; errors: ${r.errors.count}`,
+    `throughput: ${f(r.throughput.remembersPerSecond, 2)} remembers/s, ${f(r.throughput.searchesPerSecond, 2)} searches/s; per ${f(r.options.windowSeconds, 0)} s window: ${r.throughput.windows.map((w) => f(w, 2)).join(", ")} remembers/s`,
+    "",
+    "| endpoint | n | p50 ms | p95 ms | p99 ms | max ms |",
+    "| --- | --- | --- | --- | --- | --- |",
+    line("POST /v1/gb/remember", r.latencyMs.remember),
+    line("POST /v1/gb/search", r.latencyMs.search),
+    "",
+    `server RSS MB: ${f(r.rssMB.start, 0)} at the start, ${f(r.rssMB.afterWarmUp, 0)} after warm-up, ${f(r.rssMB.max, 0)} max, ${f(r.rssMB.end, 0)} at the end; highest ${f(r.rssMB.maxFirstHalf, 0)} from the warm-up to the middle, ${f(r.rssMB.maxSecondHalf, 0)} after it; slope over the second half ${f(r.rssMB.slopeSecondHalfMBPerMin, 2)} MB/min (${r.rssMB.samples} samples)`,
+    "",
+    "checks:",
+    ...r.checks.map((c) => `- ${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail === "" ? "" : ` (${c.detail})`}`),
+    ...(r.errors.first.length === 0 ? [] : ["", "first errors:", ...r.errors.first.map((e) => `- ${e}`)])
+  ].join("\n")
+
+const main = async () => {
+  const started = new Date()
+  const load = loadavg()
+  const t0 = performance.now()
+  const result = await runLoad({
+    ...options,
+    log: (m) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${m}\n`)
+  })
+  const text = render(result, started, load)
+  const outDir = join(ROOT, "build", "load")
+  mkdirSync(outDir, { recursive: true })
+  const stamp = started.toISOString().replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z")
+  const json = JSON.stringify({ started_at: started.toISOString(), machine: { cores: cpus().length, node: process.version, load_average_at_start: load, load_average_at_end: loadavg() }, ...result }, null, 2)
+  writeFileSync(join(outDir, `load-${stamp}.json`), json)
+  writeFileSync(join(outDir, "latest.json"), json)
+  console.log(text)
+  console.log(`\nwritten: build/load/load-${stamp}.json (and build/load/latest.json)`)
+  if (!result.ok) process.exitCode = 1
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
