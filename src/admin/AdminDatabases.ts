@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import { AdminRepo } from "../services/AdminRepo.js"
@@ -47,9 +48,15 @@ export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effec
   const admin = yield* Effect.serviceOption(AdminRepo)
   const inferences = yield* Effect.serviceOption(InferencesRepo)
   if (Option.isNone(runLog) || Option.isNone(admin) || Option.isNone(inferences)) return []
+  // the storage's own SQL client says which dialect it is
+  const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+  const dialect = Option.match(sql, {
+    onNone: () => "sqlite" as const,
+    onSome: (client) => client.onDialectOrElse({ pg: () => "postgres" as const, orElse: () => "sqlite" as const })
+  })
   return [{
     name: "default",
-    dialect: "sqlite" as const,
+    dialect,
     primary: true,
     runLog: runLog.value,
     inferences: inferences.value,

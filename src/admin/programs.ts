@@ -5,7 +5,7 @@ import { Effect, Option } from "effect"
 import type { RunWithStages } from "../domain/Rows.js"
 import { NotFound } from "../domain/Errors.js"
 import { IMAGE_STAGES, TEXT_STAGES } from "../domain/Stages.js"
-import { runView } from "../http/runView.js"
+import { runView } from "../domain/runView.js"
 import { type AdminDatabase, findDatabase } from "./AdminDatabases.js"
 import type { AdminGraphRequest, DatasetsRequest, RunRequest, RunsRequest, UsageRequest } from "./requests.js"
 

@@ -22,7 +22,7 @@ import { AdminHandlersLive } from "./AdminHandlers.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
 import { parseJsonBytes } from "./readBody.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
-import { runView } from "./runView.js"
+import { runView } from "../domain/runView.js"
 
 /** A text request: 1 MiB of text plus room for JSON escaping and the other fields. */
 export const TEXT_BODY_LIMIT = 2 * 1024 * 1024

@@ -1,5 +1,5 @@
-import type { RunWithStages } from "../domain/Rows.js"
-import { IMAGE_STAGES, TEXT_STAGES } from "../domain/Stages.js"
+import type { RunWithStages } from "./Rows.js"
+import { IMAGE_STAGES, TEXT_STAGES } from "./Stages.js"
 
 /** A run as the API shows it: every stage of its pipeline keyed by name, in pipeline order. */
 export const runView = (run: RunWithStages) => {
