@@ -23,6 +23,7 @@ import { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
 import { graph, rememberLayer, type RememberLayerOptions, resolution } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const request = (text: string, extra: Partial<RememberRequest> = {}): RememberRequest => ({
   user_id: "alice",
@@ -102,13 +103,11 @@ forEachDialect((_dialect, makeLayer) => {
       expect(second).toMatchObject({ embedded_entities: 2, embedded_edges: 1 })
       const store = yield* MemoryVectorStore
       expect(store.indexes().map((i) => [i, store.items(i).length])).toEqual([["dataset-1-edges", 1], ["dataset-1-entities", 2]])
-      // the endpoints' texts were embedded for the similarity lookup and reused at store
+      // everything a remember embeds is known from its extraction: one request, made ahead
+      // (ahead.ts), which the similarity lookup and the store both reuse
       const calls = (yield* HashEmbeddings).calls
-      // (the second remember: one request for the lookup, one for the store, which only needs the fact)
-      expect(calls.slice(1)).toEqual([
-        ["Alice Smith (person): an engineer at Acme", "Berlin (place): a city"],
-        ["Alice Smith lives in Berlin"]
-      ])
+      const texts = ["Alice Smith (person): an engineer at Acme", "Berlin (place): a city", "Alice Smith lives in Berlin"]
+      expect(calls).toEqual([texts, texts])
     })))
 
   it.live("finds an alias by similarity: its facts become candidates (found_by similar)", () =>
@@ -119,19 +118,22 @@ forEachDialect((_dialect, makeLayer) => {
       const first = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
       const second = yield* remember(request("Alice moved to Paris."))
       expect((second.response as any).invalidated_edges).toEqual([first.edges[0].id])
-      const sent = JSON.parse((yield* ScriptedLlm).callsFor("resolve_edges")[0]!.messages[0]!.content as string)
+      const sent = readResolveEdgesPrompt((yield* ScriptedLlm).callsFor("resolve_edges")[0]!.messages[0]!.content as string)
       expect(sent.existing_facts.map((f: any) => f.source)).toEqual(["Alice Smith"])
       const runRow = (yield* (yield* RunLogRepo).get(second.runId)).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
       const load = runRow.stages.find((s) => s.stage === "load_candidates")!
       expect(load.detail).toMatchObject({ candidates: 1, found_by: { [first.edges[0].id]: "similar" } })
-      expect(load.inference_ids).toHaveLength(1)
+      // the lookup's vectors were embedded ahead, in the request filed under store
+      expect(load.inference_ids).toHaveLength(0)
+      expect(runRow.stages.find((s) => s.stage === "store")!.inference_ids).toHaveLength(1)
     })))
 
   it.live("a failed similarity lookup falls back to names and is recorded on the stage", () =>
     run(makeLayer, { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Alice Smith", "Berlin", "2024-03-01")] }, {
       failEmbeddings: (() => {
         let calls = 0
-        return () => ++calls === 2 // the second request is the lookup of the second remember
+        // the second remember's requests: ahead (2) and then its own lookup (3) fail, the store's (4) does not
+        return () => [2, 3].includes(++calls)
       })()
     }, Effect.gen(function*() {
       yield* remember(request("Alice Smith lives in Berlin."))
@@ -149,7 +151,8 @@ forEachDialect((_dialect, makeLayer) => {
       expect(Exit.isFailure(exit)).toBe(true)
       if (Exit.isFailure(exit) && exit.cause._tag === "Fail") expect(exit.cause.error._tag).toBe("EmbeddingFailed")
       for (const t of ["gb_datasets", "gb_artifacts", "gb_entities", "gb_edges", "gb_vector_outbox"]) expect(yield* count(t)).toBe(0)
-      expect(yield* count("gb_inferences", "stage = 'embed' AND error IS NOT NULL")).toBe(1)
+      // the request made ahead, then the store's own
+      expect(yield* count("gb_inferences", "stage = 'embed' AND error IS NOT NULL")).toBe(2)
     })))
 
   it.live("a vector write failure after commit is a 502 with the rows stored; the outbox is drained by the next remember", () => {

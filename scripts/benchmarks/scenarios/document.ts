@@ -86,21 +86,26 @@ export const longDocument = async (ctx: Context) => {
       (same ? "" : `; seed has ${s.graph.entities.length} entities, ${s.graph.edges.length} facts`)
   )
   ctx.report.check(SCENARIO, `the text was cut into ${docChunks} chunks`, s.chunks === docChunks && d.chunks === docChunks, `${s.chunks} and ${d.chunks}`)
+  // "Sequential" is a pipeline that makes the same calls one after another: its wall time is
+  // at least every call's latency added up, so that sum over the wall is a lower bound of the
+  // speed-up. chunk_concurrency 1 is not that pipeline: it already overlaps a chunk's
+  // extraction with its summary and embeds ahead (src/pipeline/remember/unit.ts).
   const speedup = s.seconds / d.seconds
+  const overSequential = d.sequentialSeconds / d.seconds
   ctx.report.row({
     scenario: SCENARIO,
     measure: `wall s, ${docChunks} chunks, ${latencyMs} ms models`,
     seed: fmt(s.seconds),
     defaults: fmt(d.seconds),
-    ratio: `${fmt(speedup)}x faster`,
-    bar: ctx.report.bar(SCENARIO, `${docChunks}-chunk document, seed ÷ defaults wall time`, speedup, ">=", 3, "x")
+    ratio: `${fmt(speedup)}x faster`
   })
   ctx.report.row({ scenario: SCENARIO, measure: "critical-path model time s (calls overlapping count once)", seed: fmt(s.floorSeconds), defaults: fmt(d.floorSeconds) })
   ctx.report.row({
     scenario: SCENARIO,
-    measure: "every call's latency added up s (a strictly sequential pipeline) ÷ wall",
+    measure: "faster than sequential: every call's latency added up s ÷ wall",
     seed: `${fmt(s.sequentialSeconds)} ÷ ${fmt(s.seconds)} = ${fmt(s.sequentialSeconds / s.seconds)}x`,
-    defaults: `${fmt(d.sequentialSeconds)} ÷ ${fmt(d.seconds)} = ${fmt(d.sequentialSeconds / d.seconds)}x`
+    defaults: `${fmt(d.sequentialSeconds)} ÷ ${fmt(d.seconds)} = ${fmt(overSequential)}x`,
+    bar: ctx.report.bar(SCENARIO, `${docChunks}-chunk document, sequential model time ÷ defaults wall time`, overSequential, ">=", 3, "x")
   })
   const calls = (f: typeof s) => Object.entries(f.calls).map(([k, v]) => `${k} ${v}`).join(", ")
   ctx.report.row({ scenario: SCENARIO, measure: "model calls", seed: calls(s), defaults: calls(d) })

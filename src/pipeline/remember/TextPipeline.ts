@@ -3,13 +3,13 @@
  * remembered as units on one code path: a short text is one unit, a long one (a document) is
  * chunked and each chunk is a unit. Per unit: extract_graph (and summarize_chunk for a chunk)
  * -> load_candidates -> resolve_edges -> store (one transaction, vectors to the outbox) ->
- * vectors written. Beyond the seed, the units' model work (extraction, summary) runs
- * concurrently, bounded by chunk_concurrency, while reconciliation and storing run strictly
- * in document order: the result is the one a sequential run gives, and later chunks see the
+ * vectors written. Beyond the seed, the units' model work (extraction and summary together,
+ * then the embeddings they predict) runs concurrently, up to chunk_concurrency units ahead
+ * of the store, while reconciliation and storing run strictly in document order: the result is the one a sequential run gives, and later chunks see the
  * facts of earlier ones. A failure in chunk k fails the call with k's error; chunks before k
  * stay stored and none after k is.
  */
-import { Clock, Deferred, Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
@@ -23,6 +23,7 @@ import { seriesAfterText, storeSeriesStep, timeseriesRefusal } from "../series/i
 import { drainOutbox } from "../vectors.js"
 import { vectorCache } from "./embed.js"
 import type { RememberDeps } from "./Deps.js"
+import { lookahead } from "./lookahead.js"
 import { edgeOut, entityOut } from "./response.js"
 import type { Stored } from "./store.js"
 import { type RunScope, storeUnit, type StoredUnit, type Unit, unitWork, type UnitWork } from "./unit.js"
@@ -129,20 +130,16 @@ export const rememberText = (
       : [{ text, kind: request.kind, chunk: null, parentId: null }]
     if (chunked) yield* recorder.progress(0, units.length)
 
-    // The model work of every unit, started at once (bounded); its results are taken in order.
-    const work = yield* Effect.forEach(units, () => Deferred.make<UnitWork, RememberError>())
-    yield* Effect.forEach(
-      units,
-      (unit, i) => unitWork(scope, unit).pipe(Effect.exit, Effect.flatMap((exit) => Deferred.done(work[i]!, exit))),
-      { concurrency: deps.settings.chunkConcurrency, discard: true }
-    ).pipe(Effect.forkScoped)
+    // The units' model work runs ahead of their in-order store by at most chunk_concurrency
+    // units (lookahead.ts); 1 is the seed's one chunk after another.
+    const work = yield* lookahead(units, deps.settings.chunkConcurrency, (unit) => unitWork(scope, unit))
 
     const stored: Array<StoredUnit> = []
     // store_series runs in the last unit's store transaction (a chunked text: anchored to the parent)
     const seriesStep = storeSeriesStep(scope, chunked, () => stored)
-    yield* seriesStep.precheck(work)
+    yield* seriesStep.precheck(work, units.length)
     for (const [i, unit] of units.entries()) {
-      const done = yield* Deferred.await(work[i]!)
+      const done = yield* work.result(i)
       // the first chunk also writes the document; the others hang off it
       const parent = stored[0]?.parent ?? null
       const placed: Unit = !chunked
@@ -151,6 +148,7 @@ export const rememberText = (
         ? { ...unit, createParent: { kind: request.kind, text } }
         : { ...unit, parentId: parent.id }
       stored.push(yield* storeUnit(scope, seriesStep.attach(placed, i === units.length - 1), done))
+      yield* work.consumed(i)
       if (chunked) yield* recorder.progress(i + 1, units.length)
     }
     // after the text is stored: resolve_geo, web_search (they never fail the call)

@@ -18,14 +18,8 @@ export interface SimilarEntities {
   readonly error: string | null
 }
 
-export const findSimilarEntities = (
-  deps: { readonly vectors: VectorStore["Type"]; readonly topK: number; readonly threshold: number },
-  ctx: EmbedContext,
-  cache: VectorCache,
-  datasetId: number,
-  graph: NormalizedGraph
-): Effect.Effect<SimilarEntities> => {
-  // each endpoint once, as the text describes it (type `other` when the extraction did not list it)
+/** Each endpoint once (name key -> text), as the text describes it (type `other` when the extraction did not list it). */
+export const endpointTexts = (graph: NormalizedGraph): Map<string, string> => {
   const endpoints = new Map<string, string>()
   for (const edge of graph.edges) {
     for (const [key, name] of [[edge.source_key, edge.source], [edge.target_key, edge.target]] as const) {
@@ -34,6 +28,17 @@ export const findSimilarEntities = (
       endpoints.set(key, entityText(listed ?? { name, type: "other", description: "" }))
     }
   }
+  return endpoints
+}
+
+export const findSimilarEntities = (
+  deps: { readonly vectors: VectorStore["Type"]; readonly topK: number; readonly threshold: number },
+  ctx: EmbedContext,
+  cache: VectorCache,
+  datasetId: number,
+  graph: NormalizedGraph
+): Effect.Effect<SimilarEntities> => {
+  const endpoints = endpointTexts(graph)
   if (endpoints.size === 0) return Effect.succeed({ ids: [], error: null })
   const keys = [...endpoints.keys()]
   return Effect.gen(function*() {

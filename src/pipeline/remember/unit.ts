@@ -17,6 +17,7 @@ import { type RunRecorder, withStepLabels } from "../RunRecorder.js"
 import { drainOutbox } from "../vectors.js"
 import type { RememberDeps } from "./Deps.js"
 import { type PreparedVectors, prepareVectors, type VectorCache } from "./embed.js"
+import { embedAhead, expectedTexts, NO_VECTORS, type Vectors, withAhead } from "./ahead.js"
 import { type Extraction, extractGraph } from "./extract.js"
 import { type Candidates, loadCandidates, needsModel, resolveEdges } from "./reconcile.js"
 import { findSimilarEntities } from "./similar.js"
@@ -81,6 +82,8 @@ export interface Unit {
 export interface UnitWork {
   readonly extraction: Extraction
   readonly summary: { readonly text: string; readonly response: RecordedResponse } | null
+  /** vectors embedded ahead of the ordered steps (empty without embeddings) */
+  readonly ahead: Vectors
 }
 
 export interface StoredUnit extends Stored {
@@ -153,11 +156,15 @@ const summarizeChunk = (scope: RunScope, text: string) =>
     return { text: parsed.right, response }
   })
 
-/** The model work of a unit: it stores nothing, so units can do it concurrently. */
+/**
+ * The model work of a unit: it stores nothing, so units can do it concurrently. A chunk's
+ * extraction and summary are independent calls and run together; then, with embeddings on,
+ * the texts the ordered steps will embed are embedded ahead (see ahead.ts).
+ */
 export const unitWork = (scope: RunScope, unit: Unit) =>
   Effect.gen(function*() {
     const { recorder, request } = scope
-    const extraction = yield* recorder.stage(
+    const extract = recorder.stage(
       "extract_graph",
       extractGraph(callContext(scope, "extract_graph"), {
         text: unit.text,
@@ -168,20 +175,29 @@ export const unitWork = (scope: RunScope, unit: Unit) =>
       (x) => ({ entities: x.graph.entities.length, edges: x.graph.edges.length, model: x.response.model }),
       (x) => ({ observation: { entities: x.graph.entities, edges: x.graph.edges } })
     )
-    const summary = unit.chunk === null ? null : yield* recorder.stage(
+    const summarize = unit.chunk === null ? Effect.succeed(null) : recorder.stage(
       "summarize_chunk",
       summarizeChunk(scope, unit.text),
       (x) => ({ model: x.response.model }),
       (x) => ({ observation: { summary: x.text } })
     )
-    return { extraction, summary } satisfies UnitWork
+    const [extraction, summary] = yield* Effect.all([extract, summarize], { concurrency: 2 })
+    const ahead = scope.deps.embeddings.enabled
+      ? yield* embedAhead(
+        embedContext(scope, "store"),
+        scope.cache,
+        expectedTexts(extraction.graph, unit.chunk === null ? [] : [unit.text, summary?.text])
+      )
+      : NO_VECTORS
+    return { extraction, summary, ahead } satisfies UnitWork
   }).pipe(labelled(unit))
 
 /** Reconciles and stores a unit, then writes its vectors: in order, one unit at a time per dataset. */
 export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.Effect<StoredUnit, RememberError> =>
   Effect.gen(function*() {
-    const { deps, recorder, request, cache } = scope
+    const { deps, recorder, request } = scope
     const { extraction, summary } = work
+    const cache = withAhead(work.ahead, scope.cache)
     const choice = { models: request.models, reasoning: request.reasoning }
     const referenceTime = scope.referenceTime
     const candidates = yield* recorder.stage(
@@ -277,5 +293,6 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
         })
       )
     )
-    return { ...result, work }
+    // the vectors embedded ahead are not kept: a long document would hold every one of them
+    return { ...result, work: { ...work, ahead: NO_VECTORS } }
   }).pipe(labelled(unit))

@@ -8,11 +8,12 @@
  * - `seriesAfterText`: fetch_series then observe_series, after the text and its other
  *   enrichments are stored; neither can fail the call. Returns the response fields.
  */
-import { Clock, Deferred, Effect, Either } from "effect"
+import { Clock, Effect, Either } from "effect"
 import { type AnchorNotFound, InvalidRequest, type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import { toIso } from "../../domain/time.js"
 import type { RememberDeps } from "../remember/Deps.js"
+import type { Lookahead } from "../remember/lookahead.js"
 import type { Stored } from "../remember/store.js"
 import type { RunScope, Unit, UnitWork } from "../remember/unit.js"
 import { fetchSeries, type TextEntity } from "./fetch.js"
@@ -44,9 +45,10 @@ export const timeseriesRefusal = (deps: RememberDeps, request: RememberRequest):
 export interface StoreSeriesStep {
   /**
    * a chunked text: its required anchors checked against the dataset and the chunks'
-   * extractions before its first chunk is stored (see precheck.ts); waits for the extractions
+   * extractions before its first chunk is stored (see precheck.ts); lets every unit's work
+   * start and waits for all of it
    */
-  readonly precheck: (work: ReadonlyArray<Deferred.Deferred<UnitWork, RememberError>>) => Effect.Effect<void, AnchorNotFound>
+  readonly precheck: (work: Lookahead<UnitWork, RememberError>, units: number) => Effect.Effect<void, AnchorNotFound>
   /** the unit with store_series attached when it is the text's last one (and there are series) */
   readonly attach: (unit: Unit, isLast: boolean) => Unit
   /** the series store_series wrote (once the last unit is stored) */
@@ -78,11 +80,12 @@ export const storeSeriesStep = (scope: RunScope, chunked: boolean, earlier: () =
     points: written.reduce((n, s) => n + s.item.points, 0),
     anchors: written.reduce((n, s) => n + s.item.anchors.reduce((m, a) => m + a.matched.length, 0), 0)
   })
-  const precheck = (work: ReadonlyArray<Deferred.Deferred<UnitWork, RememberError>>) =>
+  const precheck = (work: Lookahead<UnitWork, RememberError>, units: number) =>
     Effect.gen(function*() {
       const needed = chunked && series.some((s) => s.anchors.some((a) => a.required && !("artifact" in a)))
       if (!needed) return
-      const done = yield* Effect.forEach(work, (d) => Effect.either(Deferred.await(d)))
+      yield* work.openAll
+      const done = yield* Effect.forEach(Array.from({ length: units }, (_, i) => i), (i) => Effect.either(work.result(i)))
       // a chunk whose extraction failed fails the call when its turn comes, as without series
       if (done.some(Either.isLeft)) return
       const graphs = done.flatMap((w) => (Either.isRight(w) ? [w.right.extraction.graph] : []))

@@ -1,0 +1,54 @@
+/**
+ * Work on a sequence that is consumed in order, run ahead of the consumer by a bounded
+ * window: item i's work starts once item i - window has been consumed, and at most `window`
+ * works run at once. With window 1 it is one item after another (the seed's behaviour for
+ * the chunks of a document); with more, the model work of the next chunks overlaps the
+ * in-order reconciliation and store of the current one, while finished work waiting for its
+ * turn (and the calls wasted if a chunk fails) stays bounded by the window.
+ */
+import { Deferred, Effect, type Scope } from "effect"
+
+export interface Lookahead<A, E> {
+  /** item i's result, once its work is done */
+  readonly result: (i: number) => Effect.Effect<A, E>
+  /** item i has been consumed: item i + window may start */
+  readonly consumed: (i: number) => Effect.Effect<void>
+  /**
+   * lets every item start (still at most `window` at once): for a step that must see every
+   * result before the first is consumed
+   */
+  readonly openAll: Effect.Effect<void>
+}
+
+export const lookahead = <I, A, E>(
+  items: ReadonlyArray<I>,
+  window: number,
+  work: (item: I, i: number) => Effect.Effect<A, E>
+): Effect.Effect<Lookahead<A, E>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const size = Math.max(1, Math.floor(window))
+    const results = yield* Effect.forEach(items, () => Deferred.make<A, E>())
+    const gates = yield* Effect.forEach(items, () => Deferred.make<void>())
+    const open = (i: number) => {
+      const gate = gates[i]
+      return gate === undefined ? Effect.void : Deferred.succeed(gate, undefined)
+    }
+    const permits = yield* Effect.makeSemaphore(size)
+    yield* Effect.forEach(gates.slice(0, size), (gate) => Deferred.succeed(gate, undefined), { discard: true })
+    // forked into the caller's scope: when the caller is done (or fails), unstarted work never starts
+    yield* Effect.forEach(
+      items,
+      (item, i) =>
+        Deferred.await(gates[i]!).pipe(
+          Effect.zipRight(permits.withPermits(1)(work(item, i))),
+          Effect.exit,
+          Effect.flatMap((exit) => Deferred.done(results[i]!, exit))
+        ),
+      { concurrency: "unbounded", discard: true }
+    ).pipe(Effect.forkScoped)
+    return {
+      result: (i) => Deferred.await(results[i]!),
+      consumed: (i) => open(i + size),
+      openAll: Effect.forEach(gates, (gate) => Deferred.succeed(gate, undefined), { discard: true })
+    }
+  })
