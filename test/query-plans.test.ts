@@ -43,4 +43,24 @@ describe("query plans", () => {
       const plan = yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${lookup}`, params)
       expect(plan.map((r) => r.detail).join("\n")).toMatch(/USING (COVERING )?INDEX gb_entities_dataset_name_key/)
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
+
+  it.effect("loadLiveEdgesByTriples reads (dataset_id, source_id, target_id, relation) per wanted triple", () =>
+    Effect.gen(function*() {
+      const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
+      const graph = yield* GraphRepo
+      captured.length = 0
+      capturing = true
+      yield* graph.loadLiveEdgesByTriples(dataset.id, [
+        { source_id: 1, target_id: 2, relation: "works_at" },
+        { source_id: 1, target_id: 3, relation: "lives_in" }
+      ])
+      capturing = false
+      const lookup = captured.find((sql) => sql.includes("WITH wanted"))
+      expect(lookup).toBeDefined()
+      const sql = yield* SqlClient.SqlClient
+      const params = (lookup!.match(/\?/g) ?? []).map(() => null)
+      const plan = (yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${lookup}`, params)).map((r) => r.detail)
+      expect(plan.join("\n")).toMatch(/SEARCH e USING INDEX gb_edges_dataset_triple \(dataset_id=\? AND source_id=\? AND target_id=\? AND relation=\?\)/)
+      expect(plan.join("\n")).not.toMatch(/SCAN e\b/)
+    }).pipe(Effect.provide(SqliteLive(":memory:"))))
 })

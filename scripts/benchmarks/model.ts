@@ -6,6 +6,7 @@
  * `<Name> <relation> <Name>[ in <year>].` is a fact (names are capitalized words, like
  * `Alice Novak 12` or `P17`); everything else is prose it ignores.
  */
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 export const RELATIONS = {
   knows: "person",
@@ -62,18 +63,9 @@ const extractAnswer = (text: string): string => {
   })
 }
 
-interface ResolveFact {
-  readonly source: string
-  readonly relation: string
-  readonly target: string
-}
-
 /** A person lives in one place at a time: a new `lives_in` contradicts the stored ones elsewhere. */
 const resolveAnswer = (user: string): string => {
-  const input = JSON.parse(user) as {
-    new_facts: Array<ResolveFact & { index: number }>
-    existing_facts: Array<ResolveFact & { id: number }>
-  }
+  const input = readResolveEdgesPrompt(user)
   const duplicates: Array<{ new: number; existing: number }> = []
   const contradictions: Array<{ new: number; existing: Array<number> }> = []
   for (const n of input.new_facts) {

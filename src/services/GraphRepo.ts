@@ -38,6 +38,13 @@ export interface NewEdge {
   readonly model_id: number | null
 }
 
+/** the identity of an exact repeat (contracts section 3): same source, target and relation */
+export interface EdgeTriple {
+  readonly source_id: number
+  readonly target_id: number
+  readonly relation: string
+}
+
 export interface EdgeClose {
   readonly id: number
   readonly invalid_at: string
@@ -85,6 +92,14 @@ export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
       datasetId: number,
       entityIds: ReadonlyArray<number>,
       limit: number
+    ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    /**
+     * every live edge of the dataset with one of these (source_id, target_id, relation), whatever
+     * its age: the exact repeats, which no candidate cap may hide; newest first (created_at, then id)
+     */
+    readonly loadLiveEdgesByTriples: (
+      datasetId: number,
+      triples: ReadonlyArray<EdgeTriple>
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     /**
      * records that these rows have a vector (written, or waiting in the outbox), so that

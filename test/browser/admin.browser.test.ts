@@ -11,6 +11,7 @@ import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { launchChromium, type PageWatch, screenshot, watchPage } from "../support/browser.js"
 import { type SpawnedServer, startServer } from "../support/cli.js"
 import { anthropicError, anthropicMessage, type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const EXTRACT_MARK = "You extract a knowledge graph"
 const RESOLVE_MARK = "You compare new facts"
@@ -48,7 +49,7 @@ const answer = async (request: RecordedRequest) => {
     return reply(fact(["Alice Smith", "person"], ["Berlin", "place"], "lives in", "2024-03-01T00:00:00Z"))
   }
   if (system.includes(RESOLVE_MARK)) {
-    const data = JSON.parse(request.body.messages[0].content)
+    const data = readResolveEdgesPrompt(request.body.messages[0].content)
     const moved = data.new_facts.find((f: any) => f.target === "Paris")
     const old = data.existing_facts.filter((f: any) => f.target === "Berlin").map((f: any) => f.id)
     return reply({ duplicates: [], contradictions: moved && old.length > 0 ? [{ new: moved.index, existing: old }] : [] })

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { validateTrajectory } from "../../src/eval/Atif.js"
 import { runCli, tempDir } from "../support/cli.js"
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const CASE = join(import.meta.dirname, "../../evals/knowledge/contradiction-newer.json")
 
@@ -24,7 +25,7 @@ const answer = (request: RecordedRequest): string => {
   const body = request.body as { system: string; messages: Array<{ content: unknown }> }
   const user = JSON.stringify(body.messages)
   if (body.system.includes("compare new facts")) {
-    const input = JSON.parse(body.messages[0]!.content as string)
+    const input = readResolveEdgesPrompt(body.messages[0]!.content as string)
     return JSON.stringify({ duplicates: [], contradictions: [{ new: 0, existing: input.existing_facts.map((f: { id: number }) => f.id) }] })
   }
   return user.includes("moved to Paris") ? lives("Paris", "2025-01-15") : lives("Berlin", "2024-03-01")

@@ -13,6 +13,7 @@ import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { GLIGABAO_VERSION } from "../../src/Config.js"
 import { runCli, type SpawnedServer, startServer, tempDir } from "../support/cli.js"
 import { anthropicMessage, type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const post = async (url: string, body: unknown) => {
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
@@ -48,7 +49,7 @@ const answer = (request: RecordedRequest): string => {
     return `Here is the graph:\n\`\`\`json\n${JSON.stringify(graph)}\n\`\`\``
   }
   if (system.includes(RESOLVE_MARK)) {
-    const data = JSON.parse(request.body.messages[0].content)
+    const data = readResolveEdgesPrompt(request.body.messages[0].content)
     const moved = data.new_facts.find((f: any) => f.target === "Paris")
     const old = data.existing_facts.filter((f: any) => f.target === "Berlin").map((f: any) => f.id)
     return JSON.stringify({ duplicates: [], contradictions: moved && old.length > 0 ? [{ new: moved.index, existing: old }] : [] })
@@ -170,7 +171,7 @@ describe("serve with the fake Anthropic API", () => {
       expect(call.headers["x-api-key"] ?? call.headers.authorization).toMatch(/test/)
       expect(call.body.model).toBe("claude-haiku-5-5")
     }
-    const resolve = JSON.parse(calls[2]!.body.messages[0].content)
+    const resolve = readResolveEdgesPrompt(calls[2]!.body.messages[0].content)
     expect(resolve.existing_facts).toEqual([expect.objectContaining({ id: first.edges[0].id, target: "Berlin" })])
   })
 

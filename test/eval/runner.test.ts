@@ -20,6 +20,7 @@ import { formatReport, runEvals } from "../../src/eval/runner.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { graph, rememberLayer, resolution } from "../support/app.js"
 import { forEachDialect } from "../support/databases.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const CASES_DIR = join(import.meta.dirname, "../../evals/knowledge")
 
@@ -86,7 +87,7 @@ const EXTRACTIONS: ReadonlyArray<readonly [string, ScriptedAnswer]> = [
 
 /** The resolution a good model would give: the same source and relation, another target, contradict. */
 const resolve = (r: LlmRequest): ScriptedAnswer => {
-  const input = JSON.parse(userText(r))
+  const input = readResolveEdgesPrompt(userText(r))
   const contradictions = input.new_facts.flatMap((n: any) => {
     const ids = input.existing_facts
       .filter((e: any) => e.source === n.source && e.relation === n.relation && e.target !== n.target)

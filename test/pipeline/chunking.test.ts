@@ -18,6 +18,7 @@ import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import type { VectorStore } from "../../src/services/VectorStore.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const CHUNK_SIZE = 80
 const filler = (n: number) =>
@@ -41,7 +42,7 @@ const script = (failOn?: number) => (r: LlmRequest): ScriptedAnswer => {
   const text = userText(r)
   if (r.stage === "summarize_chunk") return { text: `A summary of ${text.match(/\[F\d\]/g)?.join(" ") ?? "filler"}.` }
   if (r.stage === "resolve_edges") {
-    const input = JSON.parse(text)
+    const input = readResolveEdgesPrompt(text)
     const contradictions = input.new_facts.flatMap((n: any) => {
       const ids = input.existing_facts
         .filter((e: any) => e.source === n.source && e.relation === n.relation && e.target !== n.target)

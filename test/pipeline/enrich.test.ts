@@ -19,6 +19,7 @@ import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { graph, rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { type FakeWebSearch, webSearchBlocks } from "../support/fakeAnthropic.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const REF = "2025-02-01T00:00:00.000Z"
 
@@ -156,7 +157,7 @@ const webAnswer = (name: string): ScriptedAnswer => {
 
 /** A contradiction is a new fact with the same source and relation as a live one, to another target. */
 const resolveByRule = (r: LlmRequest): ScriptedAnswer => {
-  const input = JSON.parse(userText(r))
+  const input = readResolveEdgesPrompt(userText(r))
   const contradictions = input.new_facts.flatMap((n: any) => {
     const ids = input.existing_facts
       .filter((e: any) => e.source === n.source && e.relation === n.relation && e.target !== n.target)

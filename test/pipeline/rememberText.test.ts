@@ -14,6 +14,7 @@ import { GraphRepo } from "../../src/services/GraphRepo.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { graph, rememberLayer, resolution } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const request = (text: string, extra: Partial<RememberRequest> = {}): RememberRequest => ({
   user_id: "alice",
@@ -135,7 +136,7 @@ forEachDialect((_dialect, makeLayer) => {
       expect(yield* count("gb_edge_artifacts", `edge_id = ${edgeId}`)).toBe(2)
       expect(yield* count("gb_edge_sessions", `edge_id = ${edgeId} AND session_id = 's9'`)).toBe(1)
       const [call] = script.callsFor("resolve_edges")
-      const sent = JSON.parse(call!.messages[0]!.content as string)
+      const sent = readResolveEdgesPrompt(call!.messages[0]!.content as string)
       expect(sent.new_facts).toEqual([expect.objectContaining({ index: 0, relation: "resides_in" })])
       expect(sent.existing_facts).toEqual([expect.objectContaining({ id: edgeId, relation: "lives_in" })])
     })))

@@ -5,6 +5,7 @@ import { Effect, Layer, Option } from "effect"
 import type { ArtifactRow, EdgeRow, EdgeWithNames, EntityRow } from "../../../src/domain/Rows.js"
 import {
   type EdgeClose,
+  type EdgeTriple,
   type EntityUpsert,
   GraphRepo,
   type NewArtifact,
@@ -226,6 +227,35 @@ export const make = Effect.gen(function* () {
       )
     )
 
+  /**
+   * The wanted triples drive the lookup (CROSS JOIN keeps SQLite from starting at the dataset's
+   * edges), each served by (dataset_id, source_id, target_id, relation); the casts type the
+   * VALUES columns for PostgreSQL.
+   */
+  const loadLiveEdgesByTriples = (datasetId: number, triples: ReadonlyArray<EdgeTriple>) =>
+    Effect.forEach(chunksOf(triples, 100), (chunk) =>
+      sql<EdgeWithNames>`WITH wanted (source_id, target_id, relation) AS (VALUES ${
+        sql.join(", ", false)(
+          chunk.map((t) =>
+            sql`(CAST(${t.source_id} AS BIGINT), CAST(${t.target_id} AS BIGINT), CAST(${t.relation} AS TEXT))`
+          )
+        )
+      })
+        SELECT ${sql.literal(EDGE_WITH_NAMES_COLUMNS)}
+        FROM wanted w
+        CROSS JOIN gb_edges e
+        JOIN gb_entities s ON s.id = e.source_id
+        JOIN gb_entities t ON t.id = e.target_id
+        WHERE e.dataset_id = ${datasetId} AND e.source_id = w.source_id AND e.target_id = w.target_id
+          AND e.relation = w.relation AND e.expired_at IS NULL`
+    ).pipe(
+      Effect.map((chunks) => {
+        const byId = new Map(chunks.flat().map((row) => [row.id, row]))
+        return Array.from(byId.values()).sort(newestFirst)
+      }),
+      Effect.orDie
+    )
+
   const link = (table: string, rows: ReadonlyArray<Record<string, unknown>>) =>
     Effect.forEach(
       chunksOf(rows),
@@ -264,6 +294,7 @@ export const make = Effect.gen(function* () {
     getEdges,
     loadCandidateEdgesByNameKeys,
     loadCandidateEdgesByEntityIds,
+    loadLiveEdgesByTriples,
     linkEntityArtifacts: (artifactId, entityIds) =>
       link("gb_entity_artifacts", unique(entityIds).map((entity_id) => ({ entity_id, artifact_id: artifactId }))),
     linkEdgeArtifacts: (artifactId, edgeIds) =>

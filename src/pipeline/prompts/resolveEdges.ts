@@ -7,6 +7,20 @@ import { jsonArray, jsonObject, parseModelJson } from "../json.js"
 
 export const RESOLVE_EDGES_MAX_TOKENS = 2048
 
+/**
+ * The most tokens a resolve_edges prompt (system and user message) should have. Stored facts
+ * are shown by relevance until it is reached (issue 12's bar: extract_graph and resolve_edges
+ * together under 1,500 tokens beyond the text, and extract_graph takes ~300). A constant, not
+ * a setting: the stage runs where only the candidates are at hand, and the bar is the point.
+ */
+export const RESOLVE_EDGES_PROMPT_BUDGET = 1_100
+
+/**
+ * The most relevant stored facts are shown even past the budget, so that a text with very
+ * many facts is still checked against the facts closest to it.
+ */
+export const RESOLVE_EDGES_MIN_SHOWN = 4
+
 export interface ResolveNewFact {
   readonly index: number
   readonly source: string
@@ -26,44 +40,112 @@ export interface ResolveExistingFact {
 }
 
 const SYSTEM = `You compare new facts from a text with facts already stored in a memory.
-The user message is JSON: reference_time, new_facts (each with an index) and existing_facts (each with an id).
+The user message is a JSON object: reference_time, new_facts (each with its index) and existing_facts (each with its stored id); a fact has a description only when it says more than source, relation and target.
 For each new fact decide:
-- duplicate: it states the same thing as an existing fact, possibly in other words ("works at Acme" / "is employed by Acme"). Give at most one existing id.
-- contradiction: it cannot be true at the same time as some existing facts (a person lives in one city at a time, a company has one CEO at a time). Judge as if both held at the same moment; the dates are handled by code. Facts that can hold together (someone knows several people, works on several projects) or that only add detail are not contradictions.
+- duplicate: it states the same thing as a stored fact, possibly in other words ("works at Acme" / "is employed by Acme"). Give at most one stored id.
+- contradiction: it cannot be true at the same time as some stored facts (a person lives in one city at a time, a company has one CEO at a time). Judge as if both held at the same moment; code handles the dates. Facts that can hold together or only add detail are not contradictions.
 - neither: leave it out.
-Use only indexes from new_facts and ids from existing_facts.
-Answer with one JSON object only, no prose:
-{"duplicates":[{"new":1,"existing":40}],"contradictions":[{"new":0,"existing":[12]}]}
-Use empty arrays when there are none.`
+"new" is a new fact's index, "existing" a stored fact's id; use only numbers from the lists.
+Answer with one JSON object only, no prose, empty arrays when there are none:
+{"duplicates":[{"new":1,"existing":40}],"contradictions":[{"new":0,"existing":[12]}]}`
 
-/** The system prompt and user message (the JSON object of contracts section 2). */
+/** `2024-03-01` for a midnight UTC time, else the time without zero milliseconds. */
+export const compactTime = (time: string): string =>
+  time.replace(/^(\d{4}-\d{2}-\d{2})T00:00(?::00(?:\.0+)?)?(?:Z|\+00:00)$/, "$1").replace(/\.0+(?=Z|[+-]\d)/, "")
+
+// Words that add nothing to "source relation target since date".
+const FILLER = new Set(
+  "a an the is are was were be been being has have had in at on of to from since for by with and as its his her their"
+    .split(" ")
+)
+const words = (text: string): Array<string> => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== "")
+
+/** Whether the description only restates "source relation target" and the date (then it is left out). */
+export const restatesFact = (f: Omit<ResolveNewFact, "index">): boolean => {
+  const known = new Set(words(`${f.source} ${f.relation} ${f.target} ${f.valid_at}`))
+  return words(f.description).every((w) => known.has(w) || FILLER.has(w))
+}
+
+/**
+ * A fact as the user message carries it: the contract's fields, the time compacted, and the
+ * description only when it says more than the fact's other fields (most do not; it was about
+ * a third of a fact's tokens).
+ */
+const factJson = (f: Omit<ResolveNewFact, "index">) => ({
+  source: f.source,
+  relation: f.relation,
+  target: f.target,
+  ...(restatesFact(f) ? {} : { description: f.description }),
+  valid_at: compactTime(f.valid_at)
+})
+const newFactJson = (f: ResolveNewFact) => ({ index: f.index, ...factJson(f) })
+const existingFactJson = (f: ResolveExistingFact) => ({ id: f.id, ...factJson(f) })
+
+/**
+ * The system prompt and user message: the data as one JSON object (contracts section 2), so
+ * ids are unambiguous; written without whitespace, which the model does not need.
+ */
 export const buildResolveEdgesPrompt = (input: {
   readonly referenceTime: string
   readonly newFacts: ReadonlyArray<ResolveNewFact>
   readonly existingFacts: ReadonlyArray<ResolveExistingFact>
 }): { readonly system: string; readonly user: string } => ({
   system: SYSTEM,
-  // Keys picked explicitly: the wire form is exactly these fields, in this order.
   user: JSON.stringify({
-    reference_time: input.referenceTime,
-    new_facts: input.newFacts.map((f) => ({
-      index: f.index,
-      source: f.source,
-      relation: f.relation,
-      target: f.target,
-      description: f.description,
-      valid_at: f.valid_at
-    })),
-    existing_facts: input.existingFacts.map((f) => ({
-      id: f.id,
-      source: f.source,
-      relation: f.relation,
-      target: f.target,
-      description: f.description,
-      valid_at: f.valid_at
-    }))
+    reference_time: compactTime(input.referenceTime),
+    new_facts: input.newFacts.map(newFactJson),
+    existing_facts: input.existingFacts.map(existingFactJson)
   })
 })
+
+/**
+ * The leading stored facts of `ranked` (most relevant first) that fit the prompt in `budget`
+ * tokens with these new facts; at least the first `minShown`. `count` is the tokenizer.
+ */
+export const fitExistingFacts = <F extends ResolveExistingFact>(
+  input: {
+    readonly referenceTime: string
+    readonly newFacts: ReadonlyArray<ResolveNewFact>
+    readonly ranked: ReadonlyArray<F>
+    readonly budget: number
+    readonly minShown: number
+  },
+  count: (text: string) => number
+): Array<F> => {
+  const base = buildResolveEdgesPrompt({ referenceTime: input.referenceTime, newFacts: input.newFacts, existingFacts: [] })
+  let total = count(base.system) + count(base.user)
+  const shown: Array<F> = []
+  for (const fact of input.ranked) {
+    // +1: the comma; facts are counted apart, which is within a token or two of the whole
+    total += count(JSON.stringify(existingFactJson(fact))) + 1
+    if (total > input.budget && shown.length >= input.minShown) break
+    shown.push(fact)
+  }
+  return shown
+}
+
+export interface ReadFact {
+  readonly source: string
+  readonly relation: string
+  readonly target: string
+  /** absent when it only restated the fact */
+  readonly description?: string
+  readonly valid_at: string
+}
+
+/**
+ * Reads a user message of buildResolveEdgesPrompt back (for fake models in tests and the
+ * bench, which answer from what they were sent).
+ */
+export const readResolveEdgesPrompt = (user: string): {
+  readonly reference_time: string
+  readonly new_facts: ReadonlyArray<ReadFact & { readonly index: number }>
+  readonly existing_facts: ReadonlyArray<ReadFact & { readonly id: number }>
+} => {
+  const parsed = JSON.parse(user) as Partial<ReturnType<typeof readResolveEdgesPrompt>>
+  if (!Array.isArray(parsed.new_facts) || !Array.isArray(parsed.existing_facts)) throw new Error("not a resolve_edges prompt")
+  return { reference_time: String(parsed.reference_time ?? ""), new_facts: parsed.new_facts, existing_facts: parsed.existing_facts }
+}
 
 // Models sometimes quote numbers ("12"); accept that, nothing looser.
 const Id = Schema.Union(Schema.Number, Schema.NumberFromString)

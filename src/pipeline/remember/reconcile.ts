@@ -6,9 +6,18 @@
 import { Effect, Either } from "effect"
 import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
 import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
+import type { EdgeTriple } from "../../services/GraphRepo.js"
 import { callLlm, type CallContext } from "../ModelCalls.js"
 import { entityKey, type NormalizedEdge, type NormalizedEntity, type NormalizedGraph, resolveEndpoint } from "../normalize.js"
-import { buildResolveEdgesPrompt, parseResolveEdges, RESOLVE_EDGES_MAX_TOKENS } from "../prompts/resolveEdges.js"
+import {
+  buildResolveEdgesPrompt,
+  fitExistingFacts,
+  parseResolveEdges,
+  RESOLVE_EDGES_MAX_TOKENS,
+  RESOLVE_EDGES_MIN_SHOWN,
+  RESOLVE_EDGES_PROMPT_BUDGET
+} from "../prompts/resolveEdges.js"
+import { countTokens } from "../tokenizer.js"
 import { exactRepeats, type NewFact, planReconciliation, type ReconciliationPlan, type StoredFact } from "../temporal.js"
 import type { ModelChoice } from "./extract.js"
 import type { SimilarEntities } from "./similar.js"
@@ -28,6 +37,10 @@ export type FoundBy = "name" | "similar" | "name+similar"
 
 export interface Candidates {
   readonly storedEntities: ReadonlyArray<EntityRow>
+  /**
+   * newest first: the newest `max_candidates` live facts touching the endpoints, plus every
+   * live fact a new fact repeats exactly (same stored source, target and relation), whatever its age
+   */
   readonly facts: ReadonlyArray<EdgeWithNames>
   /** how each candidate fact was found, by edge id */
   readonly foundBy: ReadonlyMap<number, FoundBy>
@@ -94,6 +107,10 @@ export interface CandidateSources {
       ids: ReadonlyArray<number>,
       limit: number
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    readonly loadLiveEdgesByTriples: (
+      d: number,
+      triples: ReadonlyArray<EdgeTriple>
+    ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
   }
   readonly maxCandidates: number
   /** the similarity lookup (only with embeddings): stored entity ids similar to the endpoints */
@@ -136,16 +153,38 @@ export const loadCandidates = (
       foundBy.set(f.id, foundBy.has(f.id) ? "name+similar" : "similar")
       facts.set(f.id, f)
     }
-    const merged = [...facts.values()].sort(newestFirst).slice(0, deps.maxCandidates)
-    const kept = new Map(merged.map((f) => [f.id, foundBy.get(f.id)!] as const))
+    const capped = [...facts.values()].sort(newestFirst).slice(0, deps.maxCandidates)
+    // Exact repeats are looked up by their stored endpoints, past the cap: an old fact repeated
+    // under a stream of newer ones about the same people must merge, not be stored twice.
+    const endpoints = resolveEndpoints(graph, storedEntities)
+    const repeats = yield* loadRepeats(deps, datasetId, endpoints.resolved)
+    const merged = new Map(capped.map((f) => [f.id, f] as const))
+    for (const f of repeats) merged.set(f.id, f)
+    const all = [...merged.values()].sort(newestFirst)
+    const kept = new Map(all.map((f) => [f.id, foundBy.get(f.id) ?? "name"] as const))
     return {
       storedEntities,
-      facts: merged,
+      facts: all,
       foundBy: kept,
       similarityError: similar.error,
-      ...resolveEndpoints(graph, storedEntities)
+      ...endpoints
     }
   })
+
+/** The live facts with the (stored source, stored target, relation) of some new fact. */
+const loadRepeats = (
+  deps: CandidateSources,
+  datasetId: number,
+  resolved: ReadonlyArray<ResolvedFact>
+): Effect.Effect<ReadonlyArray<EdgeWithNames>> => {
+  const triples = new Map<string, EdgeTriple>()
+  for (const r of resolved) {
+    if (r.source.kind !== "stored" || r.target.kind !== "stored") continue
+    const triple = { source_id: r.source.id, target_id: r.target.id, relation: r.edge.relation }
+    triples.set(JSON.stringify(triple), triple)
+  }
+  return triples.size === 0 ? Effect.succeed([]) : deps.graph.loadLiveEdgesByTriples(datasetId, [...triples.values()])
+}
 
 export interface Resolution {
   readonly plan: ReconciliationPlan
@@ -174,48 +213,98 @@ const toStoredFacts = (facts: ReadonlyArray<EdgeWithNames>): Array<StoredFact> =
     invalid_at: f.invalid_at
   }))
 
-/** Exact repeats in code; the model only when some new fact is not one and there are candidates. */
-export const needsModel = (candidates: Candidates): boolean => {
-  if (candidates.facts.length === 0) return false
-  const exact = exactRepeats(toNewFacts(candidates.resolved), toStoredFacts(candidates.facts))
-  return exact.size < candidates.resolved.length
+/**
+ * The stored facts worth showing the model, most relevant first: those sharing both endpoints
+ * with a new fact, then one (an entity found by similarity counts as one), newest first within
+ * each. Facts a new fact repeats exactly are left out: code merges those.
+ */
+export const rankForPrompt = (
+  candidates: Candidates,
+  open: ReadonlyArray<NewFact>,
+  exactIds: ReadonlySet<number>
+): Array<EdgeWithNames> => {
+  const keyById = new Map(candidates.storedEntities.map((e) => [e.id, e.name_key] as const))
+  const keyOf = (id: number) => keyById.get(id) ?? `id:${id}`
+  const pairs = open.map((f) => {
+    const edge = candidates.resolved[f.index]!.edge
+    return new Set([edge.source_key, edge.target_key])
+  })
+  const score = (c: EdgeWithNames): number => {
+    const ends = [...new Set([keyOf(c.source_id), keyOf(c.target_id)])]
+    const shared = Math.max(0, ...pairs.map((p) => ends.filter((k) => p.has(k)).length))
+    return candidates.foundBy.get(c.id)?.includes("similar") === true ? Math.max(shared, 1) : shared
+  }
+  const scored = candidates.facts.filter((c) => !exactIds.has(c.id)).map((c) => ({ c, s: score(c) }))
+  // a stable sort keeps `facts`' newest-first order within a score
+  return scored.sort((a, b) => b.s - a.s).map(({ c }) => c)
 }
+
+/**
+ * What the model is asked about: the new facts that are not exact repeats and share an entity
+ * with some stored candidate other than those repeats (a fact about none of them can neither
+ * repeat nor contradict one; when a candidate was found by similarity, whose alias is not
+ * known by name, every such fact is), and those candidates.
+ */
+const forModel = (candidates: Candidates) => {
+  const newFacts = toNewFacts(candidates.resolved)
+  const exact = exactRepeats(newFacts, toStoredFacts(candidates.facts))
+  const exactIds = new Set(exact.values())
+  const others = candidates.facts.filter((f) => !exactIds.has(f.id))
+  const keyById = new Map(candidates.storedEntities.map((e) => [e.id, e.name_key] as const))
+  const storedKeys = new Set(others.flatMap((f) => [keyById.get(f.source_id), keyById.get(f.target_id)]))
+  const bySimilarity = others.some((f) => candidates.foundBy.get(f.id)?.includes("similar") === true)
+  const open = newFacts.filter((f) => {
+    if (exact.has(f.index)) return false
+    const edge = candidates.resolved[f.index]!.edge
+    return bySimilarity || storedKeys.has(edge.source_key) || storedKeys.has(edge.target_key)
+  })
+  return { newFacts, exact, exactIds, open: others.length === 0 ? [] : open }
+}
+
+/** Exact repeats in code; the model only when some new fact can be compared with a stored fact. */
+export const needsModel = (candidates: Candidates): boolean => forModel(candidates).open.length > 0
 
 export const resolveEdges = (
   ctx: CallContext | null,
   input: { readonly candidates: Candidates; readonly referenceTime: string; readonly now: string } & ModelChoice
 ): Effect.Effect<Resolution, LlmFailed | LlmUnavailable> =>
   Effect.gen(function*() {
-    const newFacts = toNewFacts(input.candidates.resolved)
-    const stored = toStoredFacts(input.candidates.facts)
-    const exact = exactRepeats(newFacts, stored)
+    const { newFacts, exact, exactIds, open } = forModel(input.candidates)
     let duplicates: ReadonlyArray<{ readonly new: number; readonly existing: number }> = []
     let contradictions: ReadonlyArray<{ readonly new: number; readonly existing: ReadonlyArray<number> }> = []
     let ignored: ReadonlyArray<string> = []
-    const open = newFacts.filter((f) => !exact.has(f.index))
-    const calledModel = ctx !== null && open.length > 0 && stored.length > 0
+    const promptNewFacts = open.map((f) => {
+      const r = input.candidates.resolved[f.index]!
+      return {
+        index: f.index,
+        source: r.edge.source,
+        relation: r.edge.relation,
+        target: r.edge.target,
+        description: r.edge.description,
+        valid_at: r.edge.valid_at
+      }
+    })
+    // Shown by relevance until the token budget; a fact not shown cannot be closed or merged.
+    const shown = ctx === null || open.length === 0 ? [] : fitExistingFacts({
+      referenceTime: input.referenceTime,
+      newFacts: promptNewFacts,
+      ranked: rankForPrompt(input.candidates, open, exactIds).map((f) => ({
+        id: f.id,
+        source: f.source_name,
+        relation: f.relation,
+        target: f.target_name,
+        description: f.description,
+        valid_at: f.valid_at
+      })),
+      budget: RESOLVE_EDGES_PROMPT_BUDGET,
+      minShown: RESOLVE_EDGES_MIN_SHOWN
+    }, countTokens)
+    const calledModel = ctx !== null && shown.length > 0
     if (calledModel) {
       const prompt = buildResolveEdgesPrompt({
         referenceTime: input.referenceTime,
-        newFacts: open.map((f) => {
-          const r = input.candidates.resolved[f.index]!
-          return {
-            index: f.index,
-            source: r.edge.source,
-            relation: r.edge.relation,
-            target: r.edge.target,
-            description: r.edge.description,
-            valid_at: r.edge.valid_at
-          }
-        }),
-        existingFacts: input.candidates.facts.map((f) => ({
-          id: f.id,
-          source: f.source_name,
-          relation: f.relation,
-          target: f.target_name,
-          description: f.description,
-          valid_at: f.valid_at
-        }))
+        newFacts: promptNewFacts,
+        existingFacts: shown
       })
       const response = yield* callLlm(ctx, {
         stage: "resolve_edges",
@@ -225,7 +314,7 @@ export const resolveEdges = (
         messages: [{ role: "user", content: prompt.user }],
         maxTokens: RESOLVE_EDGES_MAX_TOKENS
       })
-      const parsed = parseResolveEdges(response.text, new Set(open.map((f) => f.index)), new Set(stored.map((s) => s.id)))
+      const parsed = parseResolveEdges(response.text, new Set(open.map((f) => f.index)), new Set(shown.map((s) => s.id)))
       if (Either.isLeft(parsed)) {
         return yield* new LlmFailed({ message: `resolve_edges: unusable answer from the model: ${parsed.left}`, stage: "resolve_edges" })
       }
@@ -234,6 +323,8 @@ export const resolveEdges = (
       ignored = parsed.right.ignored
       if (ignored.length > 0) yield* Effect.logWarning("resolve_edges: ignored parts of the answer", { ignored })
     }
+    const shownIds = new Set(shown.map((f) => f.id))
+    const stored = toStoredFacts(input.candidates.facts.filter((f) => exactIds.has(f.id) || shownIds.has(f.id)))
     const plan = planReconciliation({ newFacts, stored, exact, duplicates, contradictions, now: input.now })
     return { plan, calledModel, ignored }
   })
