@@ -4,7 +4,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
-import { Duration, Effect, Exit, Option, Ref, Schedule, Scope } from "effect"
+import { Cause, Effect, Exit, Option, Ref, Scope } from "effect"
 import { createHash } from "node:crypto"
 
 /** A deterministic signed 64-bit advisory lock id: the first 8 bytes of sha256(key). */
@@ -16,19 +16,26 @@ interface Held {
   readonly scope: Scope.CloseableScope
 }
 
-// waiting is cheap polling: 10 ms, growing to at most 250 ms between tries
-const retrySchedule = Schedule.exponential(Duration.millis(10), 1.5).pipe(
-  Schedule.union(Schedule.spaced(Duration.millis(250)))
-)
+/**
+ * How long one attempt waits in PostgreSQL's lock queue before it gives up and queues again.
+ * It bounds how long an interrupted waiter takes to notice (an attempt is uninterruptible).
+ */
+export const LOCK_WAIT = "500ms"
+
+/** PostgreSQL's lock_not_available: the lock_timeout of an attempt ran out. */
+const LOCK_NOT_AVAILABLE = "55P03"
 
 /**
  * Runs `effect` holding the advisory lock of `key`, taken through `sql`'s pool.
  *
- * The lock is polled with pg_try_advisory_lock rather than awaited with pg_advisory_lock: a
- * blocking lock query cut short by interruption can still be granted after its cancel and leak
- * with the pooled connection. A try never blocks, so each attempt (reserve a connection, try,
- * give the connection back on a miss) runs uninterruptibly and records what it holds; a waiter
- * holds no connection and stays interruptible between attempts; and the holder's connection is
+ * A waiter queues in PostgreSQL itself (pg_advisory_lock), so the lock goes to waiters in the
+ * order they came, across processes: with polling (pg_try_advisory_lock) a process that had a
+ * queue of runs for a dataset re-took the lock at once after each run while another process's
+ * poller slept, and kept it (BENCHMARKS.md, issue 13). Each attempt waits at most LOCK_WAIT
+ * (lock_timeout, set for that statement only) and then queues again; it runs uninterruptibly,
+ * so no cancelled lock query can be granted behind our back and leak with a pooled connection.
+ * A timed-out attempt unlocks once on its connection before giving it back, because
+ * PostgreSQL may grant the lock in the instant the timeout fires. The holder's connection is
  * unlocked and released in a finalizer, on success, failure or interruption alike.
  */
 export const withPgAdvisoryLock =
@@ -43,8 +50,19 @@ export const withPgAdvisoryLock =
         const locked = yield* Effect.exit(
           Effect.flatMap(Scope.extend(sql.reserve, scope), (conn) =>
             conn
-              .executeRaw("SELECT pg_try_advisory_lock(CAST($1 AS BIGINT)) AS locked", [lockId])
-              .pipe(Effect.map((result) => ({ conn, locked: readLocked(result) })))
+              .executeRaw(
+                // the CTE is evaluated first, so the timeout is set when the lock is waited for
+                "WITH t AS MATERIALIZED (SELECT set_config('lock_timeout', $2, true)) " +
+                  "SELECT pg_advisory_lock(CAST($1 AS BIGINT)) IS NOT NULL AS locked FROM t",
+                [lockId, LOCK_WAIT]
+              )
+              .pipe(
+                Effect.as({ conn, locked: true }),
+                Effect.catchIf(isLockTimeout, () =>
+                  conn.executeRaw("SELECT pg_advisory_unlock(CAST($1 AS BIGINT))", [lockId]).pipe(
+                    Effect.as({ conn, locked: false })
+                  ))
+              )
           )
         )
         if (Exit.isSuccess(locked) && locked.value.locked) {
@@ -52,7 +70,8 @@ export const withPgAdvisoryLock =
           return true
         }
         yield* Scope.close(scope, Exit.void)
-        return yield* Effect.orDie(Effect.as(locked, false))
+        if (Exit.isSuccess(locked)) return false
+        return yield* Effect.die(Cause.squash(locked.cause))
       }).pipe(Effect.uninterruptible)
 
       const release = Effect.flatMap(
@@ -68,9 +87,12 @@ export const withPgAdvisoryLock =
         })
       )
 
-      const acquire = Effect.repeat(attempt, { until: (locked) => locked, schedule: retrySchedule })
+      // a timed-out attempt queues again at once (an attempt that failed otherwise is a defect)
+      const acquire = Effect.repeat(attempt, { until: (locked) => locked })
       return yield* Effect.ensuring(Effect.zipRight(acquire, effect), release)
     })
 
-const readLocked = (result: unknown): boolean =>
-  (result as { readonly rows?: ReadonlyArray<{ readonly locked?: unknown }> }).rows?.[0]?.locked === true
+const isLockTimeout = (error: unknown): boolean => {
+  const cause = (error as { readonly cause?: { readonly code?: unknown } }).cause
+  return cause?.code === LOCK_NOT_AVAILABLE
+}
