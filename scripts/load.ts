@@ -8,8 +8,8 @@
  * temporary SQLite file and fake model servers in this process answering after MS ms (default
  * 200). Client i remembers generated texts into dataset d{i mod D} (D defaults to N: one each),
  * and the first three also into one shared dataset every third remember (the per-dataset lock);
- * every K-th remember (default 4) is followed by a search. A dataset moves on to a new
- * generation every G texts (default 20; runLoad's textsPerDataset says why). Prints requests,
+ * every K-th remember (default 4) is followed by a search. With G, a dataset moves on
+ * to a new generation every G texts (default 0: each dataset grows for the whole run). Prints requests,
  * errors, throughput (over the run and per 10 s window), p50/p95/p99 latency per endpoint, and
  * the server's RSS; then checks the stopped server's file. A failed check exits 1; timings never do. Writes
  * build/load/load-<time>.json and build/load/latest.json.
@@ -39,7 +39,7 @@ const options = {
   latencyMs: number("--latency", 200),
   datasets: number("--datasets", clients),
   searchEvery: number("--search-every", 4),
-  textsPerDataset: number("--texts-per-dataset", 20),
+  textsPerDataset: number("--texts-per-dataset", 0),
   dims: number("--dims", 1536)
 }
 

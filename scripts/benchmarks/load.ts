@@ -23,10 +23,9 @@ export interface LoadOptions {
   readonly datasets: number
   /**
    * texts a dataset takes before its writers move on to the next generation of it (`d3.1`,
-   * `d3.2`, ...): the server compares a new fact only with the newest 50 stored facts about its
-   * endpoints (remember.max_candidates, as the seed does), so a dataset that grows without end
-   * stores exact repeats once the older copy drops out of that window. Kept small enough that
-   * every stored fact about an entity stays among its candidates.
+   * `d3.2`, ...); 0 (the default): one dataset grows for the whole run. Until issue 13's fix
+   * the server stored an exact repeat twice once the older copy fell out of the newest 50
+   * candidates, so the load ran with generations of 20; it no longer needs to.
    */
   readonly textsPerDataset?: number
   /** a search after every this many remembers */
@@ -175,7 +174,7 @@ export const runLoad = async (input: LoadOptions): Promise<LoadResult> => {
     latencyMs: input.latencyMs,
     datasets: Math.max(1, Math.min(input.datasets, input.clients)),
     searchEvery: input.searchEvery ?? 4,
-    textsPerDataset: input.textsPerDataset ?? 20,
+    textsPerDataset: input.textsPerDataset ?? 0,
     dims: input.dims ?? 1536,
     windowSeconds: input.windowSeconds ?? (input.seconds < 30 ? input.seconds / 3 : 10)
   }
@@ -229,7 +228,7 @@ export const runLoad = async (input: LoadOptions): Promise<LoadResult> => {
       const generation = (base: string) => {
         const n = begun.get(base) ?? 0
         begun.set(base, n + 1)
-        return `${base}.${Math.floor(n / options.textsPerDataset)}`
+        return options.textsPerDataset > 0 ? `${base}.${Math.floor(n / options.textsPerDataset)}` : base
       }
       const client = async (k: number) => {
         const base = `d${k % options.datasets}`
@@ -256,7 +255,7 @@ export const runLoad = async (input: LoadOptions): Promise<LoadResult> => {
           }
         }
       }
-      log(`load: ${options.clients} clients, ${options.datasets} datasets (+ "${SHARED}" for ${Math.min(SHARING, options.clients)}), a new generation every ${options.textsPerDataset} texts, ${options.seconds} s, ${options.latencyMs} ms models`)
+      log(`load: ${options.clients} clients, ${options.datasets} datasets (+ "${SHARED}" for ${Math.min(SHARING, options.clients)}), ${options.textsPerDataset > 0 ? `a new generation every ${options.textsPerDataset} texts` : "datasets growing for the whole run"}, ${options.seconds} s, ${options.latencyMs} ms models`)
       await Promise.all(Array.from({ length: options.clients }, (_, k) => client(k)))
       const seconds = (performance.now() - t0) / 1000
       clearInterval(sampler)
