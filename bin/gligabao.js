@@ -6,6 +6,20 @@
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import v8 from "node:v8"
+
+// V8 lets the old generation grow up to four times what survived the last full collection
+// before it collects again. A remember promotes much short-lived data (vectors, model answers,
+// rows) that dies soon after, so the server idled at 100 MB of live heap and peaked at 330 MB of
+// heap (512 MB resident) remembering a 1 MiB text. Growing by a quarter at most collects that
+// garbage sooner (measured on the 1 MiB remember: peak 509 -> 382 MB resident; 456 -> 302 MB
+// once the pipeline no longer keeps every chunk's vectors). It is not a cap like
+// --max-old-space-size: a heap that needs more still gets it, it never dies of the limit. V8 reads this flag at every full
+// collection, so setting it here, before any work, takes effect without re-executing node.
+// GLIGABAO_HEAP_GROWING_PERCENT overrides it (0: V8's own heuristic).
+const growing = process.env.GLIGABAO_HEAP_GROWING_PERCENT ?? "25"
+if (/^\d+$/.test(growing) && !/heap.growing.percent/.test(`${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`))
+  v8.setFlagsFromString(`--heap-growing-percent=${growing}`)
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const compiled = join(root, "build", "dist", "src", "cli", "main.js")

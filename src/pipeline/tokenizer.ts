@@ -1,14 +1,16 @@
 /**
  * The one token counter of the project: OpenAI's `cl100k_base` BPE with the vocabulary and the
  * pre-tokenizer pattern of the pure-JavaScript `gpt-tokenizer` package (pinned 4.0.0; the ranks
- * ship inside the package, nothing is downloaded at run time). `cl100k_base` is the encoding of
+ * ship inside the package, nothing is downloaded at run time; we read them from its
+ * `.tiktoken` file into typed arrays, see cl100kVocabulary.ts). `cl100k_base` is the encoding of
  * text-embedding-3-small, the model that embeds every chunk verbatim, so a chunk's count is what
- * the embeddings API counts for it. This file is the only importer of the library.
+ * the embeddings API counts for it. This file and cl100kVocabulary.ts are the only users of the
+ * library.
  *
  * The text is split into pre-tokens by the encoding's pattern and each pre-token is byte-pair
  * merged on its own, as tiktoken does. Two deliberate departures from calling the library's
  * `countTokens`, which the tests use as the oracle:
- * - the merge is ours (a dozen lines over the library's rank table): the library's decodes
+ * - the merge is ours (a dozen lines over the same rank table): the library's decodes
  *   every candidate pair back to a string and costs about 3 µs per byte of text it has not
  *   seen before, so 1 MiB of Chinese or of prose without spaces took seconds;
  * - a pre-token longer than MAX_PIECE_LENGTH UTF-16 units is merged in parts of that length
@@ -16,8 +18,8 @@
  *   break (1 MiB of CJK without punctuation, a line of 5,000 `=`) is a single pre-token.
  *   Ordinary text has no such runs, and then the count is exactly the library's.
  */
-import RANKS from "gpt-tokenizer/bpeRanks/cl100k_base"
 import { CL100K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants"
+import { cl100k, type Vocabulary as Cl100k, rankOfByteString, rankOfJoin } from "./cl100kVocabulary.js"
 
 export const TOKENIZER = { library: "gpt-tokenizer", version: "4.0.0", encoding: "cl100k_base" } as const
 
@@ -64,34 +66,28 @@ const utf8 = (s: string): string => {
 const NONE = 0x7fffffff
 
 interface Vocabulary {
-  /** byte sequence (as above) -> rank */
-  readonly ranks: Map<string, number>
-  /** rank -> byte sequence */
-  readonly bytes: ReadonlyArray<string>
+  readonly table: Cl100k
   /** the rank of each single byte */
   readonly byteRanks: Int32Array
   /** the rank of two bytes joined, at 256 * first + second (NONE if not a token) */
   readonly bytePairs: Int32Array
 }
 
-// Built on first use from the library's table (about 70 ms).
+// Built on first use from the packed table (cl100kVocabulary.ts).
 let vocabulary: Vocabulary | undefined
 const vocab = (): Vocabulary => {
   if (vocabulary !== undefined) return vocabulary
-  const ranks = new Map<string, number>()
-  const bytes: Array<string> = []
-  RANKS.forEach((token, rank) => {
-    const key = typeof token === "string" ? utf8(token) : String.fromCharCode(...token)
-    ranks.set(key, rank)
-    bytes[rank] = key
-  })
+  const table = cl100k()
   const byteRanks = new Int32Array(256)
   const bytePairs = new Int32Array(65536)
   for (let a = 0; a < 256; a++) {
-    byteRanks[a] = ranks.get(String.fromCharCode(a))!
-    for (let b = 0; b < 256; b++) bytePairs[a * 256 + b] = ranks.get(String.fromCharCode(a, b)) ?? NONE
+    byteRanks[a] = rankOfByteString(table, String.fromCharCode(a))
+    for (let b = 0; b < 256; b++) {
+      const rank = rankOfByteString(table, String.fromCharCode(a, b))
+      bytePairs[a * 256 + b] = rank < 0 ? NONE : rank
+    }
   }
-  vocabulary = { ranks, bytes, byteRanks, bytePairs }
+  vocabulary = { table, byteRanks, bytePairs }
   return vocabulary
 }
 
@@ -113,7 +109,8 @@ const joinedRank = (v: Vocabulary, a: number, b: number): number => {
     if (first === a && pairSecond[slot] === b) return pairRank[slot]!
     slot = (slot + 1) & (PAIR_SLOTS - 1)
   }
-  const rank = v.ranks.get(v.bytes[a]! + v.bytes[b]!) ?? NONE
+  const found = rankOfJoin(v.table, a, b)
+  const rank = found < 0 ? NONE : found
   if (pairsUsed >= PAIR_SLOTS / 2) {
     pairFirst.fill(-1)
     pairsUsed = 0
@@ -139,7 +136,7 @@ const mergeCount = (piece: string): number => {
   const v = vocab()
   const bytes = utf8(piece)
   let m = bytes.length
-  if (m <= 1 || v.ranks.has(bytes)) return 1
+  if (m <= 1 || rankOfByteString(v.table, bytes) >= 0) return 1
   for (let i = 0; i < m; i++) parts[i] = v.byteRanks[bytes.charCodeAt(i)]!
   for (let i = 0; i < m - 1; i++) pairs[i] = v.bytePairs[bytes.charCodeAt(i) * 256 + bytes.charCodeAt(i + 1)]!
   for (;;) {

@@ -11,7 +11,7 @@ import { Deferred, Effect, type Scope } from "effect"
 export interface Lookahead<A, E> {
   /** item i's result, once its work is done */
   readonly result: (i: number) => Effect.Effect<A, E>
-  /** item i has been consumed: item i + window may start */
+  /** item i has been consumed (its result is let go): item i + window may start */
   readonly consumed: (i: number) => Effect.Effect<void>
   /**
    * lets every item start (still at most `window` at once): for a step that must see every
@@ -27,7 +27,8 @@ export const lookahead = <I, A, E>(
 ): Effect.Effect<Lookahead<A, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const size = Math.max(1, Math.floor(window))
-    const results = yield* Effect.forEach(items, () => Deferred.make<A, E>())
+    // a consumed item's result is dropped, so finished work (a chunk's vectors) is not kept to the end
+    const results: Array<Deferred.Deferred<A, E> | undefined> = Array.from(yield* Effect.forEach(items, () => Deferred.make<A, E>()))
     const gates = yield* Effect.forEach(items, () => Deferred.make<void>())
     const open = (i: number) => {
       const gate = gates[i]
@@ -42,13 +43,22 @@ export const lookahead = <I, A, E>(
         Deferred.await(gates[i]!).pipe(
           Effect.zipRight(permits.withPermits(1)(work(item, i))),
           Effect.exit,
-          Effect.flatMap((exit) => Deferred.done(results[i]!, exit))
+          Effect.flatMap((exit) => {
+            const result = results[i]
+            return result === undefined ? Effect.void : Deferred.done(result, exit)
+          })
         ),
       { concurrency: "unbounded", discard: true }
     ).pipe(Effect.forkScoped)
     return {
-      result: (i) => Deferred.await(results[i]!),
-      consumed: (i) => open(i + size),
+      result: (i) => Effect.suspend(() => {
+        const result = results[i]
+        return result === undefined ? Effect.dieMessage(`lookahead: item ${i} was already consumed`) : Deferred.await(result)
+      }),
+      consumed: (i) => Effect.suspend(() => {
+        results[i] = undefined
+        return open(i + size)
+      }),
       openAll: Effect.forEach(gates, (gate) => Deferred.succeed(gate, undefined), { discard: true })
     }
   })
