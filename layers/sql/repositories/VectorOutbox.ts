@@ -1,4 +1,9 @@
-/** VectorOutbox on SQL: vectors waiting for the vector store, as JSON text. */
+/**
+ * VectorOutbox on SQL: vectors waiting for the vector store. A vector is stored as `f64:` and
+ * the base64 of its float64 bytes (exact, 16 KB for 1536 dimensions): as JSON text it took
+ * about 30 KB, and writing and parsing that text was most of the garbage a long document made
+ * (BENCHMARKS.md, memory). Rows queued as JSON by an earlier version are still read.
+ */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { type OutboxRow, VectorOutbox } from "../../../src/services/VectorOutbox.js"
@@ -14,17 +19,31 @@ interface OutboxRecord {
   readonly attempts: number
 }
 
+const F64 = "f64:"
+
+export const encodeValues = (values: ReadonlyArray<number>): string =>
+  F64 + Buffer.from(Float64Array.from(values).buffer).toString("base64")
+
+export const decodeValues = (stored: string): Array<number> => {
+  if (!stored.startsWith(F64)) return decodeJson<Array<number>>(stored) ?? []
+  const bytes = Buffer.from(stored.slice(F64.length), "base64")
+  // copied into an aligned buffer: a Buffer's bytes may start at any offset of its pool
+  const aligned = new Uint8Array(bytes.length - (bytes.length % 8))
+  aligned.set(bytes.subarray(0, aligned.length))
+  return Array.from(new Float64Array(aligned.buffer))
+}
+
 const decode = (r: OutboxRecord): OutboxRow => ({
   id: r.id,
   dataset_id: r.dataset_id,
   index_name: r.index_name,
   vector_id: r.vector_id,
-  values: decodeJson<Array<number>>(r.text_or_values) ?? [],
+  values: decodeValues(r.text_or_values),
   metadata: decodeJson<Record<string, string | number | boolean>>(r.metadata) ?? {},
   attempts: r.attempts
 })
 
-// a row holds a whole vector (1536 floats as JSON): keep statements small
+// a row holds a whole vector (16 KB at 1536 dimensions): keep statements small
 const OUTBOX_BATCH = 50
 
 const make = Effect.gen(function*() {
@@ -38,7 +57,7 @@ const make = Effect.gen(function*() {
             dataset_id: i.dataset_id,
             index_name: i.index_name,
             vector_id: i.vector_id,
-            text_or_values: JSON.stringify(i.values),
+            text_or_values: encodeValues(i.values),
             metadata: encodeJson(i.metadata),
             created_at: now
           })))
