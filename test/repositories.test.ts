@@ -148,7 +148,7 @@ const allInsideTogether = (
   })
 
 describe("SqliteLive on a file", () => {
-  it.effect("creates the directory, and the connection has WAL, foreign keys, busy_timeout and sqlite-vec", () =>
+  it.effect("creates the directory, and the connection has WAL, synchronous NORMAL, foreign keys, busy_timeout and sqlite-vec", () =>
     Effect.gen(function* () {
       const dir = mkdtempSync(join(tmpdir(), "gligabao-sqlite-test-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
@@ -158,6 +158,7 @@ describe("SqliteLive on a file", () => {
         const one = <A extends object>(statement: string) => Effect.map(sql.unsafe<A>(statement), (rows) => rows[0]!)
         return {
           journal: yield* one<{ journal_mode: string }>("PRAGMA journal_mode"),
+          synchronous: yield* one<{ synchronous: number }>("PRAGMA synchronous"),
           foreignKeys: yield* one<{ foreign_keys: number }>("PRAGMA foreign_keys"),
           busy: yield* one<{ timeout: number }>("PRAGMA busy_timeout"),
           vec: yield* one<{ v: string }>("SELECT vec_version() AS v")
@@ -165,6 +166,8 @@ describe("SqliteLive on a file", () => {
       }).pipe(Effect.provide(SqliteLive(filename)))
       expect(pragmas).toEqual({
         journal: { journal_mode: "wal" },
+        // 1 = NORMAL
+        synchronous: { synchronous: 1 },
         foreignKeys: { foreign_keys: 1 },
         busy: { timeout: 5000 },
         vec: { v: "v0.1.9" }
@@ -567,6 +570,46 @@ forEachDialect((dialect, makeLayer) => {
         expect((yield* runLog.list({ dataset: "main", limit: 10, offset: 0 })).total).toBe(2)
         expect(yield* runLog.counts()).toEqual({ total: 3, started: 1, succeeded: 1, failed: 1 })
         expect(Option.isNone(yield* runLog.get(99999))).toBe(true)
+      })
+    )
+  )
+
+  it.effect("run log: a stage end is held until the run's next write, which writes it with that write", () =>
+    run(
+      Effect.gen(function* () {
+        const runLog = yield* RunLogRepo
+        const sql = yield* SqlClient.SqlClient
+        const stored = (runId: number) =>
+          sql<{ stage: string; status: string; inference_ids: string; detail: string | null }>`SELECT stage, status, inference_ids, detail
+            FROM gb_remember_run_stages WHERE run_id = ${runId} ORDER BY stage`
+        const run1 = yield* runLog.create({ pipeline: "text", user_id: "u", dataset: "held", params: {}, queued_at: t(0), instance_id: "i" })
+        yield* runLog.stageStarted(run1.id, "extract_graph", t(1))
+        yield* runLog.addInference(run1.id, "extract_graph", 41)
+        yield* runLog.stageFinished(run1.id, "extract_graph", { status: "succeeded", finished_at: t(2), duration_ms: 1000, error: null, detail: { n: 1 } })
+        // in the table the running stage is there at once; its end is not yet
+        expect(yield* stored(run1.id)).toEqual([{ stage: "extract_graph", status: "started", inference_ids: "[]", detail: null }])
+        // the next start writes both
+        yield* runLog.stageStarted(run1.id, "load_candidates", t(2))
+        expect(yield* stored(run1.id)).toEqual([
+          { stage: "extract_graph", status: "succeeded", inference_ids: "[41]", detail: "{\"n\":1}" },
+          { stage: "load_candidates", status: "started", inference_ids: "[]", detail: null }
+        ])
+        // a stage that runs again keeps its first start, its ids and its detail; reads show what is held
+        yield* runLog.stageFinished(run1.id, "load_candidates", { status: "succeeded", finished_at: t(3), duration_ms: 1000, error: null, detail: null })
+        yield* runLog.stageStarted(run1.id, "extract_graph", t(3))
+        yield* runLog.addInference(run1.id, "extract_graph", 42)
+        yield* runLog.stageFinished(run1.id, "extract_graph", { status: "failed", finished_at: t(4), duration_ms: 3000, error: "boom", detail: null })
+        const read = Option.getOrThrow(yield* runLog.get(run1.id)).stages
+        expect(read.map((s) => [s.stage, s.status, s.started_at, s.finished_at, s.error, s.inference_ids])).toEqual([
+          ["extract_graph", "failed", t(1), t(4), "boom", [41, 42]],
+          ["load_candidates", "succeeded", t(2), t(3), null, []]
+        ])
+        // held ids alone (no status) leave the stage's status alone
+        yield* runLog.addInference(run1.id, "load_candidates", 43)
+        yield* runLog.finish(run1.id, { status: "failed", error: "boom", dataset_id: null, artifact_id: null, finished_at: t(5), duration_ms: 5000 })
+        expect((yield* stored(run1.id)).find((s) => s.stage === "load_candidates")).toEqual({
+          stage: "load_candidates", status: "succeeded", inference_ids: "[43]", detail: null
+        })
       })
     )
   )

@@ -4,7 +4,7 @@
  * and a body over the limit is a 413 before any JSON is parsed.
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Layer, Option, Stream } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
 import { statusOf } from "../domain/Errors.js"
@@ -20,7 +20,7 @@ import { GligabaoApi } from "./Api.js"
 import { actingFor, refuseCaller } from "./authentication.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
-import { parseJsonBytes } from "./readBody.js"
+import { parseJsonBytes, readBytesUpTo } from "./readBody.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
 import { runView } from "../domain/runView.js"
 
@@ -35,34 +35,12 @@ const tooLarge = (limit: number) =>
 /** A chunked body past this is cut off (connection reset) instead of drained for its 413. */
 const DRAIN_LIMIT = 4 * IMAGE_BODY_LIMIT
 
-/**
- * The body, or None when it is over `limit`. Past the limit the rest is read and discarded so
- * that the client still gets its 413: the platform's own `withMaxBodySize` destroys the request
- * stream, which resets the connection before any response (a chunked body has no
- * content-length to refuse it by).
- */
-const readBounded = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
-  Effect.suspend(() => {
-    const chunks: Array<Uint8Array> = []
-    let bytes = 0
-    return request.stream.pipe(
-      Stream.takeWhile((chunk) => {
-        bytes += chunk.length
-        if (bytes <= limit) chunks.push(chunk)
-        else chunks.length = 0
-        return bytes <= DRAIN_LIMIT
-      }),
-      Stream.runDrain,
-      Effect.map(() => (bytes > limit ? Option.none() : Option.some(Buffer.concat(chunks))))
-    )
-  })
-
 /** Reads the body as JSON with the image limit, then applies the text limit to text requests. */
 const readJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? NaN)
     if (Number.isFinite(declared) && declared > IMAGE_BODY_LIMIT) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
-    const read = yield* Effect.either(readBounded(request, IMAGE_BODY_LIMIT))
+    const read = yield* Effect.either(readBytesUpTo(request, IMAGE_BODY_LIMIT, DRAIN_LIMIT))
     if (Either.isLeft(read)) return Either.left(errorResponse(400, "could not read the request body"))
     if (Option.isNone(read.right)) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
     const bytes = read.right.value

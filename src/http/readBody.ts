@@ -4,11 +4,39 @@
  * decoding of every JSON body (remember's too): strict UTF-8, then JSON.
  */
 import type { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Stream } from "effect"
+import { Effect, Either, Option, Stream } from "effect"
 import { errorResponse } from "./responses.js"
 
 /** A chunked body past this is cut off instead of drained for its 413. */
 const DRAIN_FACTOR = 4
+
+/**
+ * The body's bytes, or None when it is over `limit`. A body whose declared length is within the
+ * limit is read in one piece (Node delivers exactly the declared bytes, no more), without a
+ * Stream per request; any other body is streamed, and past the limit the rest is read and
+ * discarded up to `drainLimit` (then cut off) so that the client still gets its 413: the
+ * platform's own `withMaxBodySize` destroys the request stream, which resets the connection
+ * before any response (a chunked body has no content-length to refuse it by).
+ */
+export const readBytesUpTo = (request: HttpServerRequest.HttpServerRequest, limit: number, drainLimit: number) =>
+  Effect.suspend((): Effect.Effect<Option.Option<Uint8Array>, unknown> => {
+    const declared = Number(request.headers["content-length"] ?? NaN)
+    if (Number.isFinite(declared) && declared <= limit) {
+      return Effect.map(request.arrayBuffer, (buffer) => Option.some(new Uint8Array(buffer)))
+    }
+    const chunks: Array<Uint8Array> = []
+    let bytes = 0
+    return request.stream.pipe(
+      Stream.takeWhile((chunk) => {
+        bytes += chunk.length
+        if (bytes <= limit) chunks.push(chunk)
+        else chunks.length = 0
+        return bytes <= drainLimit
+      }),
+      Stream.runDrain,
+      Effect.map(() => (bytes > limit ? Option.none() : Option.some(Buffer.concat(chunks))))
+    )
+  })
 
 export const readJsonUpTo = (
   request: HttpServerRequest.HttpServerRequest,
@@ -18,19 +46,10 @@ export const readJsonUpTo = (
     const tooLarge = errorResponse(413, `request body is over the limit of ${limit} bytes`)
     const declared = Number(request.headers["content-length"] ?? NaN)
     if (Number.isFinite(declared) && declared > limit) return Either.left(tooLarge)
-    const chunks: Array<Uint8Array> = []
-    let bytes = 0
-    const read = yield* Effect.either(request.stream.pipe(
-      Stream.takeWhile((chunk) => {
-        bytes += chunk.length
-        if (bytes <= limit) chunks.push(chunk)
-        return bytes <= limit * DRAIN_FACTOR
-      }),
-      Stream.runDrain
-    ))
+    const read = yield* Effect.either(readBytesUpTo(request, limit, limit * DRAIN_FACTOR))
     if (Either.isLeft(read)) return Either.left(errorResponse(400, "could not read the request body"))
-    if (bytes > limit) return Either.left(tooLarge)
-    return parseJsonBytes(Buffer.concat(chunks))
+    if (Option.isNone(read.right)) return Either.left(tooLarge)
+    return parseJsonBytes(read.right.value)
   })
 
 /**

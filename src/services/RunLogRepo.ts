@@ -47,6 +47,10 @@ export interface RunCounts {
 /**
  * gb_remember_runs and its stages. A stage row exists once the stage started; stages without
  * a row are `not_started`. Infrastructure errors are defects.
+ *
+ * A stage start is written when it is reported. A stage's end and its inference ids may be
+ * held and written with the run's next write (a stage start, progress, `finish`); `get` and
+ * `list` show them, so nothing reported is ever missing from a read.
  */
 export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
   RunLogRepo,
