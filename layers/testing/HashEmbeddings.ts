@@ -8,16 +8,8 @@
 import { Context, Effect, Layer } from "effect"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import { type EmbeddingBatch, Embeddings } from "../../src/services/Embeddings.js"
+import { fnv1a } from "../vectors/binaryCodes.js"
 
-/** 32-bit FNV-1a: small, stable across platforms and versions. */
-const fnv1a = (text: string): number => {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
-}
 
 const features = (text: string): ReadonlyArray<string> => {
   const words = text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []

@@ -21,8 +21,8 @@ const paddedSize = (dimensions: number): number => {
   return Math.max(size, 64)
 }
 
-/** 32-bit FNV-1a, for signs that never change across platforms and versions. */
-const fnv1a = (text: string): number => {
+/** 32-bit FNV-1a, for signs that never change across platforms and versions (the hash embeddings of tests use it too). */
+export const fnv1a = (text: string): number => {
   let hash = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i)

@@ -19,22 +19,12 @@ import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
-import { graph, rememberLayer, type RememberLayerOptions, resolution } from "../support/app.js"
+import { graph, rememberLayer, type RememberLayerOptions, resolution, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { webSearchBlocks } from "../support/fakeAnthropic.js"
 import { b64, png } from "../support/images.js"
 
-const request = (text: string, extra: Partial<RememberRequest> = {}): RememberRequest => ({
-  user_id: "alice",
-  dataset: "main",
-  text,
-  kind: "knowledge",
-  reference_time: "2025-02-01T00:00:00.000Z",
-  models: {},
-  reasoning: {},
-  web_search: false,
-  ...extra
-})
+const request = textRequest
 
 const evalRemember = (req: RememberRequest) => Effect.flatMap(RememberManager, (m) => rememberWithTrajectory(m, req))
 

@@ -21,21 +21,11 @@ import { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
-import { graph, rememberLayer, type RememberLayerOptions, resolution } from "../support/app.js"
+import { graph, rememberLayer, type RememberLayerOptions, resolution, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
-const request = (text: string, extra: Partial<RememberRequest> = {}): RememberRequest => ({
-  user_id: "alice",
-  dataset: "main",
-  text,
-  kind: "knowledge",
-  reference_time: "2025-02-01T00:00:00.000Z",
-  models: {},
-  reasoning: {},
-  web_search: false,
-  ...extra
-})
+const request = textRequest
 
 const remember = (req: RememberRequest) => Effect.flatMap(RememberManager, (m) => m.submit(req))
 

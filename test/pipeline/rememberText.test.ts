@@ -12,21 +12,11 @@ import type { RememberRequest } from "../../src/domain/Remember.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { GraphRepo } from "../../src/services/GraphRepo.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
-import { graph, rememberLayer, resolution } from "../support/app.js"
+import { graph, rememberLayer, resolution, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
-const request = (text: string, extra: Partial<RememberRequest> = {}): RememberRequest => ({
-  user_id: "alice",
-  dataset: "main",
-  text,
-  kind: "knowledge",
-  reference_time: "2025-02-01T00:00:00.000Z",
-  models: {},
-  reasoning: {},
-  web_search: false,
-  ...extra
-})
+const request = textRequest
 
 const count = (table: string, where = "1 = 1") =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -8,27 +8,17 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { expect } from "vitest"
 import { ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
-import type { RememberRequest } from "../../src/domain/Remember.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import { GraphRepo } from "../../src/services/GraphRepo.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
-import { graph, rememberLayer, resolution } from "../support/app.js"
+import { graph, rememberLayer, resolution, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const MAX_CANDIDATES = 3
 
-const request = (text: string): RememberRequest => ({
-  user_id: "alice",
-  dataset: "main",
-  text,
-  kind: "knowledge",
-  reference_time: "2025-02-01T00:00:00.000Z",
-  models: {},
-  reasoning: {},
-  web_search: false
-})
+const request = textRequest
 
 const worksAtAcme = { source: "Alice Smith", target: "Acme", relation: "works at", valid_at: "2020-01-01" }
 const knows = (n: number) => ({ source: "Alice Smith", target: `Friend ${n}`, relation: "knows" })

@@ -23,6 +23,7 @@ import { RememberManagerLive } from "../../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings, type RememberSettingsShape } from "../../src/pipeline/Settings.js"
 import type { StorageLayer } from "./databases.js"
+import type { RememberRequest } from "../../src/domain/Remember.js"
 
 /** No embeddings configured: nothing is embedded, the response has no embedded_* counts. */
 export const NoEmbeddings = Layer.succeed(Embeddings, Embeddings.of({
@@ -109,3 +110,16 @@ export const resolution = (
   duplicates: ReadonlyArray<{ new: number; existing: number }>,
   contradictions: ReadonlyArray<{ new: number; existing: ReadonlyArray<number> }>
 ) => ScriptedLlm.json({ duplicates, contradictions })
+
+/** A text request to remember, as the pipeline tests send it: Alice's dataset "main", a fixed reference time. */
+export const textRequest = (text: string, extra: Partial<RememberRequest> = {}): RememberRequest => ({
+  user_id: "alice",
+  dataset: "main",
+  text,
+  kind: "knowledge",
+  reference_time: "2025-02-01T00:00:00.000Z",
+  models: {},
+  reasoning: {},
+  web_search: false,
+  ...extra
+})
