@@ -171,12 +171,14 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
     const k = candidatesFor(request.limit)
     const terms = queryTerms(request.query)
 
-    // one connection on SQLite (these run in turn), a pool on PostgreSQL (at once)
-    const [textEntities, textFacts, hits] = yield* Effect.all([
-      search.matchEntities(ds, terms, filters, k),
-      search.matchFacts(ds, terms, filters, k),
+    // One connection on SQLite (the queries run in turn), a pool on PostgreSQL (at once). The
+    // vector source goes first: its query embedding is a network round trip, sent before the
+    // full-text queries hold the thread, so the two overlap instead of adding up.
+    const [hits, textEntities, textFacts] = yield* Effect.all([
       // facts lose more candidates to the filters (ended facts keep their vectors)
-      vectorHits(deps, dataset, request.query, k)
+      vectorHits(deps, dataset, request.query, k),
+      search.matchEntities(ds, terms, filters, k),
+      search.matchFacts(ds, terms, filters, k)
     ], { concurrency: "unbounded" })
 
     // vector hits count only if their rows pass the filters
