@@ -17,8 +17,8 @@
  * of every server into build/bench/profiles/ (read them with scripts/bench-profile.ts);
  * `--trace-sql` counts and times every SQL statement of every server into build/bench/sql/
  * (scripts/benchmarks/sqlTrace.cjs). Both slow the server: their runs' timings are not figures.
- * `--entry FILE` runs another CLI than bin/gligabao.js (tsx), e.g. a compiled
- * build/dist/src/cli/main.js, to compare.
+ * `--entry FILE` runs another CLI than bin/gligabao.js (which runs the compiled build when it
+ * is current, else the sources through tsx), to compare.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -47,6 +47,23 @@ const SCENARIOS = {
 type Name = keyof typeof SCENARIOS
 
 const argv = process.argv.slice(2)
+const USAGE = `usage: scripts/bench [--quick] [--only NAME[,NAME]] [--profile] [--trace-sql] [--dims N] [--entry FILE] [--keep]
+scenarios: ${Object.keys(SCENARIOS).join(", ")} (all by default; BENCHMARKS.md describes them and their bars)`
+const SWITCHES = ["--quick", "--profile", "--trace-sql", "--keep"]
+const WITH_VALUE = ["--only", "--dims", "--entry"]
+if (argv.includes("--help") || argv.includes("-h")) {
+  console.log(USAGE)
+  process.exit(0)
+}
+// an unknown or misspelt flag must not start a 10-minute run that ignores it
+for (let i = 0; i < argv.length; i++) {
+  const arg = argv[i]!
+  if (WITH_VALUE.includes(arg)) i++
+  else if (!SWITCHES.includes(arg)) {
+    console.error(`unknown argument ${arg}\n${USAGE}`)
+    process.exit(2)
+  }
+}
 const value = (flag: string): string | undefined => {
   const i = argv.indexOf(flag)
   return i === -1 ? undefined : argv[i + 1]
