@@ -24,7 +24,7 @@ import { MemoryVectorStoreLive, PineconeStoreLive, SqliteVecFileStoreLive, Sqlit
 /** The database the configuration names: PostgreSQL when database.url is set, else SQLite. */
 export const storageFor = (config: AppConfig) =>
   Option.match(config.database.url, {
-    onNone: () => SqliteLive(config.database.path),
+    onNone: () => SqliteLive(config.database.path, { mmapBytes: config.database.mmapSize }),
     onSome: (url) => PgLive(url)
   })
 

@@ -106,7 +106,12 @@ export interface AppConfig {
   }
   readonly server: { readonly host: string; readonly port: number }
   /** PostgreSQL when `url` is set, else SQLite at `path` */
-  readonly database: { readonly url: Option.Option<Redacted.Redacted<string>>; readonly path: string }
+  readonly database: {
+    readonly url: Option.Option<Redacted.Redacted<string>>
+    readonly path: string
+    /** SQLite's PRAGMA mmap_size in bytes (0: off) */
+    readonly mmapSize: number
+  }
   readonly imageDir: string
   /** no tokens: authentication is off */
   readonly auth: { readonly tokens: ReadonlyArray<AuthToken> }
@@ -160,7 +165,7 @@ export const defaultConfig: AppConfig = {
   timeseries: { providers: [] },
   remember: { concurrency: 16, maxCandidates: 50, similarityThreshold: 0.75, similarityTopK: 3 },
   server: { host: "127.0.0.1", port: 8080 },
-  database: { url: Option.none(), path: DEFAULT_DB_PATH },
+  database: { url: Option.none(), path: DEFAULT_DB_PATH, mmapSize: 0 },
   imageDir: imageDirFor(DEFAULT_DB_PATH),
   auth: { tokens: [] },
   logLevel: "info",
@@ -253,7 +258,11 @@ export const loadConfig = (
         host: yield* get(keys.serverHost, d.server.host),
         port: yield* get(keys.serverPort, d.server.port)
       },
-      database: { url: yield* secret(keys.databaseUrl), path: databasePath },
+      database: {
+        url: yield* secret(keys.databaseUrl),
+        path: databasePath,
+        mmapSize: yield* get(keys.databaseMmapSize, d.database.mmapSize)
+      },
       imageDir: yield* get(keys.imageDir, imageDirFor(databasePath)),
       auth: { tokens: yield* parseAuthTokens(sources) },
       logLevel: yield* get(keys.logLevel, d.logLevel),

@@ -175,6 +175,21 @@ describe("SqliteLive on a file", () => {
       expect(existsSync(filename)).toBe(true)
     }).pipe(Effect.scoped)
   )
+
+  it.effect("maps the file only when asked (database.mmap_size)", () =>
+    Effect.gen(function* () {
+      const dir = mkdtempSync(join(tmpdir(), "gligabao-sqlite-test-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const mmap = (options?: { mmapBytes: number }) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ mmap_size: number }>("PRAGMA mmap_size")).pipe(
+          Effect.map((rows) => rows[0]!.mmap_size),
+          Effect.provide(SqliteLive(join(dir, "g.db"), options))
+        )
+      expect(yield* mmap()).toBe(0)
+      expect(yield* mmap({ mmapBytes: 0 })).toBe(0)
+      expect(yield* mmap({ mmapBytes: 268435456 })).toBe(268435456)
+    }).pipe(Effect.scoped)
+  )
 })
 
 describe("makeKeyedLock", () => {

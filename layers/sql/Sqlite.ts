@@ -15,8 +15,16 @@ import { migrations } from "./migrations/index.js"
 const isMemory = (filename: string) => filename === ":memory:" || filename === ""
 
 /** The client alone (no migrations), configured as every gligabao connection must be. */
+export interface SqliteOptions {
+  /** PRAGMA mmap_size in bytes; 0 (the default) reads through read calls */
+  readonly mmapBytes: number
+}
+
+const DEFAULT_OPTIONS: SqliteOptions = { mmapBytes: 0 }
+
 export const SqliteClientLive = (
-  filename: string
+  filename: string,
+  options: SqliteOptions = DEFAULT_OPTIONS
 ): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
@@ -32,6 +40,9 @@ export const SqliteClientLive = (
       // here so the choice is the project's, not a build flag's.
       if (!isMemory(filename)) yield* client`PRAGMA synchronous = NORMAL`
       yield* client`PRAGMA busy_timeout = 5000`
+      // opt-in (database.mmap_size): reads through a memory map are about twice as fast for the
+      // vector rescoring and full text, but the file's pages then count in the process's RSS
+      if (!isMemory(filename) && options.mmapBytes > 0) yield* client.unsafe(`PRAGMA mmap_size = ${Math.floor(options.mmapBytes)}`)
       yield* client.loadExtension(sqliteVec.getLoadablePath())
       yield* client`SELECT vec_version() AS version`
       return Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
@@ -44,6 +55,7 @@ const MigratorLive = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(mi
 
 /** The migrated client. */
 export const SqliteMigratedLive = (
-  filename: string
+  filename: string,
+  options: SqliteOptions = DEFAULT_OPTIONS
 ): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, SqlError.SqlError | SqliteMigrator.MigrationError> =>
-  MigratorLive.pipe(Layer.provideMerge(SqliteClientLive(filename)))
+  MigratorLive.pipe(Layer.provideMerge(SqliteClientLive(filename, options)))

@@ -32,7 +32,7 @@ import { RunLogRepoLive } from "./repositories/RunLog.js"
 import { SearchRepoLive } from "./repositories/Search.js"
 import { SeriesRepoLive } from "./repositories/Series.js"
 import { VectorOutboxLive } from "./repositories/VectorOutbox.js"
-import { SqliteMigratedLive } from "./Sqlite.js"
+import { SqliteMigratedLive, type SqliteOptions } from "./Sqlite.js"
 
 export type Repositories =
   | AdminRepo
@@ -68,8 +68,8 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
 )
 
 /** SQLite at `filename` (its directory is created; `:memory:` works), migrated. */
-export const SqliteLive = (filename: string): Layer.Layer<Storage, StorageError> =>
-  RepositoriesLive.pipe(Layer.provideMerge(SqliteMigratedLive(filename)))
+export const SqliteLive = (filename: string, options?: SqliteOptions): Layer.Layer<Storage, StorageError> =>
+  RepositoriesLive.pipe(Layer.provideMerge(SqliteMigratedLive(filename, options)))
 
 /** PostgreSQL at `url`, migrated. */
 export const PgLive = (url: Redacted.Redacted<string>): Layer.Layer<Storage, StorageError> =>
@@ -78,4 +78,4 @@ export const PgLive = (url: Redacted.Redacted<string>): Layer.Layer<Storage, Sto
 export { DatabaseLive, makeKeyedLock } from "./Database.js"
 export { advisoryLockId, withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 export { PgClientLive, PgMigratedLive } from "./Pg.js"
-export { SqliteClientLive, SqliteMigratedLive } from "./Sqlite.js"
+export { SqliteClientLive, SqliteMigratedLive, type SqliteOptions } from "./Sqlite.js"

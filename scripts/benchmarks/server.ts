@@ -48,7 +48,13 @@ export interface Server {
 
 export const startServer = (options: ServerOptions): Promise<Server> =>
   new Promise((resolve, reject) => {
+    // the bench's own GLIGABAO_* variables reach the server (to try a setting:
+    // GLIGABAO_DATABASE_MMAP_SIZE=1073741824 scripts/bench --only search); the rest is set here
+    const passed = Object.fromEntries(
+      Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("GLIGABAO_") && e[1] !== undefined)
+    )
     const env: Record<string, string> = {
+      ...passed,
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "/tmp",
       ANTHROPIC_API_KEY: "bench",

@@ -143,6 +143,11 @@ export const keys = {
     emptyIsUnset: true
   },
   databasePath: { key: "database.path", env: ["GLIGABAO_DB"], flag: "db", spec: V.nonEmptyString },
+  databaseMmapSize: {
+    key: "database.mmap_size",
+    env: ["GLIGABAO_DATABASE_MMAP_SIZE"],
+    spec: V.integer(0, 2 ** 40)
+  },
   imageDir: {
     key: "image_dir",
     env: ["GLIGABAO_IMAGE_DIR"],
