@@ -19,7 +19,8 @@ import { NominatimResolverLive } from "./geo/NominatimResolver.js"
 import { AnthropicLlmLive, OpenAiLlmLive, UnconfiguredLlmLive } from "./llm/index.js"
 import { PgLive, SqliteLive } from "./sql/index.js"
 import { timeseriesFor } from "./timeseries/index.js"
-import { MemoryVectorStoreLive, PineconeStoreLive, SqliteVecFileStoreLive, SqliteVecStoreLive } from "./vectors/index.js"
+import { MemoryVectorStoreLive } from "./vectors/MemoryVectorStore.js"
+import { SqliteVecFileStoreLive, SqliteVecStoreLive } from "./vectors/SqliteVecStore.js"
 
 /** The database the configuration names: PostgreSQL when database.url is set, else SQLite. */
 export const storageFor = (config: AppConfig) =>
@@ -90,11 +91,15 @@ export const vectorStoreFor = (config: AppConfig) => {
     case "memory":
       return MemoryVectorStoreLive({ dimensions: config.embeddingDimensions })
     case "pinecone":
-      return PineconeStoreLive({
-        apiKey: Option.getOrThrow(config.pinecone.apiKey),
-        indexHost: Option.getOrThrow(config.pinecone.indexHost),
-        namespacePrefix: config.pinecone.namespacePrefix
-      })
+      // loaded only when used: the Pinecone SDK is about 7 MB of a server's resident memory
+      return Layer.unwrapEffect(
+        Effect.map(Effect.promise(() => import("./vectors/PineconeStore.js")), ({ PineconeStoreLive }) =>
+          PineconeStoreLive({
+            apiKey: Option.getOrThrow(config.pinecone.apiKey),
+            indexHost: Option.getOrThrow(config.pinecone.indexHost),
+            namespacePrefix: config.pinecone.namespacePrefix
+          }))
+      )
     case "sqlite":
       return Option.isSome(config.database.url)
         ? SqliteVecFileStoreLive(vectorFileFor(config), config.embeddingDimensions)
