@@ -15,22 +15,11 @@ import { runDeleteDataset, runListDatasets, runListSessions } from "../../src/qu
 import { readDeps } from "../../src/query/deps.js"
 import type { SearchRequest } from "../../src/query/requests.js"
 import { runSearch } from "../../src/query/search.js"
-import { graph, rememberLayer, resolution } from "../support/app.js"
+import { graph, rememberLayer, resolution, textRequest } from "../support/app.js"
 import { type Dialect, forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const remember = (text: string, extra: Partial<RememberRequest> = {}) =>
-  Effect.flatMap(RememberManager, (m) =>
-    m.submit({
-      user_id: "alice",
-      dataset: "main",
-      text,
-      kind: "knowledge",
-      reference_time: "2025-02-01T00:00:00.000Z",
-      models: {},
-      reasoning: {},
-      web_search: false,
-      ...extra
-    }))
+  Effect.flatMap(RememberManager, (m) => m.submit(textRequest(text, extra)))
 
 /** full text and graph (no embeddings are configured in these tests) */
 const search = (query: string, rest: Partial<SearchRequest> = {}) =>

@@ -26,7 +26,7 @@ import type { RememberDeps } from "./Deps.js"
 import { lookahead } from "./lookahead.js"
 import { edgeOut, entityOut } from "./response.js"
 import type { Stored } from "./store.js"
-import { type RunScope, storeUnit, type StoredUnit, type Unit, unitWork, type UnitWork } from "./unit.js"
+import { type RunScope, storeUnit, type StoredUnit, type Unit, unitWork } from "./unit.js"
 
 /** The classifier sees at most the first 32 KiB of the text (spec: Classify complexity). */
 const CLASSIFIER_INPUT_BYTES = 32 * 1024
