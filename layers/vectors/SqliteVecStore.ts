@@ -18,22 +18,28 @@
  * partition allocates a whole chunk (chunk_size x dimensions x 4 bytes) up front: the
  * default 1024 costs 6 MB per index at 1536 dimensions, 64 costs 393 KB and searches as fast.
  *
- * A KNN query on that table is a brute-force float scan of the partition (about 190 ms of CPU
- * for 100,000 vectors at 1536 dimensions). So, from 64 dimensions up, a companion table holds a
- * binary code of every vector (binaryCodes.ts: a fixed rotation, then one sign bit a
- * coordinate), with the same key and partition:
+ * That table alone serves fewer than 64 dimensions. A KNN query on it is a brute-force float
+ * scan of the partition (about 190 ms of CPU for 100,000 vectors at 1536 dimensions), so from 64
+ * dimensions up the vectors are kept differently, in two tables with the same keys:
  *
  *   CREATE VIRTUAL TABLE gb_vectors_1536_codes1 USING vec0(
  *     key text primary key, index_name text partition key, code bit[1536], chunk_size=512)
+ *   CREATE TABLE gb_vectors_1536_floats (
+ *     key text primary key, index_name text, vector_id text, metadata text, embedding blob)
  *
- * A query takes the `candidatesFor(k)` nearest codes by Hamming distance, then rescores those
- * candidates exactly (`vec_distance_cosine` on their float vectors, fetched by key in the same
- * statement): about 20 ms of CPU for 100,000 vectors against 190-300 ms for the exact scan.
+ * The first holds a binary code of every vector (binaryCodes.ts: a fixed rotation, then one
+ * sign bit a coordinate); the second, a plain table, the float vectors. A query takes the
+ * `candidatesFor(k)` nearest codes by Hamming distance, then rescores those candidates exactly
+ * (`vec_distance_cosine` on their float vectors, fetched by key in the same statement). The
+ * floats are not in a vec0 table because rescoring reads them one by one: out of vec0's chunk
+ * blobs (393 KB, a chain of about 100 overflow pages walked to the vector's offset) that was
+ * most of a search's time; a row of its own is an index lookup and two overflow pages.
  * vec0's top-k selection costs (rows x k), so the candidates stay few, and the code table's
  * chunk size is 512 (64 cost twice the CPU a query in a trial; 512 codes are 96 KB a partition).
- * Writes and deletes go to both tables in one transaction; at startup, the code table is
- * created, and put in step with the float vectors when the two tables' key counts differ (a
- * database from before it is backfilled); two counts when there is nothing to do.
+ * Writes and deletes go to both tables in one transaction. At startup the tables are created;
+ * a database from before them has its vec0 float table copied into the plain one and dropped,
+ * and the codes are put in step with the floats when the two tables' counts differ (two counts
+ * when there is nothing to do).
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
@@ -43,7 +49,7 @@ import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
-import { type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
+import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
 import { binaryCode, codeBits, CODES_VERSION } from "./binaryCodes.js"
 import { checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
 
@@ -62,6 +68,8 @@ const BACKFILL_BATCH = 500
 
 export const vectorTableName = (dimensions: number) => `gb_vectors_${dimensions}`
 export const codeTableName = (dimensions: number) => `gb_vectors_${dimensions}_codes${CODES_VERSION}`
+/** The float vectors of a coded store (a plain table: rescoring reads them one by one). */
+export const floatTableName = (dimensions: number) => `gb_vectors_${dimensions}_floats`
 
 /**
  * Codes fetched for a query of `k`: rescored exactly, so more is better recall and slower
@@ -99,39 +107,63 @@ const createCodeTable = (sql: SqlClient.SqlClient, dimensions: number) =>
       `code bit[${codeBits(dimensions)}], chunk_size=${CODE_CHUNK_SIZE})`
   )
 
+const createFloatTable = (sql: SqlClient.SqlClient, dimensions: number) =>
+  sql.unsafe(
+    `CREATE TABLE IF NOT EXISTS ${floatTableName(dimensions)} (` +
+      `key TEXT NOT NULL PRIMARY KEY, index_name TEXT NOT NULL, vector_id TEXT NOT NULL, ` +
+      `metadata TEXT, embedding BLOB NOT NULL)`
+  )
+
+/**
+ * A coded store written before the plain float table existed kept its floats in the vec0 table
+ * (`vectorTableName`): they move to the plain table, in one statement, and the vec0 table goes.
+ */
+const moveLegacyFloats = (sql: SqlClient.SqlClient, dimensions: number) =>
+  Effect.gen(function* () {
+    const legacy = vectorTableName(dimensions)
+    const found = yield* sql.unsafe<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`, [legacy])
+    if (found.length === 0) return
+    yield* Effect.logInfo(`${NAME}: moving float vectors out of ${legacy}`)
+    yield* sql.withTransaction(
+      Effect.zipRight(
+        sql.unsafe(
+          `INSERT INTO ${floatTableName(dimensions)}(key, index_name, vector_id, metadata, embedding) ` +
+            `SELECT key, index_name, vector_id, metadata, embedding FROM ${legacy} WHERE true ON CONFLICT(key) DO NOTHING`
+        ),
+        sql.unsafe(`DROP TABLE ${legacy}`)
+      )
+    )
+  })
+
 /**
  * Makes the code table hold a code for every float vector and nothing else (a database written
  * before the code table existed, or by a version that did not keep it). Cheap when in step: the
- * two key maps are counted, and only differing counts make it look at keys.
+ * two tables are counted, and only differing counts make it look at keys.
  */
 const syncCodes = (sql: SqlClient.SqlClient, dimensions: number) =>
   Effect.gen(function* () {
-    const table = vectorTableName(dimensions)
+    const floats = floatTableName(dimensions)
     const codes = codeTableName(dimensions)
     const [counts] = yield* sql.unsafe<{ vectors: number; codes: number }>(
-      `SELECT (SELECT count(*) FROM ${table}_rowids) AS vectors, (SELECT count(*) FROM ${codes}_rowids) AS codes`
+      `SELECT (SELECT count(*) FROM ${floats}) AS vectors, (SELECT count(*) FROM ${codes}_rowids) AS codes`
     )
     if (counts === undefined || counts.vectors === counts.codes) return
     yield* Effect.logInfo(`${NAME}: backfilling binary codes`, { vectors: counts.vectors, codes: counts.codes })
     yield* sql.withTransaction(
       Effect.gen(function* () {
         const orphans = yield* sql.unsafe<{ id: string }>(
-          `SELECT id FROM ${codes}_rowids WHERE id NOT IN (SELECT id FROM ${table}_rowids)`
+          `SELECT id FROM ${codes}_rowids WHERE id NOT IN (SELECT key FROM ${floats})`
         )
         for (const row of orphans) yield* sql.unsafe(`DELETE FROM ${codes} WHERE key = ?`, [row.id])
-        const missing = yield* sql.unsafe<{ id: string }>(
-          `SELECT id FROM ${table}_rowids WHERE id NOT IN (SELECT id FROM ${codes}_rowids)`
+        const missing = yield* sql.unsafe<{ key: string }>(
+          `SELECT key FROM ${floats} WHERE key NOT IN (SELECT id FROM ${codes}_rowids)`
         )
+        // a batch of vectors at a time: 100,000 of them would be 600 MB at once
         for (const batch of chunksOf(missing, BACKFILL_BATCH)) {
-          const rows: Array<{ key: string; index_name: string; embedding: Uint8Array }> = []
-          // `key IN (...)` would scan the table each time: one lookup a key
-          for (const { id } of batch) {
-            const found = yield* sql.unsafe<{ key: string; index_name: string; embedding: Uint8Array }>(
-              `SELECT key, index_name, embedding FROM ${table} WHERE key = ?`,
-              [id]
-            )
-            rows.push(...found)
-          }
+          const rows = yield* sql.unsafe<{ key: string; index_name: string; embedding: Uint8Array }>(
+            `SELECT key, index_name, embedding FROM ${floats} WHERE key IN (${batch.map(() => "?").join(", ")})`,
+            batch.map((row) => row.key)
+          )
           if (rows.length === 0) continue
           yield* sql.unsafe(
             `INSERT INTO ${codes}(key, index_name, code) VALUES ` + rows.map(() => "(?, ?, vec_bit(?))").join(", "),
@@ -150,14 +182,18 @@ export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number)
   Effect.gen(function* () {
     if (!Number.isInteger(dimensions) || dimensions <= 0)
       return yield* Effect.dieMessage(`${NAME}: dimensions must be a positive integer (got ${dimensions})`)
-    yield* createTable(sql, dimensions)
     const coded = dimensions >= MIN_CODE_DIMENSIONS
     if (coded) {
+      yield* createFloatTable(sql, dimensions)
+      yield* moveLegacyFloats(sql, dimensions)
       yield* createCodeTable(sql, dimensions)
       yield* syncCodes(sql, dimensions)
+    } else {
+      yield* createTable(sql, dimensions)
     }
     const table = vectorTableName(dimensions)
     const codes = codeTableName(dimensions)
+    const floats = floatTableName(dimensions)
     const failed = (operation: string, index: string) => (error: SqlError.SqlError) =>
       new VectorWriteFailed({
         message: `${NAME}: ${operation} on ${index} failed: ${String((error.cause as Error | undefined)?.message ?? error.message)}`
@@ -184,10 +220,14 @@ export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number)
             ),
         { discard: true }
       )
+    const deleteFloats = (keys: ReadonlyArray<string>) =>
+      Effect.forEach(
+        chunksOf(keys, INSERT_BATCH),
+        (batch) => sql.unsafe(`DELETE FROM ${floats} WHERE key IN (${batch.map(() => "?").join(", ")})`, batch),
+        { discard: true }
+      )
     const deleteKeys = (keys: ReadonlyArray<string>) =>
-      coded
-        ? Effect.zipRight(deleteKeysFrom(table, keys), deleteKeysFrom(codes, keys))
-        : deleteKeysFrom(table, keys)
+      coded ? Effect.zipRight(deleteKeysFrom(codes, keys), deleteFloats(keys)) : deleteKeysFrom(table, keys)
 
     type Row = { vector_id: string; distance: number | null; metadata: string | null }
     /** The exact scan of the partition. */
@@ -203,7 +243,7 @@ export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number)
         .unsafe<Row>(
           `WITH candidates AS (SELECT key FROM ${codes} WHERE code MATCH vec_bit(?) AND k = ? AND index_name = ?) ` +
             `SELECT v.vector_id, vec_distance_cosine(v.embedding, ?) AS distance, v.metadata ` +
-            `FROM candidates CROSS JOIN ${table} AS v ON v.key = candidates.key`,
+            `FROM candidates CROSS JOIN ${floats} AS v ON v.key = candidates.key`,
           [binaryCode(vector, dimensions), candidatesFor(limit), index, toBlob(vector)]
         )
         .pipe(
@@ -215,6 +255,36 @@ export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number)
           )
         )
 
+    /** vec0 has no upsert: the existing keys are deleted, then every item inserted */
+    const writeExact = (index: string, items: ReadonlyArray<VectorItem>) =>
+      Effect.gen(function* () {
+        yield* deleteKeysFrom(table, items.map((item) => keyOf(index, item.id)))
+        for (const batch of chunksOf(items, INSERT_BATCH))
+          yield* sql.unsafe(
+            `INSERT INTO ${table}(key, index_name, embedding, vector_id, metadata) VALUES ` +
+              batch.map(() => "(?, ?, ?, ?, ?)").join(", "),
+            batch.flatMap((item) => [keyOf(index, item.id), index, toBlob(item.values), item.id, JSON.stringify(item.metadata)])
+          )
+      })
+    /** the codes as above; the floats' plain table takes an upsert */
+    const writeCoded = (index: string, items: ReadonlyArray<VectorItem>) =>
+      Effect.gen(function* () {
+        yield* deleteKeysFrom(codes, items.map((item) => keyOf(index, item.id)))
+        for (const batch of chunksOf(items, INSERT_BATCH)) {
+          yield* sql.unsafe(
+            `INSERT INTO ${codes}(key, index_name, code) VALUES ` + batch.map(() => "(?, ?, vec_bit(?))").join(", "),
+            batch.flatMap((item) => [keyOf(index, item.id), index, binaryCode(item.values, dimensions)])
+          )
+          yield* sql.unsafe(
+            `INSERT INTO ${floats}(key, index_name, vector_id, metadata, embedding) VALUES ` +
+              batch.map(() => "(?, ?, ?, ?, ?)").join(", ") +
+              ` ON CONFLICT(key) DO UPDATE SET index_name = excluded.index_name, vector_id = excluded.vector_id, ` +
+              `metadata = excluded.metadata, embedding = excluded.embedding`,
+            batch.flatMap((item) => [keyOf(index, item.id), index, item.id, JSON.stringify(item.metadata), toBlob(item.values)])
+          )
+        }
+      })
+
     return VectorStore.of({
       name: NAME,
       upsert: (index, items) =>
@@ -223,27 +293,7 @@ export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number)
           if (invalid !== undefined) return Effect.fail(invalid)
           const unique = lastPerId(items)
           if (unique.length === 0) return Effect.void
-          const write = Effect.gen(function* () {
-            yield* deleteKeys(unique.map((item) => keyOf(index, item.id)))
-            for (const batch of chunksOf(unique, INSERT_BATCH)) {
-              if (coded)
-                yield* sql.unsafe(
-                  `INSERT INTO ${codes}(key, index_name, code) VALUES ` + batch.map(() => "(?, ?, vec_bit(?))").join(", "),
-                  batch.flatMap((item) => [keyOf(index, item.id), index, binaryCode(item.values, dimensions)])
-                )
-              yield* sql.unsafe(
-                `INSERT INTO ${table}(key, index_name, embedding, vector_id, metadata) VALUES ` +
-                  batch.map(() => "(?, ?, ?, ?, ?)").join(", "),
-                batch.flatMap((item) => [
-                  keyOf(index, item.id),
-                  index,
-                  toBlob(item.values),
-                  item.id,
-                  JSON.stringify(item.metadata)
-                ])
-              )
-            }
-          })
+          const write = coded ? writeCoded(index, unique) : writeExact(index, unique)
           // a savepoint when the caller's transaction is open: the vectors commit with its rows
           return sql.withTransaction(write).pipe(Effect.mapError(failed("upsert", index)))
         }),
@@ -302,8 +352,8 @@ export const SqliteVecFileStoreLive = (
       if (!memory) yield* Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
       const client = yield* SqliteClient.make({ filename, disableWAL: memory })
       yield* client`PRAGMA busy_timeout = 5000`
-      // rescoring reads vectors out of vec0's chunk blobs (393 KB, a chain of overflow pages):
-      // mapped, that walk costs about half the CPU it does through read calls
+      // this file holds vectors only: mapped, the code scans and rescoring reads cost about half
+      // the CPU they do through read calls, and no graph shares its pages
       if (!memory) yield* client`PRAGMA mmap_size = 1073741824`
       yield* client.loadExtension(sqliteVec.getLoadablePath())
       return yield* makeSqliteVecStore(client, dimensions)

@@ -68,11 +68,16 @@ export const startServer = (options: ServerOptions): Promise<Server> =>
       env.GLIGABAO_EMBEDDING_BASE_URL = options.fakes.openAiUrl
       env.GLIGABAO_EMBEDDING_DIMENSIONS = String(options.embeddingDimensions)
     }
+    // node flags to try on the server (GLIGABAO_BENCH_NODE_OPTIONS="--max-semi-space-size=4"):
+    // the bench's own NODE_OPTIONS belong to the bench (tsx)
+    const nodeOptions = [process.env.GLIGABAO_BENCH_NODE_OPTIONS ?? ""]
     if (options.sqlTraceFile !== undefined) {
       mkdirSync(dirname(options.sqlTraceFile), { recursive: true })
-      env.NODE_OPTIONS = `--require ${join(ROOT, "scripts", "benchmarks", "sqlTrace.cjs")}`
+      nodeOptions.push(`--require ${join(ROOT, "scripts", "benchmarks", "sqlTrace.cjs")}`)
       env.GLIGABAO_BENCH_SQL_TRACE = options.sqlTraceFile
     }
+    const joined = nodeOptions.filter((o) => o.trim() !== "").join(" ")
+    if (joined !== "") env.NODE_OPTIONS = joined
     // (NODE_OPTIONS may not carry --cpu-prof)
     const profile = options.profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`]
     if (options.profileDir !== undefined) mkdirSync(options.profileDir, { recursive: true })

@@ -9,7 +9,7 @@ import { Effect, Layer } from "effect"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { binaryCode, codeBits } from "../../layers/vectors/binaryCodes.js"
 import { cosine } from "../../layers/vectors/common.js"
-import { codeTableName, SqliteVecStoreLive, vectorTableName } from "../../layers/vectors/SqliteVecStore.js"
+import { codeTableName, floatTableName, SqliteVecStoreLive, vectorTableName } from "../../layers/vectors/SqliteVecStore.js"
 import { type VectorItem, VectorStore } from "../../src/services/VectorStore.js"
 
 const DIMS = 384
@@ -48,9 +48,11 @@ const store = Effect.provide(
 /** the keys of the float table and of the code table, sorted */
 const keySets = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const keys = (table: string) =>
-    Effect.map(sql.unsafe<{ id: string }>(`SELECT id FROM ${table}_rowids ORDER BY id`), (rows) => rows.map((r) => r.id))
-  return { vectors: yield* keys(vectorTableName(DIMS)), codes: yield* keys(codeTableName(DIMS)) }
+  const keys = (query: string) => Effect.map(sql.unsafe<{ id: string }>(query), (rows) => rows.map((r) => r.id))
+  return {
+    vectors: yield* keys(`SELECT key AS id FROM ${floatTableName(DIMS)} ORDER BY key`),
+    codes: yield* keys(`SELECT id FROM ${codeTableName(DIMS)}_rowids ORDER BY id`)
+  }
 })
 
 const onSqlite = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
@@ -171,12 +173,12 @@ describe("SqliteVecStore with binary codes", () => {
       })
     ))
 
-  it.effect("backfills the codes of a database from before them, once, and drops stray codes", () =>
+  it.effect("moves the floats of a database from before the plain table out of vec0, backfills their codes once, and drops stray codes", () =>
     onSqlite(
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const data = clustered(700, 6, 13)
-        // the float table as the store wrote it before the code table existed
+        // the float table as the store wrote it before the code table and the plain float table existed
         const table = vectorTableName(DIMS)
         yield* sql.unsafe(
           `CREATE VIRTUAL TABLE ${table} USING vec0(key text primary key, index_name text partition key, ` +
@@ -194,6 +196,9 @@ describe("SqliteVecStore with binary codes", () => {
           ])
         }
         const vectors = yield* store
+        // the vec0 table and its shadow tables are gone; what is left is the two new tables'
+        const left = yield* sql.unsafe<{ name: string }>(`SELECT name FROM sqlite_master WHERE name LIKE ?`, [`${table}%`])
+        expect(left.map((row) => row.name).filter((name) => !name.startsWith(codeTableName(DIMS)))).toEqual([floatTableName(DIMS)])
         const keys = yield* keySets
         expect(keys.vectors).toHaveLength(700)
         expect(keys.codes).toEqual(keys.vectors)
