@@ -68,6 +68,11 @@ const groupLinks = <L>(rows: ReadonlyArray<{ readonly owner: number; readonly li
 
 const numbersAscending = (a: number, b: number) => a - b
 
+/** After a fallback, the full query serves a dataset's next queries but every this-many-th. */
+export const RETRY_FAST_EVERY = 16
+/** a bound on the fallbacks remembered (one entry a dataset and side) */
+const MAX_REMEMBERED_FALLBACKS = 10_000
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
@@ -126,6 +131,14 @@ export const make = Effect.gen(function*() {
     return sql.and(clauses)
   }
 
+  /** SQLite's FTS5 side of a match: the index table, the OR-query of quoted terms, bm25's weights */
+  const fts5 = (alias: "n" | "e", terms: ReadonlyArray<string>) => ({
+    table: sql.literal(alias === "n" ? "gb_entities_fts" : "gb_edges_fts"),
+    expression: terms.map((t) => `"${t.replaceAll("\"", "\"\"")}"`).join(" OR "),
+    // bm25 is lower-is-better; names weigh 4 times a description
+    weights: sql.literal(alias === "n" ? ", 4.0, 1.0" : "")
+  })
+
   /**
    * The full-text condition and relevance over `table`'s index. SQLite: an FTS5 query of quoted
    * terms joined by OR (the tokenizer stems them); PostgreSQL: the OR (`||`) of one
@@ -140,36 +153,125 @@ export const make = Effect.gen(function*() {
         score: sql`ts_rank(${sql.literal(alias)}.search_tsv, ${query})`
       }
     }
-    const table = alias === "n" ? "gb_entities_fts" : "gb_edges_fts"
-    const expression = terms.map((t) => `"${t.replaceAll("\"", "\"\"")}"`).join(" OR ")
-    // bm25 is lower-is-better; names weigh 4 times a description
-    const weights = alias === "n" ? ", 4.0, 1.0" : ""
+    const { expression, table, weights } = fts5(alias, terms)
     return {
       // the FTS table drives the join (CROSS JOIN keeps SQLite from probing it per row)
-      from: sql`${sql.literal(table)} CROSS JOIN`,
-      where: sql`${sql.literal(table)} MATCH ${expression} AND ${sql.literal(alias)}.id = ${sql.literal(table)}.rowid`,
-      score: sql`-bm25(${sql.literal(table)}${sql.literal(weights)})`
+      from: sql`${table} CROSS JOIN`,
+      where: sql`${table} MATCH ${expression} AND ${sql.literal(alias)}.id = ${table}.rowid`,
+      score: sql`-bm25(${table}${weights})`
     }
   }
 
+  /** The base table of an alias: entities (n) or facts (e). */
+  const baseOf = (alias: "n" | "e") => sql.literal(alias === "n" ? "gb_entities" : "gb_edges")
+
+  /**
+   * Every matching row of the dataset that passes `filters`, best first (score DESC, id), at
+   * most `limit`: one statement that joins and filters the whole match set, of every dataset.
+   */
+  const fullMatch = (alias: "n" | "e", datasetId: number, terms: ReadonlyArray<string>, filters: Fragment, limit: number) => {
+    const m = textMatch(alias, terms)
+    const a = sql.literal(alias)
+    return sql<TextMatch>`SELECT ${a}.id AS id, ${m.score} AS score
+      FROM ${m.from} ${baseOf(alias)} ${a}
+      WHERE ${m.where} AND ${a}.dataset_id = ${datasetId} AND ${filters}
+      ORDER BY score DESC, ${a}.id
+      LIMIT ${limit}`.pipe(Effect.orDie)
+  }
+
+  /**
+   * How many of the FTS table's best matches the SQLite fast path looks at before joining:
+   * enough that the other datasets sharing the table and the filters may take three quarters of
+   * them (or all but `limit` of a hundred) and `limit` rows still survive. Scoring every match is
+   * the cost either way (the sort keeps a heap of this size), so a generous size is cheap; only
+   * these rows are joined to the base table, by primary key.
+   */
+  const candidatesFor = (limit: number) => Math.max(4 * limit, 100)
+
+  /** side, dataset and filters -> queries since their fast path last fell back (absent: it did not) */
+  const fellBack = new Map<string, number>()
+  /**
+   * What a fallback is remembered by: the side, the dataset and the filters but `asOf` (which is
+   * the request's time unless given, so never the same twice).
+   */
+  const fallbackKey = (alias: "n" | "e", datasetId: number, f: ReadFilters) =>
+    JSON.stringify([alias, datasetId, f.knownAt, f.includeExpired, f.sessionId, f.kind])
+
+  /**
+   * SQLite: the `candidatesFor(limit)` best rows of the FTS table alone (`best`, ordered as the
+   * full query orders: score DESC, rowid = id), then those joined to the base table by primary
+   * key and filtered (`kept`), at most `limit`. The statement always returns one row more than
+   * nothing: `seen`, the number of candidates, LEFT JOINed with the survivors (a lone row with a
+   * null id when none survive).
+   *
+   * Exactness. Let C be the candidates (a prefix of all matches in that total order) and K the
+   * candidates that pass. A passing row outside C ranks below every row of C, so below all of
+   * K. (1) |K| >= limit: such a row is outranked by >= limit passing rows, so it is not in the
+   * full answer; that answer is the first `limit` of K, which is what `kept` is. (2) |C| <
+   * candidates: C is every match, there is no such row. Otherwise (few survivors of a full
+   * candidate list) the answer may lie beyond C: run the full query.
+   */
+  const matchTopN = (
+    alias: "n" | "e",
+    datasetId: number,
+    terms: ReadonlyArray<string>,
+    readFilters: ReadFilters,
+    filters: Fragment,
+    limit: number
+  ) =>
+    Effect.gen(function*() {
+      // a dataset whose last fast attempt fell back (a small one in a file shared with large
+      // ones) goes straight to the full query, which then costs it what it always did; every
+      // RETRY_FAST_EVERY-th query tries the fast path again, as datasets grow
+      const key = fallbackKey(alias, datasetId, readFilters)
+      const misses = fellBack.get(key) ?? 0
+      if (misses % RETRY_FAST_EVERY !== 0) {
+        fellBack.set(key, misses + 1)
+        return yield* fullMatch(alias, datasetId, terms, filters, limit)
+      }
+      const { expression, table, weights } = fts5(alias, terms)
+      const a = sql.literal(alias)
+      const candidates = candidatesFor(limit)
+      const rows = yield* sql<{ seen: number; id: number | null; score: number | null }>`
+        WITH best AS MATERIALIZED (
+          SELECT rowid AS id, -bm25(${table}${weights}) AS score FROM ${table}
+          WHERE ${table} MATCH ${expression}
+          ORDER BY score DESC, rowid
+          LIMIT ${candidates}
+        ),
+        kept AS (
+          SELECT best.id AS id, best.score AS score
+          FROM best CROSS JOIN ${baseOf(alias)} ${a} ON ${a}.id = best.id
+          WHERE ${a}.dataset_id = ${datasetId} AND ${filters}
+          ORDER BY best.score DESC, best.id
+          LIMIT ${limit}
+        )
+        SELECT seen.n AS seen, kept.id AS id, kept.score AS score
+        FROM (SELECT COUNT(*) AS n FROM best) seen LEFT JOIN kept ON 1 = 1
+        ORDER BY kept.score DESC, kept.id`.pipe(Effect.orDie)
+      const kept = rows.flatMap(({ id, score }) => id === null || score === null ? [] : [{ id, score }])
+      const seen = Number(rows[0]?.seen ?? 0)
+      if (kept.length >= limit || seen < candidates) {
+        fellBack.delete(key)
+        return kept as ReadonlyArray<TextMatch>
+      }
+      if (fellBack.size >= MAX_REMEMBERED_FALLBACKS) fellBack.clear()
+      fellBack.set(key, misses + 1)
+      return yield* fullMatch(alias, datasetId, terms, filters, limit)
+    })
+
   const matchEntities = (datasetId: number, terms: ReadonlyArray<string>, filters: ReadFilters, limit: number) => {
     if (terms.length === 0 || limit <= 0) return Effect.succeed([] as ReadonlyArray<TextMatch>)
-    const m = textMatch("n", terms)
-    return sql<TextMatch>`SELECT n.id AS id, ${m.score} AS score
-      FROM ${m.from} gb_entities n
-      WHERE ${m.where} AND n.dataset_id = ${datasetId} AND ${entityFilters(filters)}
-      ORDER BY score DESC, n.id
-      LIMIT ${limit}`.pipe(Effect.orDie)
+    return isPg
+      ? fullMatch("n", datasetId, terms, entityFilters(filters), limit)
+      : matchTopN("n", datasetId, terms, filters, entityFilters(filters), limit)
   }
 
   const matchFacts = (datasetId: number, terms: ReadonlyArray<string>, filters: ReadFilters, limit: number) => {
     if (terms.length === 0 || limit <= 0) return Effect.succeed([] as ReadonlyArray<TextMatch>)
-    const m = textMatch("e", terms)
-    return sql<TextMatch>`SELECT e.id AS id, ${m.score} AS score
-      FROM ${m.from} gb_edges e
-      WHERE ${m.where} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}
-      ORDER BY score DESC, e.id
-      LIMIT ${limit}`.pipe(Effect.orDie)
+    return isPg
+      ? fullMatch("e", datasetId, terms, factFilters(filters), limit)
+      : matchTopN("e", datasetId, terms, filters, factFilters(filters), limit)
   }
 
   /**
