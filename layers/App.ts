@@ -84,7 +84,8 @@ export const vectorFileFor = (config: AppConfig) =>
 
 /**
  * The vector store: sqlite-vec in the SQLite database itself (default), or in a file of its own
- * when the graph is in PostgreSQL; Pinecone; or memory (tests). Needs the storage's SqlClient.
+ * when the graph is in PostgreSQL, either way searched on a reader connection in a worker thread
+ * (layers/vectors/VecReader.ts); Pinecone; or memory (tests). Needs the storage's SqlClient.
  */
 export const vectorStoreFor = (config: AppConfig) => {
   switch (config.vectorStore) {
@@ -103,7 +104,10 @@ export const vectorStoreFor = (config: AppConfig) => {
     case "sqlite":
       return Option.isSome(config.database.url)
         ? SqliteVecFileStoreLive(vectorFileFor(config), config.embeddingDimensions)
-        : SqliteVecStoreLive(config.embeddingDimensions)
+        : SqliteVecStoreLive(config.embeddingDimensions, {
+          filename: config.database.path,
+          mmapBytes: config.database.mmapSize
+        })
   }
 }
 

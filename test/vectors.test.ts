@@ -194,6 +194,18 @@ behaviour(
   )
 )
 
+behaviour(
+  "SqliteVecStore (on the main SQLite file, searched by a reader in a worker thread)",
+  Layer.unwrapScoped(
+    Effect.acquireRelease(Effect.sync(tempDir), (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))).pipe(
+      Effect.map((dir) => {
+        const filename = join(dir, "graph.db")
+        return SqliteVecStoreLive(DIMS, { filename, mmapBytes: 0 }).pipe(Layer.provide(SqliteLive(filename)))
+      })
+    )
+  )
+)
+
 behaviour("MemoryVectorStore", MemoryVectorStore.layer({ dimensions: DIMS }))
 
 class FakePineconeServer extends Context.Tag("test/FakePinecone")<FakePineconeServer, FakePinecone>() {}

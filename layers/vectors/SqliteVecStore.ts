@@ -51,6 +51,7 @@ import * as sqliteVec from "sqlite-vec"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
 import { binaryCode, codeBits, CODES_VERSION } from "./binaryCodes.js"
+import { startVecReader, type VecReader, type VecReaderFailed } from "./VecReader.js"
 import { checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
 
 const NAME = "sqlite-vec"
@@ -177,8 +178,17 @@ const syncCodes = (sql: SqlClient.SqlClient, dimensions: number) =>
 /** A float32 blob as numbers (copied: the blob's offset need not be aligned). */
 const floatsOf = (blob: Uint8Array): Float32Array => new Float32Array(Uint8Array.from(blob).buffer)
 
-/** The store over `sql` (sqlite-vec must be loaded into it); creates its tables if needed. */
-export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number) =>
+/**
+ * The store over `sql` (sqlite-vec must be loaded into it); creates its tables if needed. With
+ * `startReader` (a connection to the same file in a worker thread, VecReader.ts, started once
+ * the tables exist), queries run there and writes here; a reader that fails leaves the queries
+ * to `sql`.
+ */
+export const makeSqliteVecStore = <E = never, R = never>(
+  sql: SqlClient.SqlClient,
+  dimensions: number,
+  startReader?: Effect.Effect<VecReader, E, R>
+) =>
   Effect.gen(function* () {
     if (!Number.isInteger(dimensions) || dimensions <= 0)
       return yield* Effect.dieMessage(`${NAME}: dimensions must be a positive integer (got ${dimensions})`)
@@ -194,6 +204,7 @@ export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number)
     const table = vectorTableName(dimensions)
     const codes = codeTableName(dimensions)
     const floats = floatTableName(dimensions)
+    const reader = startReader === undefined ? undefined : yield* startReader
     const failed = (operation: string, index: string) => (error: SqlError.SqlError) =>
       new VectorWriteFailed({
         message: `${NAME}: ${operation} on ${index} failed: ${String((error.cause as Error | undefined)?.message ?? error.message)}`
@@ -230,17 +241,25 @@ export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number)
       coded ? Effect.zipRight(deleteKeysFrom(codes, keys), deleteFloats(keys)) : deleteKeysFrom(table, keys)
 
     type Row = { vector_id: string; distance: number | null; metadata: string | null }
+    const read = (statement: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> => {
+      const here = sql.unsafe<Row>(statement, params as Array<unknown>)
+      if (reader === undefined || !reader.alive()) return here
+      return reader.all<Row>(statement, params).pipe(
+        Effect.catchAll((error) =>
+          Effect.zipRight(Effect.logWarning(`${NAME}: the reader failed, querying on the main connection`, { error: error.message }), here)
+        )
+      )
+    }
     /** The exact scan of the partition. */
     const exact = (index: string, vector: ReadonlyArray<number>, limit: number): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
-      sql.unsafe<Row>(
+      read(
         `SELECT vector_id, distance, metadata FROM ${table} ` +
           `WHERE embedding MATCH ? AND k = ? AND index_name = ? ORDER BY distance`,
         [toBlob(vector), limit, index]
       )
     /** The nearest codes, rescored on their float vectors (CROSS JOIN: the codes drive the key lookups). */
     const rescored = (index: string, vector: ReadonlyArray<number>, limit: number): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
-      sql
-        .unsafe<Row>(
+      read(
           `WITH candidates AS (SELECT key FROM ${codes} WHERE code MATCH vec_bit(?) AND k = ? AND index_name = ?) ` +
             `SELECT v.vector_id, vec_distance_cosine(v.embedding, ?) AS distance, v.metadata ` +
             `FROM candidates CROSS JOIN ${floats} AS v ON v.key = candidates.key`,
@@ -328,14 +347,35 @@ export const makeSqliteVecStore = (sql: SqlClient.SqlClient, dimensions: number)
     })
   })
 
-/** sqlite-vec in the SqlClient that is provided (gligabao on SQLite: the main database). */
+/** Where the store's worker-thread reader connects (VecReader.ts); omitted: queries on the main connection. */
+export interface SqliteVecReaderOptions {
+  /** the SQLite file the provided SqlClient has open (a file, not `:memory:`) */
+  readonly filename: string
+  /** PRAGMA mmap_size of the reader's connection, in bytes (0: none) */
+  readonly mmapBytes: number
+}
+
+/**
+ * sqlite-vec in the SqlClient that is provided (gligabao on SQLite: the main database). With
+ * `reader`, vector searches run on a second connection to that file in a worker thread, in
+ * parallel with the main connection's work.
+ */
 export const SqliteVecStoreLive = (
-  dimensions: number
-): Layer.Layer<VectorStore, SqlError.SqlError, SqlClient.SqlClient> =>
-  Layer.effect(
+  dimensions: number,
+  reader?: SqliteVecReaderOptions
+): Layer.Layer<VectorStore, SqlError.SqlError | VecReaderFailed, SqlClient.SqlClient> =>
+  Layer.scoped(
     VectorStore,
-    Effect.flatMap(SqlClient.SqlClient, (sql) => makeSqliteVecStore(sql, dimensions))
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return yield* reader === undefined || isMemory(reader.filename)
+        ? makeSqliteVecStore(sql, dimensions)
+        : makeSqliteVecStore(sql, dimensions, startVecReader(reader.filename, reader))
+    })
   )
+
+const isMemory = (filename: string) => filename === ":memory:" || filename === ""
+const VECTOR_FILE_MMAP = 1024 * 1024 * 1024
 
 /**
  * sqlite-vec in a SQLite file of its own (gligabao on PostgreSQL without Pinecone): one
@@ -344,18 +384,20 @@ export const SqliteVecStoreLive = (
 export const SqliteVecFileStoreLive = (
   filename: string,
   dimensions: number
-): Layer.Layer<VectorStore, SqlError.SqlError> =>
+): Layer.Layer<VectorStore, SqlError.SqlError | VecReaderFailed> =>
   Layer.scoped(
     VectorStore,
     Effect.gen(function* () {
-      const memory = filename === ":memory:" || filename === ""
+      const memory = isMemory(filename)
       if (!memory) yield* Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
       const client = yield* SqliteClient.make({ filename, disableWAL: memory })
       yield* client`PRAGMA busy_timeout = 5000`
       // this file holds vectors only: mapped, the code scans and rescoring reads cost about half
       // the CPU they do through read calls, and no graph shares its pages
-      if (!memory) yield* client`PRAGMA mmap_size = 1073741824`
+      if (!memory) yield* client.unsafe(`PRAGMA mmap_size = ${VECTOR_FILE_MMAP}`)
       yield* client.loadExtension(sqliteVec.getLoadablePath())
-      return yield* makeSqliteVecStore(client, dimensions)
+      return yield* memory
+        ? makeSqliteVecStore(client, dimensions)
+        : makeSqliteVecStore(client, dimensions, startVecReader(filename, { mmapBytes: VECTOR_FILE_MMAP }))
     })
   ).pipe(Layer.provide(Reactivity.layer))
