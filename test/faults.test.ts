@@ -381,7 +381,11 @@ describe("SIGKILL around the store transaction of a text", () => {
     const runs = all(db, "SELECT id, status, error FROM gb_remember_runs ORDER BY id")
     expect(runs[0]).toMatchObject({ status: "succeeded" })
     const failed = runs.filter((r) => r.status === "failed")
-    expect(failed).toHaveLength(killed.length)
+    // a kill that lands after the run's commit, before its answer reached the client, leaves a
+    // succeeded run (and its text stored): every other killed run is failed
+    const storedAnyway = killed.filter((text) => all(db, "SELECT id FROM gb_artifacts WHERE text = ?", text).length > 0)
+    expect(failed).toHaveLength(killed.length - storedAnyway.length)
+    expect(runs.filter((r) => r.status !== "failed" && r.status !== "succeeded")).toEqual([])
     for (const r of failed) expect(r.error).toBe("interrupted")
     expect(runs.filter((r) => r.status === "started")).toEqual([])
     expect(all(db, "SELECT run_id, stage FROM gb_remember_run_stages WHERE status = 'started'")).toEqual([])

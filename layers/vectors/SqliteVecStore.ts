@@ -40,6 +40,10 @@
  * a database from before them has its vec0 float table copied into the plain one and dropped,
  * and the codes are put in step with the floats when the two tables' counts differ (two counts
  * when there is nothing to do).
+ *
+ * On a file, the layers search on a read-only connection in a worker thread (VecReader.ts): a
+ * code scan holds its thread for 10-25 ms at 100,000 vectors, which on the main connection
+ * held every other request and the pipeline.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { openReadonly } from "./db.js"
 import { startFakes } from "./fakes.js"
-import { MB, ROOT, rssMiB } from "./server.js"
+import { MB, ROOT, rssMiB, serverNodeFlags } from "./server.js"
 import { makeRandom, paragraph, people } from "./texts.js"
 
 export interface LoadOptions {
@@ -112,7 +112,7 @@ interface Spawned {
 /** Like server.ts's startServer, but the stop reports how the process ended (a check). */
 const spawnServer = (db: string, configFile: string, anthropicUrl: string, openAiUrl: string, dims: number) =>
   new Promise<Spawned>((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, ["bin/gligabao.js", "serve", "--port", "0", "--db", db], {
+    const child: ChildProcess = spawn(process.execPath, [...serverNodeFlags(), "bin/gligabao.js", "serve", "--port", "0", "--db", db], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? "",

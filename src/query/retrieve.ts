@@ -7,7 +7,7 @@
  * Every candidate passes the request's filters in SQL before it is ranked: the vector store
  * knows nothing of validity, sessions or kinds, so its hits are checked against the rows.
  */
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import type { NotFound } from "../domain/Errors.js"
 import type { ArtifactRow, DatasetRow } from "../domain/Rows.js"
 import { callEmbeddings } from "../pipeline/ModelCalls.js"
@@ -57,9 +57,15 @@ const idOf = (vectorId: string): number | undefined => {
  * The query embedded once (a gb_inferences row of type `query`, stage `embed`), then the four
  * indexes of the dataset. A failure is a warning: the other sources still answer.
  */
-const vectorHits = (deps: ReadDeps, dataset: DatasetRow, query: string, k: number): Effect.Effect<VectorHits> => {
+const vectorHits = (
+  deps: ReadDeps,
+  dataset: DatasetRow,
+  query: string,
+  k: number,
+  sent: Deferred.Deferred<void>
+): Effect.Effect<VectorHits> => {
   const { embeddings, vectors } = deps
-  if (embeddings === null || vectors === null) return Effect.succeed(noHits)
+  if (embeddings === null || vectors === null) return Effect.as(Deferred.succeed(sent, undefined), noHits)
   return Effect.gen(function*() {
     const batch = yield* callEmbeddings({
       embeddings,
@@ -73,17 +79,23 @@ const vectorHits = (deps: ReadDeps, dataset: DatasetRow, query: string, k: numbe
     }, [query])
     const vector = batch.vectors[0]
     if (vector === undefined) return noHits
+    // the last search to start lets the full-text queries go: they wait to be resumed until
+    // that search has sent its query (a store's query sends before it first waits)
+    const kinds: ReadonlyArray<VectorKind> = ["entities", "edges", "chunks", "summaries"]
+    let started = 0
     const search = (kind: VectorKind) =>
-      Effect.map(
-        vectors.query(indexName(dataset.id, kind), vector, k, MIN_SIMILARITY),
-        (matches) => matches.flatMap((m) => idOf(m.id) ?? [])
+      Effect.zipRight(
+        Effect.suspend(() => (++started === kinds.length ? Deferred.succeed(sent, undefined) : Effect.void)),
+        Effect.map(
+          vectors.query(indexName(dataset.id, kind), vector, k, MIN_SIMILARITY),
+          (matches) => matches.flatMap((m) => idOf(m.id) ?? [])
+        )
       )
-    const [entities, edges, chunks, summaries] = yield* Effect.all(
-      [search("entities"), search("edges"), search("chunks"), search("summaries")],
-      { concurrency: "unbounded" }
-    )
+    const [entities, edges, chunks, summaries] = yield* Effect.all(kinds.map(search), { concurrency: "unbounded" })
     return { entities, edges, chunks, summaries, warning: null }
   }).pipe(
+    // whatever happened (no vector, a failed embedding), the full-text queries go on
+    Effect.ensuring(Deferred.succeed(sent, undefined)),
     Effect.catchAll((e) =>
       Effect.as(Effect.logWarning("search: the vector source failed; using the others", { error: e.message }), {
         ...noHits,
@@ -171,14 +183,18 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
     const k = candidatesFor(request.limit)
     const terms = queryTerms(request.query)
 
-    // One connection on SQLite (the queries run in turn), a pool on PostgreSQL (at once). The
-    // vector source goes first: its query embedding is a network round trip, sent before the
-    // full-text queries hold the thread, so the two overlap instead of adding up.
+    // The vector searches go first, the full-text queries once they are sent. On SQLite the
+    // full-text queries hold the thread for as long as they run; the vector searches run on a
+    // reader connection in a worker thread (a network service, with Pinecone), so sent first
+    // they run beside the full-text queries. Started at once instead, the full-text queries
+    // held the thread while the query's embedding came back, and the vector searches could
+    // only start after them (the two added up: 16 ms of a 2 ms embeddings call was waiting).
+    const sent = yield* Deferred.make<void>()
     const [hits, textEntities, textFacts] = yield* Effect.all([
       // facts lose more candidates to the filters (ended facts keep their vectors)
-      vectorHits(deps, dataset, request.query, k),
-      search.matchEntities(ds, terms, filters, k),
-      search.matchFacts(ds, terms, filters, k)
+      vectorHits(deps, dataset, request.query, k, sent),
+      Effect.zipRight(Deferred.await(sent), search.matchEntities(ds, terms, filters, k)),
+      Effect.zipRight(Deferred.await(sent), search.matchFacts(ds, terms, filters, k))
     ], { concurrency: "unbounded" })
 
     // vector hits count only if their rows pass the filters

@@ -5,7 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { NotFound } from "../../src/domain/Errors.js"
+import { EmbeddingFailed, NotFound } from "../../src/domain/Errors.js"
 import { RRF_K } from "../../src/query/fusion.js"
 import { type ReadDeps, readDeps } from "../../src/query/deps.js"
 import { DEFAULT_HOPS, type SearchRequest } from "../../src/query/requests.js"
@@ -238,6 +238,40 @@ forEachDialect((_dialect, makeLayer) => {
         expect(missing).toBeInstanceOf(NotFound)
         const otherName = yield* Effect.flip(searchWith("x", { dataset: "work" }))
         expect(otherName.message).toMatch(/work/)
+      }))
+
+    it.effect("the vector searches are sent before the full-text queries run; a failed embedding does not hold those back", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse(TODAY))
+        const deps = yield* readDeps
+        const events: Array<string> = []
+        const note = <A, E>(event: string, effect: Effect.Effect<A, E>) =>
+          Effect.suspend(() => {
+            events.push(event)
+            return effect
+          })
+        const vectors = deps.vectors!
+        const traced: ReadDeps = {
+          ...deps,
+          vectors: { ...vectors, query: (index, v, k, min) => note("vector", vectors.query(index, v, k, min)) },
+          search: {
+            ...deps.search,
+            matchEntities: (...args) => note("fulltext", deps.search.matchEntities(...args)),
+            matchFacts: (...args) => note("fulltext", deps.search.matchFacts(...args))
+          }
+        }
+        const r = yield* runSearch(traced, request("Where does Alice live?", { hops: 0 }))
+        expect(events).toEqual(["vector", "vector", "vector", "vector", "fulltext", "fulltext"])
+        expect(r.facts.length).toBeGreaterThan(0)
+
+        events.length = 0
+        const failing: ReadDeps = {
+          ...traced,
+          embeddings: { ...deps.embeddings!, embed: () => Effect.fail(new EmbeddingFailed({ message: "down" })) }
+        }
+        const without = yield* runSearch(failing, request("Where does Alice live?", { hops: 0 }))
+        expect(events).toEqual(["fulltext", "fulltext"])
+        expect(without.facts.map((f) => f.id)).toContain(r.facts[0]!.id)
       }))
 
     it.effect("limit applies per list", () =>
