@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
 // Runs the compiled CLI (build/dist, made by `npm ci` through the `prepare` script) when it is
 // at least as new as every source file; otherwise the TypeScript directly through tsx's loader,
 // so a fresh clone or an edited source never runs stale code. The compiled form starts faster
@@ -10,9 +10,12 @@ import v8 from "node:v8"
 
 // The shebang (and `npm start`) give V8 young-generation semi-spaces of 4 MB instead of 16: a
 // remember allocates much that dies young, and the larger space was ~30 MB of resident memory
-// idle and at peak (1 MiB text: 326 -> 293 MB) for 5-8% of CPU time saved. It has to be on node's
-// command line (V8 sizes the young generation when the heap is made); `node bin/gligabao.js`
-// runs without it. scripts/benchmarks/server.ts (SERVER_NODE_FLAGS) starts servers the same way.
+// idle and at peak (1 MiB text: 326 -> 293 MB) for 5-8% of CPU time saved. They also limit
+// glibc to two malloc arenas (MALLOC_ARENA_MAX=2): SQLite's allocations on the main thread and
+// on the vector reader's worker thread otherwise fragment an arena each (1 MiB text: 300-303 ->
+// 279-289 MB). Both have to be set before node starts (V8 sizes the young generation when the
+// heap is made; glibc reads the variable at startup), so `node bin/gligabao.js` runs without
+// them. scripts/benchmarks/server.ts (SERVER_ENV, SERVER_NODE_FLAGS) starts servers the same way.
 //
 // V8 lets the old generation grow up to four times what survived the last full collection
 // before it collects again. A remember promotes much short-lived data (vectors, model answers,

@@ -77,6 +77,9 @@ export const startVecReader = (
       Effect.sync(() =>
         new Worker(WORKER_SOURCE, {
           eval: true,
+          // it allocates little (rows of ids, distances and metadata), but at V8's default a
+          // 1 MiB remember's thousands of lookups grew its young generation to full size
+          resourceLimits: { maxYoungGenerationSizeMb: 2 },
           workerData: {
             filename,
             mmapBytes: options.mmapBytes,

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { openReadonly } from "./db.js"
 import { startFakes } from "./fakes.js"
-import { MB, ROOT, rssMiB, serverNodeFlags } from "./server.js"
+import { MB, ROOT, rssMiB, serverEnv, serverNodeFlags } from "./server.js"
 import { makeRandom, paragraph, people } from "./texts.js"
 
 export interface LoadOptions {
@@ -115,6 +115,7 @@ const spawnServer = (db: string, configFile: string, anthropicUrl: string, openA
     const child: ChildProcess = spawn(process.execPath, [...serverNodeFlags(), "bin/gligabao.js", "serve", "--port", "0", "--db", db], {
       cwd: ROOT,
       env: {
+        ...serverEnv(),
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? "/tmp",
         ANTHROPIC_API_KEY: "load",

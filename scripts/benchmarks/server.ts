@@ -47,9 +47,13 @@ export interface Server {
 }
 
 /**
- * The node flags `npm start` and bin/gligabao.js's shebang run the server with (a test keeps the
- * three equal); GLIGABAO_BENCH_NODE_OPTIONS naming a semi-space size replaces them, to try another.
+ * The environment and node flags `npm start` and bin/gligabao.js's shebang run the server with
+ * (a test keeps the three equal). To try others: MALLOC_ARENA_MAX in the bench's environment
+ * replaces the default, GLIGABAO_BENCH_NODE_OPTIONS naming a semi-space size replaces the flag.
  */
+export const SERVER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2" }
+export const serverEnv = (): Record<string, string> =>
+  process.env.MALLOC_ARENA_MAX === undefined ? { ...SERVER_ENV } : { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX }
 export const SERVER_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=4"]
 export const serverNodeFlags = (): ReadonlyArray<string> =>
   /semi-space/.test(process.env.GLIGABAO_BENCH_NODE_OPTIONS ?? "") ? [] : SERVER_NODE_FLAGS
@@ -68,6 +72,7 @@ export const startServer = (options: ServerOptions): Promise<Server> =>
       ANTHROPIC_API_KEY: "bench",
       ANTHROPIC_BASE_URL: options.fakes.anthropicUrl,
       GLIGABAO_LOG_LEVEL: "warning",
+      ...serverEnv(),
       GLIGABAO_CONFIG: options.configFile,
       ...CONFIGS[options.config]
     }
