@@ -55,7 +55,7 @@ import * as sqliteVec from "sqlite-vec"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
 import { binaryCode, codeBits, CODES_VERSION } from "./binaryCodes.js"
-import { startVecReader, type VecReader, type VecReaderFailed } from "./VecReader.js"
+import { startVecReader, type VecReader } from "./VecReader.js"
 import { checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
 
 const NAME = "sqlite-vec"
@@ -210,7 +210,17 @@ export const makeSqliteVecStore = <E = never, R = never>(
     const table = vectorTableName(dimensions)
     const codes = codeTableName(dimensions)
     const floats = floatTableName(dimensions)
-    const reader = startReader === undefined ? undefined : yield* startReader
+    // a reader that cannot start leaves the queries here, as one that dies later does
+    const reader = startReader === undefined
+      ? undefined
+      : yield* startReader.pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            Effect.logWarning(`${NAME}: the reader did not start; querying on the main connection`, { cause }),
+            undefined
+          )
+        )
+      )
     const failed = (operation: string, index: string) => (error: SqlError.SqlError) =>
       new VectorWriteFailed({
         message: `${NAME}: ${operation} on ${index} failed: ${String((error.cause as Error | undefined)?.message ?? error.message)}`
@@ -369,7 +379,7 @@ export interface SqliteVecReaderOptions {
 export const SqliteVecStoreLive = (
   dimensions: number,
   reader?: SqliteVecReaderOptions
-): Layer.Layer<VectorStore, SqlError.SqlError | VecReaderFailed, SqlClient.SqlClient> =>
+): Layer.Layer<VectorStore, SqlError.SqlError, SqlClient.SqlClient> =>
   Layer.scoped(
     VectorStore,
     Effect.gen(function* () {
@@ -390,7 +400,7 @@ const VECTOR_FILE_MMAP = 1024 * 1024 * 1024
 export const SqliteVecFileStoreLive = (
   filename: string,
   dimensions: number
-): Layer.Layer<VectorStore, SqlError.SqlError | VecReaderFailed> =>
+): Layer.Layer<VectorStore, SqlError.SqlError> =>
   Layer.scoped(
     VectorStore,
     Effect.gen(function* () {

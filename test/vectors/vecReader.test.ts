@@ -86,7 +86,7 @@ describe("SqliteVecStore with a worker-thread reader", () => {
       }).pipe(Effect.provide(SqliteLive(filename)))
     }).pipe(Effect.scoped))
 
-  it.live("queries on the main connection when the reader fails", () =>
+  it.live("queries on the main connection when the reader fails, or cannot start", () =>
     Effect.gen(function* () {
       const filename = yield* tempFile
       yield* Effect.gen(function* () {
@@ -103,6 +103,10 @@ describe("SqliteVecStore with a worker-thread reader", () => {
         expect(asked).toBe(1)
         expect(best!.id).toBe("edge-8")
         expect(best!.score).toBeCloseTo(1, 5)
+        // a reader that cannot start at all: the store is built and answers all the same
+        const unstarted = yield* makeSqliteVecStore(sql, DIMS, Effect.fail(new VecReaderFailed({ message: "no threads" })))
+        const [again] = yield* unstarted.query("dataset-1-edges", data[7]!, 1, -1)
+        expect(again!.id).toBe("edge-8")
       }).pipe(Effect.provide(SqliteLive(filename)))
     }).pipe(Effect.scoped))
 })
