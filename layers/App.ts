@@ -61,9 +61,13 @@ export const llmFor = (config: AppConfig) => {
  * Embeddings when an OpenAI key (or an OpenAI-compatible base URL, e.g. a local server) is
  * configured; without, nothing is embedded and the server says so at startup.
  */
-export const embeddingsFor = (config: AppConfig) => {
-  const key = Option.orElse(config.openaiApiKey, () =>
+/** The embeddings key, or a stand-in when a base URL (a local server) is configured without one. */
+const embeddingsKey = (config: AppConfig) =>
+  Option.orElse(config.openaiApiKey, () =>
     Option.isSome(config.embeddingBaseUrl) ? Option.some(Redacted.make("unused")) : Option.none())
+
+export const embeddingsFor = (config: AppConfig) => {
+  const key = embeddingsKey(config)
   return Option.match(key, {
     onNone: () => DisabledEmbeddingsLive({ model: config.embeddingModel, dimensions: config.embeddingDimensions }),
     onSome: (apiKey) =>
@@ -101,13 +105,16 @@ export const vectorStoreFor = (config: AppConfig) => {
             namespacePrefix: config.pinecone.namespacePrefix
           }))
       )
-    case "sqlite":
+    case "sqlite": {
+      // without embeddings nothing is searched by vector: no reader thread (about 15 MB)
+      const searched = Option.isSome(embeddingsKey(config))
       return Option.isSome(config.database.url)
-        ? SqliteVecFileStoreLive(vectorFileFor(config), config.embeddingDimensions)
-        : SqliteVecStoreLive(config.embeddingDimensions, {
-          filename: config.database.path,
-          mmapBytes: config.database.mmapSize
-        })
+        ? SqliteVecFileStoreLive(vectorFileFor(config), config.embeddingDimensions, { reader: searched })
+        : SqliteVecStoreLive(
+          config.embeddingDimensions,
+          searched ? { filename: config.database.path, mmapBytes: config.database.mmapSize } : undefined
+        )
+    }
   }
 }
 

@@ -395,11 +395,13 @@ const VECTOR_FILE_MMAP = 1024 * 1024 * 1024
 
 /**
  * sqlite-vec in a SQLite file of its own (gligabao on PostgreSQL without Pinecone): one
- * connection with WAL and sqlite-vec loaded, closed with the layer. Its directory is created.
+ * connection with WAL and sqlite-vec loaded, closed with the layer, and (unless `reader` is
+ * false) searches on a reader in a worker thread. Its directory is created.
  */
 export const SqliteVecFileStoreLive = (
   filename: string,
-  dimensions: number
+  dimensions: number,
+  options: { readonly reader: boolean } = { reader: true }
 ): Layer.Layer<VectorStore, SqlError.SqlError> =>
   Layer.scoped(
     VectorStore,
@@ -412,7 +414,7 @@ export const SqliteVecFileStoreLive = (
       // the CPU they do through read calls, and no graph shares its pages
       if (!memory) yield* client.unsafe(`PRAGMA mmap_size = ${VECTOR_FILE_MMAP}`)
       yield* client.loadExtension(sqliteVec.getLoadablePath())
-      return yield* memory
+      return yield* memory || !options.reader
         ? makeSqliteVecStore(client, dimensions)
         : makeSqliteVecStore(client, dimensions, startVecReader(filename, { mmapBytes: VECTOR_FILE_MMAP }))
     })
