@@ -88,6 +88,9 @@ export const candidatesFor = (k: number) => Math.min(MAX_K, Math.max(64, 3 * k))
 
 const keyOf = (index: string, id: string) => JSON.stringify([index, id])
 
+/** `?, ?, ...`: one parameter a value of a batch */
+const placeholders = (values: ReadonlyArray<unknown>) => values.map(() => "?").join(", ")
+
 /** float32 bytes in the machine's order, which is how sqlite-vec reads a blob. */
 const toBlob = (values: ReadonlyArray<number>): Buffer => Buffer.from(Float32Array.from(values).buffer)
 
@@ -168,7 +171,7 @@ const syncCodes = (sql: SqlClient.SqlClient, dimensions: number) =>
         // a batch of vectors at a time: 100,000 of them would be 600 MB at once
         for (const batch of chunksOf(missing, BACKFILL_BATCH)) {
           const rows = yield* sql.unsafe<{ key: string; index_name: string; embedding: Uint8Array }>(
-            `SELECT key, index_name, embedding FROM ${floats} WHERE key IN (${batch.map(() => "?").join(", ")})`,
+            `SELECT key, index_name, embedding FROM ${floats} WHERE key IN (${placeholders(batch)})`,
             batch.map((row) => row.key)
           )
           if (rows.length === 0) continue
@@ -235,7 +238,7 @@ export const makeSqliteVecStore = <E = never, R = never>(
         (batch) =>
           sql
             .unsafe<{ id: string }>(
-              `SELECT id FROM ${target}_rowids WHERE id IN (${batch.map(() => "?").join(", ")})`,
+              `SELECT id FROM ${target}_rowids WHERE id IN (${placeholders(batch)})`,
               batch
             )
             .pipe(
@@ -250,7 +253,7 @@ export const makeSqliteVecStore = <E = never, R = never>(
     const deleteFloats = (keys: ReadonlyArray<string>) =>
       Effect.forEach(
         chunksOf(keys, INSERT_BATCH),
-        (batch) => sql.unsafe(`DELETE FROM ${floats} WHERE key IN (${batch.map(() => "?").join(", ")})`, batch),
+        (batch) => sql.unsafe(`DELETE FROM ${floats} WHERE key IN (${placeholders(batch)})`, batch),
         { discard: true }
       )
     const deleteKeys = (keys: ReadonlyArray<string>) =>
@@ -276,19 +279,18 @@ export const makeSqliteVecStore = <E = never, R = never>(
     /** The nearest codes, rescored on their float vectors (CROSS JOIN: the codes drive the key lookups). */
     const rescored = (index: string, vector: ReadonlyArray<number>, limit: number): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
       read(
-          `WITH candidates AS (SELECT key FROM ${codes} WHERE code MATCH vec_bit(?) AND k = ? AND index_name = ?) ` +
-            `SELECT v.vector_id, vec_distance_cosine(v.embedding, ?) AS distance, v.metadata ` +
-            `FROM candidates CROSS JOIN ${floats} AS v ON v.key = candidates.key`,
-          [binaryCode(vector, dimensions), candidatesFor(limit), index, toBlob(vector)]
+        `WITH candidates AS (SELECT key FROM ${codes} WHERE code MATCH vec_bit(?) AND k = ? AND index_name = ?) ` +
+          `SELECT v.vector_id, vec_distance_cosine(v.embedding, ?) AS distance, v.metadata ` +
+          `FROM candidates CROSS JOIN ${floats} AS v ON v.key = candidates.key`,
+        [binaryCode(vector, dimensions), candidatesFor(limit), index, toBlob(vector)]
+      ).pipe(
+        Effect.map((rows) =>
+          rows
+            .filter((row) => row.distance !== null)
+            .sort((a, b) => a.distance! - b.distance!)
+            .slice(0, limit)
         )
-        .pipe(
-          Effect.map((rows) =>
-            rows
-              .filter((row) => row.distance !== null)
-              .sort((a, b) => a.distance! - b.distance!)
-              .slice(0, limit)
-          )
-        )
+      )
 
     /** vec0 has no upsert: the existing keys are deleted, then every item inserted */
     const writeExact = (index: string, items: ReadonlyArray<VectorItem>) =>

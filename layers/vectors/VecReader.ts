@@ -77,8 +77,8 @@ export const startVecReader = (
       Effect.sync(() =>
         new Worker(WORKER_SOURCE, {
           eval: true,
-          // it allocates little (rows of ids, distances and metadata), but at V8's default a
-          // 1 MiB remember's thousands of lookups grew its young generation to full size
+          // a bound, not a measured saving: it allocates little (rows of ids, distances and
+          // metadata), and the 1 MiB remember's peak did not move with it beyond noise
           resourceLimits: { maxYoungGenerationSizeMb: 2 },
           workerData: {
             filename,

@@ -186,7 +186,7 @@ export const make = Effect.gen(function*() {
    * the cost either way (the sort keeps a heap of this size), so a generous size is cheap; only
    * these rows are joined to the base table, by primary key.
    */
-  const candidatesFor = (limit: number) => Math.max(4 * limit, 100)
+  const ftsCandidatesFor = (limit: number) => Math.max(4 * limit, 100)
 
   /** side, dataset and filters -> queries since their fast path last fell back (absent: it did not) */
   const fellBack = new Map<string, number>()
@@ -198,7 +198,7 @@ export const make = Effect.gen(function*() {
     JSON.stringify([alias, datasetId, f.knownAt, f.includeExpired, f.sessionId, f.kind])
 
   /**
-   * SQLite: the `candidatesFor(limit)` best rows of the FTS table alone (`best`, ordered as the
+   * SQLite: the `ftsCandidatesFor(limit)` best rows of the FTS table alone (`best`, ordered as the
    * full query orders: score DESC, rowid = id), then those joined to the base table by primary
    * key and filtered (`kept`), at most `limit`. The statement always returns one row more than
    * nothing: `seen`, the number of candidates, LEFT JOINed with the survivors (a lone row with a
@@ -231,7 +231,7 @@ export const make = Effect.gen(function*() {
       }
       const { expression, table, weights } = fts5(alias, terms)
       const a = sql.literal(alias)
-      const candidates = candidatesFor(limit)
+      const candidates = ftsCandidatesFor(limit)
       const rows = yield* sql<{ seen: number; id: number | null; score: number | null }>`
         WITH best AS MATERIALIZED (
           SELECT rowid AS id, -bm25(${table}${weights}) AS score FROM ${table}
