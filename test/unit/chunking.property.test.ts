@@ -4,6 +4,9 @@ import { describe, expect, it } from "vitest"
 import { type Chunk, chunkText, needsChunking, overlapTarget } from "../../src/pipeline/chunking.js"
 import { countRange, countTokens, fitsInTokens, pieces } from "../../src/pipeline/tokenizer.js"
 
+/** a byte order mark: one token in the `.tiktoken` file, two for the library (see tokenizer.test.ts) */
+const BOM = "\uFEFF"
+
 const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
 const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
 
@@ -96,6 +99,8 @@ describe("tokenizer properties", () => {
       fc.property(texts(false), fc.string({ unit: "binary", maxLength: 40 }), (text, extra) => {
         const sample = text + extra
         fc.pre(pieces(sample).cut.every((c) => c === 0))
+        // the library cannot find the byte order mark's token (tokenizer.test.ts, BOM)
+        fc.pre(!sample.includes(BOM))
         expect(countTokens(sample)).toBe(libraryCount(sample, { disallowedSpecial: new Set() }))
       }),
       { numRuns: 400 }

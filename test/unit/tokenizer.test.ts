@@ -15,6 +15,13 @@ const tokenBytes = (token: string | ReadonlyArray<number>): Uint8Array =>
 const byteString = (bytes: Uint8Array): string => String.fromCharCode(...bytes)
 const libraryCount = (text: string) => encode(text, { disallowedSpecial: new Set() }).length
 
+/**
+ * U+FEFF is left out of the comparisons with the library: its bytes EF BB BF are one token
+ * (rank 3305) in the `.tiktoken` file, but the library's encoder keys its table by decoded
+ * text, and its decoder drops a byte order mark, so it never finds that token and counts 2.
+ */
+const BOM = "\uFEFF"
+
 describe("the packed cl100k_base table", () => {
   it("holds the library's tokens, each at its rank", () => {
     const v = cl100k()
@@ -83,10 +90,18 @@ describe("countTokens against the library's encoder", () => {
       fc.property(randomText, (text) => {
         // a pre-token over MAX_PIECE_LENGTH units is merged in parts (tokenizer.ts): not comparable
         fc.pre(pieces(text).cut.every((c) => c === 0))
+        fc.pre(!text.includes(BOM))
         expect(countTokens(text)).toBe(libraryCount(text))
       }),
       { numRuns: 1000 }
     )
+  })
+
+  it("counts a byte order mark as the .tiktoken file has it: one token (where the library counts two)", () => {
+    const v = cl100k()
+    expect(rankOfByteString(v, byteString(Uint8Array.of(0xef, 0xbb, 0xbf)))).toBe(3305)
+    expect(countTokens(BOM)).toBe(1)
+    expect(countTokens(`a${BOM}b`)).toBe(countTokens("a") + 1 + countTokens("b"))
   })
 
   it("counts prose and code as the library does", () => {
