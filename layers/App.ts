@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { type AdminDatabase, AdminDatabases, databaseName, duplicateName } from "../src/admin/AdminDatabases.js"
-import { AppConfigTag, type AppConfig } from "../src/Config.js"
+import { type AppConfig, AppConfigTag } from "../src/Config.js"
 import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
@@ -45,8 +45,10 @@ export const llmFor = (config: AppConfig) => {
     })
   }
   // Local OpenAI-compatible servers (Ollama, vLLM, llama.cpp) need no key, but the SDK wants one.
-  const key = Option.orElse(llm.apiKey, () =>
-    Option.isSome(llm.baseUrl) ? Option.some(Redacted.make("unused")) : Option.none())
+  const key = Option.orElse(
+    llm.apiKey,
+    () => Option.isSome(llm.baseUrl) ? Option.some(Redacted.make("unused")) : Option.none()
+  )
   return Option.match(key, {
     onNone: () =>
       UnconfiguredLlmLive(
@@ -63,8 +65,10 @@ export const llmFor = (config: AppConfig) => {
  */
 /** The embeddings key, or a stand-in when a base URL (a local server) is configured without one. */
 const embeddingsKey = (config: AppConfig) =>
-  Option.orElse(config.openaiApiKey, () =>
-    Option.isSome(config.embeddingBaseUrl) ? Option.some(Redacted.make("unused")) : Option.none())
+  Option.orElse(
+    config.openaiApiKey,
+    () => Option.isSome(config.embeddingBaseUrl) ? Option.some(Redacted.make("unused")) : Option.none()
+  )
 
 export const embeddingsFor = (config: AppConfig) => {
   const key = embeddingsKey(config)
@@ -98,12 +102,15 @@ export const vectorStoreFor = (config: AppConfig) => {
     case "pinecone":
       // loaded only when used: the Pinecone SDK is about 7 MB of a server's resident memory
       return Layer.unwrapEffect(
-        Effect.map(Effect.promise(() => import("./vectors/PineconeStore.js")), ({ PineconeStoreLive }) =>
-          PineconeStoreLive({
-            apiKey: Option.getOrThrow(config.pinecone.apiKey),
-            indexHost: Option.getOrThrow(config.pinecone.indexHost),
-            namespacePrefix: config.pinecone.namespacePrefix
-          }))
+        Effect.map(
+          Effect.promise(() => import("./vectors/PineconeStore.js")),
+          ({ PineconeStoreLive }) =>
+            PineconeStoreLive({
+              apiKey: Option.getOrThrow(config.pinecone.apiKey),
+              indexHost: Option.getOrThrow(config.pinecone.indexHost),
+              namespacePrefix: config.pinecone.namespacePrefix
+            })
+        )
       )
     case "sqlite": {
       // without embeddings nothing is searched by vector: no reader thread (about 15 MB)
@@ -209,7 +216,9 @@ export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyA
           admin: Context.get(context, AdminRepo)
         })))
       const all = [primary, ...extras]
-      const twice = duplicateName(all.map((d) => d.name))
+      const twice = duplicateName(all.map((d) =>
+        d.name
+      ))
       if (twice !== undefined) {
         return yield* Effect.fail(
           new Error(`two databases are named ${JSON.stringify(twice)} in the admin UI: give the files different names`)

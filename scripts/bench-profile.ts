@@ -45,7 +45,11 @@ if (target === undefined) {
 }
 
 const files = (path: string): Array<string> =>
-  statSync(path).isDirectory() ? readdirSync(path).flatMap((f) => files(join(path, f))) : path.endsWith(".cpuprofile") ? [path] : []
+  statSync(path).isDirectory()
+    ? readdirSync(path).flatMap((f) => files(join(path, f)))
+    : path.endsWith(".cpuprofile")
+    ? [path]
+    : []
 
 const ROOT = process.cwd()
 const where = (url: string): string => {
@@ -85,7 +89,9 @@ const report = (file: string) => {
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) out.push(byId.get(at)!)
     return out
   }
-  const first = ALL ? 0 : profile.samples.findIndex((id) => stack(id).some((n) => n.callFrame.url.includes("/src/http/")))
+  const first = ALL
+    ? 0
+    : profile.samples.findIndex((id) => stack(id).some((n) => n.callFrame.url.includes("/src/http/")))
   if (first === -1) return
   const skipped = profile.timeDeltas.slice(0, first).reduce((a, b) => a + b, 0) / 1e6
   profile.samples.forEach((id, i) => {
@@ -99,7 +105,9 @@ const report = (file: string) => {
     busy += ms
     const key = label(node.callFrame)
     self.set(key, (self.get(key) ?? 0) + ms)
-    const group = node.callFrame.functionName === "(garbage collector)" ? "(garbage collector)" : where(node.callFrame.url)
+    const group = node.callFrame.functionName === "(garbage collector)"
+      ? "(garbage collector)"
+      : where(node.callFrame.url)
     groups.set(group, (groups.get(group) ?? 0) + ms)
     const seen = new Set<string>()
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
@@ -112,7 +120,11 @@ const report = (file: string) => {
   const top = (m: Map<string, number>, n: number, filter: (k: string) => boolean = () => true) =>
     [...m].filter(([k]) => filter(k)).sort((a, b) => b[1] - a[1]).slice(0, n)
   const pct = (ms: number) => `${((100 * ms) / busy).toFixed(1)}%`
-  console.log(`\n## ${relative(ROOT, file)}\nbusy ${(busy / 1000).toFixed(2)} s, idle ${(idle / 1000).toFixed(2)} s${ALL ? "" : ` (startup, ${skipped.toFixed(1)} s, left out)`}\n`)
+  console.log(
+    `\n## ${relative(ROOT, file)}\nbusy ${(busy / 1000).toFixed(2)} s, idle ${(idle / 1000).toFixed(2)} s${
+      ALL ? "" : ` (startup, ${skipped.toFixed(1)} s, left out)`
+    }\n`
+  )
   console.log("self time by package or folder:")
   for (const [k, ms] of top(groups, 15)) console.log(`  ${pct(ms).padStart(6)} ${ms.toFixed(0).padStart(7)} ms  ${k}`)
   console.log("\ntop functions by self time:")

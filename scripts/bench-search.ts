@@ -97,32 +97,50 @@ const main = (storage: Layer.Layer<Storage, StorageError>, vectorStore: Layer.La
     const seeded = yield* seedDataset("bench", FACTS, ENTITIES, DIMS, progress)
     process.stderr.write("\n")
     yield* seedDataset("other", 1000, 200, DIMS)
-    console.log(`seeded ${FACTS.toLocaleString("en-US")} facts, ${ENTITIES.toLocaleString("en-US")} entities in ${f((performance.now() - seedStart) / 1000)} s`)
+    console.log(
+      `seeded ${FACTS.toLocaleString("en-US")} facts, ${ENTITIES.toLocaleString("en-US")} entities in ${
+        f((performance.now() - seedStart) / 1000)
+      } s`
+    )
     const deps = yield* readDeps
     const qs = questions(seeded.names, QUERIES + 20)
     const plain = yield* timeSearches({ ...deps, embeddings: null }, qs, 1)
     const textOnly = yield* timeSearches({ ...deps, embeddings: null }, qs, 0)
     const withVectors = yield* timeSearches(deps, qs, 1)
-    console.log(`\nsearch, limit 10, ${QUERIES} questions after 20 warm-up, ${DIMS}-dimension hash embeddings in sqlite-vec`)
+    console.log(
+      `\nsearch, limit 10, ${QUERIES} questions after 20 warm-up, ${DIMS}-dimension hash embeddings in sqlite-vec`
+    )
     console.log("| sources | p50 ms | p95 ms | mean ms | facts returned (mean) |")
     console.log("| --- | --- | --- | --- | --- |")
-    for (const [name, r] of [
-      ["full text only (hops 0)", textOnly],
-      ["full text + graph (hops 1), no vectors", plain],
-      ["full text + vectors + graph (hops 1)", withVectors]
-    ] as const) {
+    for (
+      const [name, r] of [
+        ["full text only (hops 0)", textOnly],
+        ["full text + graph (hops 1), no vectors", plain],
+        ["full text + vectors + graph (hops 1)", withVectors]
+      ] as const
+    ) {
       console.log(`| ${name} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.mean)} | ${r.facts.toFixed(1)} |`)
     }
-    console.log(`\nexport of the whole dataset (include_expired): ${FACTS.toLocaleString("en-US")} facts, ${ENTITIES.toLocaleString("en-US")} entities, ${Math.floor(FACTS / 10).toLocaleString("en-US")} artifacts`)
+    console.log(
+      `\nexport of the whole dataset (include_expired): ${FACTS.toLocaleString("en-US")} facts, ${
+        ENTITIES.toLocaleString("en-US")
+      } entities, ${Math.floor(FACTS / 10).toLocaleString("en-US")} artifacts`
+    )
     console.log("| format | seconds | facts/s | MB | MB/s | RSS growth MiB |")
     console.log("| --- | --- | --- | --- | --- | --- |")
     for (const format of ["json", "graphml"] as const) {
       const r = yield* timeExport(deps, format)
       const mb = r.bytes / 1e6
-      console.log(`| ${format} | ${r.seconds.toFixed(1)} | ${Math.round(FACTS / r.seconds).toLocaleString("en-US")} | ${f(mb)} | ${f(mb / r.seconds)} | ${Math.round(r.peakDelta)} |`)
+      console.log(
+        `| ${format} | ${r.seconds.toFixed(1)} | ${Math.round(FACTS / r.seconds).toLocaleString("en-US")} | ${
+          f(mb)
+        } | ${f(mb / r.seconds)} | ${Math.round(r.peakDelta)} |`
+      )
     }
   }).pipe(
-    Effect.provide(Layer.mergeAll(vectorStore, HashEmbeddings.layer({ dimensions: DIMS })).pipe(Layer.provideMerge(storage)))
+    Effect.provide(
+      Layer.mergeAll(vectorStore, HashEmbeddings.layer({ dimensions: DIMS })).pipe(Layer.provideMerge(storage))
+    )
   )
 
 const dir = mkdtempSync(join(tmpdir(), "gligabao-bench-search-"))

@@ -36,7 +36,7 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 const timeQueries = (store: Context.Tag.Service<VectorStore>, index: string, k: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const times: Array<number> = []
     const vectors = Array.from({ length: QUERIES }, randomUnit)
     for (const vector of vectors) {
@@ -50,7 +50,7 @@ const timeQueries = (store: Context.Tag.Service<VectorStore>, index: string, k: 
   })
 
 const runSize = (size: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* VectorStore
     const sql = yield* SqlClient.SqlClient
     const index = "dataset-1-entities"
@@ -58,15 +58,23 @@ const runSize = (size: number) =>
     let insertMs = 0
     for (let done = 0; done < size; done += BATCH) {
       const items: Array<VectorItem> = []
-      for (let i = done; i < Math.min(size, done + BATCH); i++)
-        items.push({ id: `entity-${i}`, values: randomUnit(), metadata: { dataset_id: 1, kind: "entity", entity_id: i } })
+      for (let i = done; i < Math.min(size, done + BATCH); i++) {
+        items.push({
+          id: `entity-${i}`,
+          values: randomUnit(),
+          metadata: { dataset_id: 1, kind: "entity", entity_id: i }
+        })
+      }
       const start = performance.now()
       yield* store.upsert(index, items)
       insertMs += performance.now() - start
     }
     const insertSeconds = insertMs / 1000
     // the same 100 ids again: the overwrite path (delete + insert)
-    const overwrite = Array.from({ length: BATCH }, (_, i) => ({ id: `entity-${i}`, values: randomUnit(), metadata: {} }))
+    const overwrite = Array.from(
+      { length: BATCH },
+      (_, i) => ({ id: `entity-${i}`, values: randomUnit(), metadata: {} })
+    )
     const overwriteStart = performance.now()
     yield* store.upsert(index, overwrite)
     const overwriteMs = performance.now() - overwriteStart
@@ -82,9 +90,13 @@ const runSize = (size: number) =>
     return { insertPerSecond: size / insertSeconds, insertSeconds, overwriteMs, k3, k10, small }
   })
 
-const main = Effect.gen(function* () {
-  console.log(`sqlite-vec via SqliteVecStore, ${DIMS} dimensions, ${QUERIES} queries per row, inserts in upserts of ${BATCH}`)
-  console.log("| vectors | insert vectors/s | overwrite 100 ms | k=3 p50 / p95 ms | k=10 p50 / p95 ms | 100-vector index k=10 p50 / p95 ms | file MiB | RSS MiB |")
+const main = Effect.gen(function*() {
+  console.log(
+    `sqlite-vec via SqliteVecStore, ${DIMS} dimensions, ${QUERIES} queries per row, inserts in upserts of ${BATCH}`
+  )
+  console.log(
+    "| vectors | insert vectors/s | overwrite 100 ms | k=3 p50 / p95 ms | k=10 p50 / p95 ms | 100-vector index k=10 p50 / p95 ms | file MiB | RSS MiB |"
+  )
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- |")
   for (const size of SIZES) {
     const dir = mkdtempSync(join(tmpdir(), "gligabao-bench-vectors-"))
@@ -96,7 +108,11 @@ const main = Effect.gen(function* () {
     rmSync(dir, { recursive: true, force: true })
     const f = (x: number) => x.toFixed(x < 10 ? 2 : 1)
     console.log(
-      `| ${size.toLocaleString("en-US")} | ${Math.round(result.insertPerSecond).toLocaleString("en-US")} | ${f(result.overwriteMs)} | ${f(result.k3.p50)} / ${f(result.k3.p95)} | ${f(result.k10.p50)} / ${f(result.k10.p95)} | ${f(result.small.p50)} / ${f(result.small.p95)} | ${Math.round(mib)} | ${Math.round(process.memoryUsage().rss / 2 ** 20)} |`
+      `| ${size.toLocaleString("en-US")} | ${Math.round(result.insertPerSecond).toLocaleString("en-US")} | ${
+        f(result.overwriteMs)
+      } | ${f(result.k3.p50)} / ${f(result.k3.p95)} | ${f(result.k10.p50)} / ${f(result.k10.p95)} | ${
+        f(result.small.p50)
+      } / ${f(result.small.p95)} | ${Math.round(mib)} | ${Math.round(process.memoryUsage().rss / 2 ** 20)} |`
     )
   }
 })

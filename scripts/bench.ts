@@ -47,7 +47,8 @@ const SCENARIOS = {
 type Name = keyof typeof SCENARIOS
 
 const argv = process.argv.slice(2)
-const USAGE = `usage: scripts/bench [--quick] [--only NAME[,NAME]] [--profile] [--trace-sql] [--dims N] [--entry FILE] [--keep]
+const USAGE =
+  `usage: scripts/bench [--quick] [--only NAME[,NAME]] [--profile] [--trace-sql] [--dims N] [--entry FILE] [--keep]
 scenarios: ${Object.keys(SCENARIOS).join(", ")} (all by default; BENCHMARKS.md describes them and their bars)`
 const SWITCHES = ["--quick", "--profile", "--trace-sql", "--keep"]
 const WITH_VALUE = ["--only", "--dims", "--entry"]
@@ -101,7 +102,8 @@ const main = async () => {
     entry: value("--entry"),
     sqlTraceDir: argv.includes("--trace-sql") ? join(outDir, "sql", stamp) : undefined,
     pool: quick ? new Map() : undefined,
-    log: (message) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${message}\n`)
+    log: (message) =>
+      process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${message}\n`)
   }
   const durations: Record<string, number> = {}
   try {
@@ -122,13 +124,22 @@ const main = async () => {
     if (argv.includes("--keep")) ctx.log(`kept ${dir}`)
     else rmSync(dir, { recursive: true, force: true })
   }
-  report.check("all", "every request answered 200", httpFailures.length === 0, `${httpRequests} requests${httpFailures.length === 0 ? "" : `; ${httpFailures.length} failed, first: ${httpFailures[0]}`}`)
+  report.check(
+    "all",
+    "every request answered 200",
+    httpFailures.length === 0,
+    `${httpRequests} requests${
+      httpFailures.length === 0 ? "" : `; ${httpFailures.length} failed, first: ${httpFailures[0]}`
+    }`
+  )
 
   const seconds = (performance.now() - t0) / 1000
   const m = machine()
   const header = [
     `gligabao bench${quick ? " --quick" : ""}, ${started.toISOString()}, ${seconds.toFixed(0)} s`,
-    `machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, Node ${m.node}; load average ${atStart.load_average.join(" ")} at the start, ${m.load_average.join(" ")} at the end`,
+    `machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, Node ${m.node}; load average ${
+      atStart.load_average.join(" ")
+    } at the start, ${m.load_average.join(" ")} at the end`,
     ...(ctx.entry === undefined ? [] : [`server: node ${ctx.entry}`]),
     `configurations: seed = remember.concurrency 1 and chunk_concurrency 1; defaults = an empty gligabao.toml; ratio = defaults ÷ seed unless said otherwise`
   ]

@@ -50,17 +50,31 @@ const line = (name: string, p: Percentiles) =>
 const render = (r: LoadResult, started: Date, load: ReadonlyArray<number>): string =>
   [
     `gligabao load, ${started.toISOString()}: ${r.options.clients} clients, ${r.options.datasets} datasets, ${r.options.seconds} s, ${r.options.latencyMs} ms models, ${r.options.dims} dimensions`,
-    `machine: ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, Node ${process.version}; load average ${load.map((x) => x.toFixed(2)).join(" ")} at the start, ${loadavg().map((x) => x.toFixed(2)).join(" ")} at the end`,
+    `machine: ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, Node ${process.version}; load average ${
+      load.map((x) => x.toFixed(2)).join(" ")
+    } at the start, ${loadavg().map((x) => x.toFixed(2)).join(" ")} at the end`,
     "",
-    `requests: ${r.requests.total} (${r.requests.remember} remembers, ${r.requests.search} searches) in ${f(r.seconds)} s; errors: ${r.errors.count}`,
-    `throughput: ${f(r.throughput.remembersPerSecond, 2)} remembers/s, ${f(r.throughput.searchesPerSecond, 2)} searches/s; per ${f(r.options.windowSeconds, 0)} s window: ${r.throughput.windows.map((w) => f(w, 2)).join(", ")} remembers/s`,
+    `requests: ${r.requests.total} (${r.requests.remember} remembers, ${r.requests.search} searches) in ${
+      f(r.seconds)
+    } s; errors: ${r.errors.count}`,
+    `throughput: ${f(r.throughput.remembersPerSecond, 2)} remembers/s, ${
+      f(r.throughput.searchesPerSecond, 2)
+    } searches/s; per ${f(r.options.windowSeconds, 0)} s window: ${
+      r.throughput.windows.map((w) => f(w, 2)).join(", ")
+    } remembers/s`,
     "",
     "| endpoint | n | p50 ms | p95 ms | p99 ms | max ms |",
     "| --- | --- | --- | --- | --- | --- |",
     line("POST /v1/gb/remember", r.latencyMs.remember),
     line("POST /v1/gb/search", r.latencyMs.search),
     "",
-    `server RSS MB: ${f(r.rssMB.start, 0)} at the start, ${f(r.rssMB.afterWarmUp, 0)} after warm-up, ${f(r.rssMB.max, 0)} max, ${f(r.rssMB.end, 0)} at the end; highest ${f(r.rssMB.maxFirstHalf, 0)} from the warm-up to the middle, ${f(r.rssMB.maxSecondHalf, 0)} after it; slope over the second half ${f(r.rssMB.slopeSecondHalfMBPerMin, 2)} MB/min (${r.rssMB.samples} samples)`,
+    `server RSS MB: ${f(r.rssMB.start, 0)} at the start, ${f(r.rssMB.afterWarmUp, 0)} after warm-up, ${
+      f(r.rssMB.max, 0)
+    } max, ${f(r.rssMB.end, 0)} at the end; highest ${f(r.rssMB.maxFirstHalf, 0)} from the warm-up to the middle, ${
+      f(r.rssMB.maxSecondHalf, 0)
+    } after it; slope over the second half ${
+      f(r.rssMB.slopeSecondHalfMBPerMin, 2)
+    } MB/min (${r.rssMB.samples} samples)`,
     "",
     "checks:",
     ...r.checks.map((c) => `- ${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail === "" ? "" : ` (${c.detail})`}`),
@@ -79,7 +93,20 @@ const main = async () => {
   const outDir = join(ROOT, "build", "load")
   mkdirSync(outDir, { recursive: true })
   const stamp = started.toISOString().replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z")
-  const json = JSON.stringify({ started_at: started.toISOString(), machine: { cores: cpus().length, node: process.version, load_average_at_start: load, load_average_at_end: loadavg() }, ...result }, null, 2)
+  const json = JSON.stringify(
+    {
+      started_at: started.toISOString(),
+      machine: {
+        cores: cpus().length,
+        node: process.version,
+        load_average_at_start: load,
+        load_average_at_end: loadavg()
+      },
+      ...result
+    },
+    null,
+    2
+  )
   writeFileSync(join(outDir, `load-${stamp}.json`), json)
   writeFileSync(join(outDir, "latest.json"), json)
   console.log(text)

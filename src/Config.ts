@@ -13,10 +13,10 @@ import {
   checkKnownKeys,
   fileSource,
   isTable,
+  type KeyDef,
   readConfigFile,
   resolveKey,
   resolveSecret,
-  type KeyDef,
   type Sources
 } from "./config/sources.js"
 import {
@@ -186,7 +186,7 @@ export const loadConfig = (
   env: Readonly<Record<string, string | undefined>>,
   options: LoadOptions = {}
 ): Effect.Effect<AppConfig, ConfigInvalid, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const file = yield* readConfigFile(flags, env, options.defaultPath ?? DEFAULT_CONFIG_PATH)
     if (file !== undefined) {
       yield* checkKnownKeys(file, knownKeys)
@@ -275,17 +275,17 @@ const requirePinecone = (pinecone: PineconeConfig): Effect.Effect<void, ConfigIn
   const missing = Option.isNone(pinecone.apiKey)
     ? "pinecone.api_key (or PINECONE_API_KEY)"
     : Option.isNone(pinecone.indexHost)
-      ? "pinecone.index_host (or PINECONE_INDEX_HOST)"
-      : undefined
+    ? "pinecone.index_host (or PINECONE_INDEX_HOST)"
+    : undefined
   return missing === undefined
     ? Effect.void
     : Effect.fail(
-        new ConfigInvalid({
-          message: `invalid config: vector_store is "pinecone" but ${missing} is not set`,
-          key: missing.split(" ")[0]!,
-          source: "vector_store"
-        })
-      )
+      new ConfigInvalid({
+        message: `invalid config: vector_store is "pinecone" but ${missing} is not set`,
+        key: missing.split(" ")[0]!,
+        source: "vector_store"
+      })
+    )
 }
 
 /** The configuration as a Layer, read once when the layer is built. */
@@ -353,8 +353,7 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "server.port": config.server.port,
     database: Option.isSome(config.database.url) ? "postgresql (database.url set)" : `sqlite ${config.database.path}`,
     image_dir: config.imageDir,
-    "auth.tokens":
-      config.auth.tokens.length === 0 ? "off" : `${config.auth.tokens.length} tokens (${admins} admin)`,
+    "auth.tokens": config.auth.tokens.length === 0 ? "off" : `${config.auth.tokens.length} tokens (${admins} admin)`,
     log_level: config.logLevel,
     log_format: config.logFormat
   }

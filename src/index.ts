@@ -18,8 +18,8 @@ export * from "./services/Embeddings.js"
 export * from "./services/GeoRepo.js"
 export * from "./services/GeoResolver.js"
 export * from "./services/GraphRepo.js"
-export * from "./services/ImageStore.js"
 export * from "./services/ImagesRepo.js"
+export * from "./services/ImageStore.js"
 export * from "./services/InferencesRepo.js"
 export * from "./services/Llm.js"
 export * from "./services/RememberPipeline.js"
@@ -32,14 +32,6 @@ export * from "./services/VectorStore.js"
 
 export { DEFAULT_PRICES, type PriceTable } from "./pipeline/cost.js"
 export {
-  RememberManager,
-  RememberManagerLive,
-  type RememberManagerOptions,
-  type RunOptions,
-  type SubmittedRun
-} from "./pipeline/RememberManager.js"
-export { RememberPipelineLive } from "./pipeline/RememberPipelineLive.js"
-export {
   getImageArtifact,
   type ImageMissing,
   listImageArtifacts,
@@ -48,10 +40,18 @@ export {
   loadImage
 } from "./pipeline/image/library.js"
 export { type ImageReading, normalizeImageAnswer, parseImageAnswer } from "./pipeline/image/prompt.js"
-export { RememberSettings, type RememberSettingsShape } from "./pipeline/Settings.js"
-export { listSeries, readSeries, type SeriesRange, type SeriesRef, type SeriesView } from "./pipeline/series/library.js"
+export {
+  RememberManager,
+  RememberManagerLive,
+  type RememberManagerOptions,
+  type RunOptions,
+  type SubmittedRun
+} from "./pipeline/RememberManager.js"
+export { RememberPipelineLive } from "./pipeline/RememberPipelineLive.js"
 export type { AnchorMatch, AnchorOutcome, FetchItem, ObservationItem, SeriesItem } from "./pipeline/series/index.js"
+export { listSeries, readSeries, type SeriesRange, type SeriesRef, type SeriesView } from "./pipeline/series/library.js"
 export { type SeriesStats, seriesStats } from "./pipeline/series/stats.js"
+export { RememberSettings, type RememberSettingsShape } from "./pipeline/Settings.js"
 
 export * from "./query/index.js"
 
@@ -59,7 +59,7 @@ export * from "./eval/index.js"
 
 export { GligabaoApi } from "./http/Api.js"
 export { type GligabaoClient, makeGligabaoClient } from "./http/client.js"
-export { ReadGroup } from "./http/ReadApi.js"
 export { ApiLive, HttpAppLive } from "./http/Http.js"
+export { ReadGroup } from "./http/ReadApi.js"
 
 export { type AppConfig, AppConfigTag, defaultConfig, loadConfig } from "./Config.js"

@@ -129,7 +129,12 @@ forEachDialect((dialect, makeLayer) => {
           { provider: "anthropic", model: "haiku", ...totals(2, 1, 150, 15, 0.375) }
         ])
         expect(usage.buckets).toEqual([
-          { start: "2025-03-01T10:00:00.000Z", stage: "extract_graph", model: "haiku", ...totals(2, 1, 150, 15, 0.375) },
+          {
+            start: "2025-03-01T10:00:00.000Z",
+            stage: "extract_graph",
+            model: "haiku",
+            ...totals(2, 1, 150, 15, 0.375)
+          },
           { start: "2025-03-01T11:00:00.000Z", stage: "resolve_edges", model: "sonnet", ...totals(1, 0, 200, 20, 0.5) },
           { start: "2025-03-01T12:00:00.000Z", stage: "resolve_edges", model: "gpt-5", ...totals(1, 0, 1, 1, 0) },
           { start: "2025-03-02T00:00:00.000Z", stage: "classify", model: "gpt-5", ...totals(1, 0, 20, 2, 0.5) },
@@ -160,7 +165,11 @@ forEachDialect((dialect, makeLayer) => {
           bucket: "day"
         })
         expect(wider.totals).toEqual(totals(8, 1, 18381, 1839, 17.875))
-        const empty = yield* admin.inferenceUsage({ from: "2025-04-01T00:00:00.000Z", to: "2025-05-01T00:00:00.000Z", bucket: "hour" })
+        const empty = yield* admin.inferenceUsage({
+          from: "2025-04-01T00:00:00.000Z",
+          to: "2025-05-01T00:00:00.000Z",
+          bucket: "hour"
+        })
         expect(empty).toEqual({ totals: totals(0, 0, 0, 0, 0), by_stage: [], by_model: [], buckets: [] })
       })
     ))
@@ -170,7 +179,9 @@ forEachDialect((dialect, makeLayer) => {
       run(
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          const plan = yield* sql<{ detail: string }>`EXPLAIN QUERY PLAN ${usageStatement(sql, { ...PERIOD, bucket: "day" })}`
+          const plan = yield* sql<{ detail: string }>`EXPLAIN QUERY PLAN ${
+            usageStatement(sql, { ...PERIOD, bucket: "day" })
+          }`
           const details = plan.map((row) => row.detail).join("\n")
           expect(details).toContain("USING INDEX gb_inferences_started (started_at>? AND started_at<?)")
         })
@@ -220,7 +231,10 @@ forEachDialect((dialect, makeLayer) => {
         const admin = yield* AdminRepo
         const main = yield* datasets.getOrCreate("u1", "main", t(0))
         const other = yield* datasets.getOrCreate("u2", "other", t(0))
-        const [na, nb, nc, nd, ne, nf] = yield* graph.upsertEntities(main.id, ["A", "B", "C", "D", "E", "F"].map(entity))
+        const [na, nb, nc, nd, ne, nf] = yield* graph.upsertEntities(
+          main.id,
+          ["A", "B", "C", "D", "E", "F"].map(entity)
+        )
         yield* graph.upsertEntities(other.id, [entity("Elsewhere")])
         const [e1, e2, e3, e4] = yield* graph.insertEdges([
           edge(main.id, na!.id, nb!.id, "r1", 1),
@@ -269,12 +283,24 @@ forEachDialect((dialect, makeLayer) => {
         ])
         // three endpoints for a limit of two: all of them, none added
         expect(two.entities.map((n) => n.name)).toEqual(["D", "C", "A"])
-        expect(two.entities[0]).toEqual({ id: nd!.id, name: "D", type: "thing", description: "D described", created_at: t(0) })
+        expect(two.entities[0]).toEqual({
+          id: nd!.id,
+          name: "D",
+          type: "thing",
+          description: "D described",
+          created_at: t(0)
+        })
         expect(two.artifacts.map((a) => [a.id, a.text.length, a.text_truncated])).toEqual([
           [long.id, 2000, true],
           [exact.id, 2000, false]
         ])
-        expect(two.artifacts[0]).toMatchObject({ kind: "knowledge", text: "é".repeat(2000), session_id: "s1", valid_at: t(0), created_at: t(0) })
+        expect(two.artifacts[0]).toMatchObject({
+          kind: "knowledge",
+          text: "é".repeat(2000),
+          session_id: "s1",
+          valid_at: t(0),
+          created_at: t(0)
+        })
 
         // all four edges: four endpoints, then the newest other entity fills the limit of five
         const five = Option.getOrThrow(yield* admin.graph(main.id, 5))
@@ -299,7 +325,13 @@ forEachDialect((dialect, makeLayer) => {
         const main = yield* datasets.getOrCreate("u1", "main", t(0))
         expect(Option.isNone(yield* admin.graph(main.id + 1000, 10))).toBe(true)
         expect(yield* admin.graph(main.id, 10)).toEqual(
-          Option.some({ dataset: { id: main.id, user_id: "u1", name: "main" }, truncated: false, entities: [], edges: [], artifacts: [] })
+          Option.some({
+            dataset: { id: main.id, user_id: "u1", name: "main" },
+            truncated: false,
+            entities: [],
+            edges: [],
+            artifacts: []
+          })
         )
         const [solo] = yield* graph.upsertEntities(main.id, [entity("Solo")])
         yield* datasets.softDelete("u1", "main", t(1))

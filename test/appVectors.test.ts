@@ -52,5 +52,7 @@ describe("vectorStoreFor on SQLite", () => {
     onFile((path) => seenInsideTransaction(configFor(path, true))).pipe(Effect.map((ids) => expect(ids).toEqual([]))))
 
   it.live("without embeddings, no reader: the main connection sees its own transaction", () =>
-    onFile((path) => seenInsideTransaction(configFor(path, false))).pipe(Effect.map((ids) => expect(ids).toEqual(["entity-1"]))))
+    onFile((path) => seenInsideTransaction(configFor(path, false))).pipe(
+      Effect.map((ids) => expect(ids).toEqual(["entity-1"]))
+    ))
 })

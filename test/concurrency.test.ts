@@ -210,9 +210,9 @@ describe.skipIf(pgSkipReason() !== null)("pg: two serve processes remembering in
     url = Redacted.value(await Effect.runPromise(freshPgUrl))
     fake = await fakeModel()
     // started together, so both migrate the empty database at once
-    const started = await Promise.allSettled([0, 1].map(() =>
-      startServer({ env: modelEnv(fake), args: ["--database-url", url] })
-    ))
+    const started = await Promise.allSettled(
+      [0, 1].map(() => startServer({ env: modelEnv(fake), args: ["--database-url", url] }))
+    )
     for (const s of started) if (s.status === "fulfilled") servers.push(s.value)
     for (const s of started) if (s.status === "rejected") throw s.reason
 

@@ -20,13 +20,14 @@ const repoFile = (name: string) => fileURLToPath(new URL(`../${name}`, import.me
 type Env = Record<string, string | undefined>
 
 /** A scratch directory for this test, removed when it ends. */
-const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) =>
-  Effect.orDie(fs.makeTempDirectoryScoped({ prefix: "gligabao-config-" }))
+const tempDir = Effect.flatMap(
+  FileSystem.FileSystem,
+  (fs) => Effect.orDie(fs.makeTempDirectoryScoped({ prefix: "gligabao-config-" }))
 )
 
 /** Loads with `toml` as the file (none when undefined); the default path never reaches the repo's file. */
 const load = (toml: string | undefined, env: Env = {}, flags: ConfigFlags = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const dir = yield* tempDir
     const path = `${dir}/gligabao.toml`
@@ -34,14 +35,15 @@ const load = (toml: string | undefined, env: Env = {}, flags: ConfigFlags = {}) 
     return yield* loadConfig(flags, env, { defaultPath: path })
   })
 
-const loadError = (toml: string | undefined, env: Env = {}, flags: ConfigFlags = {}) => Effect.flip(load(toml, env, flags))
+const loadError = (toml: string | undefined, env: Env = {}, flags: ConfigFlags = {}) =>
+  Effect.flip(load(toml, env, flags))
 
 const withoutFile = (config: AppConfig) => ({ ...config, configFile: Option.none() })
 
 layer(NodeContext.layer)("Config", (it) => {
   describe("defaults and the file", () => {
     it.scoped("without a file every key has its default", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(undefined)
         expect(config).toEqual(defaultConfig)
         expect(config.server).toEqual({ host: "127.0.0.1", port: 8080 })
@@ -52,7 +54,7 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.effect("the committed gligabao.toml holds exactly the defaults", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const path = repoFile("gligabao.toml")
         const config = yield* loadConfig({ config: path }, {})
         expect(config.configFile).toEqual(Option.some(path))
@@ -67,7 +69,7 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("a missing file named by --config is an error naming the path", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dir = yield* tempDir
         const error = yield* Effect.flip(loadConfig({ config: `${dir}/nope.toml` }, {}))
         expect(error._tag).toBe("ConfigInvalid")
@@ -75,20 +77,20 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("a missing file named by GLIGABAO_CONFIG is an error too", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dir = yield* tempDir
         const error = yield* Effect.flip(loadConfig({}, { GLIGABAO_CONFIG: `${dir}/nope.toml` }))
         expect(error.message).toContain(`${dir}/nope.toml (from GLIGABAO_CONFIG) does not exist`)
       }))
 
     it.scoped("a file that is not TOML fails with its path and line", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* loadError("chunk_size = 1024\nport = \n")
         expect(error.message).toMatch(/^invalid config: config file .*gligabao\.toml is not valid TOML: line 2, column/)
       }))
 
     it.scoped("--config names the file to read", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const dir = yield* tempDir
         yield* fs.writeFileString(`${dir}/other.toml`, "chunk_size = 2048\n")
@@ -102,7 +104,7 @@ layer(NodeContext.layer)("Config", (it) => {
     const toml = `[server]\nhost = "10.0.0.1"\nport = 1111\n[database]\npath = "data/file.db"\n`
 
     it.scoped("the file overrides the defaults", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(toml)
         expect(config.server).toEqual({ host: "10.0.0.1", port: 1111 })
         expect(config.database.path).toBe("data/file.db")
@@ -110,7 +112,7 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("the environment overrides the file", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(toml, { GLIGABAO_HOST: "10.0.0.2", GLIGABAO_PORT: "2222", GLIGABAO_DB: "env.db" })
         expect(config.server).toEqual({ host: "10.0.0.2", port: 2222 })
         expect(config.database.path).toBe("env.db")
@@ -118,7 +120,7 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("flags override the environment", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(
           toml,
           { GLIGABAO_HOST: "10.0.0.2", GLIGABAO_PORT: "2222", GLIGABAO_DB: "env.db", GLIGABAO_IMAGE_DIR: "env-images" },
@@ -130,20 +132,20 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("GLIGABAO_PORT wins over PORT, and PORT over the file", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect((yield* load(toml, { PORT: "3000" })).server.port).toBe(3000)
         expect((yield* load(toml, { PORT: "3000", GLIGABAO_PORT: "4000" })).server.port).toBe(4000)
       }))
 
     it.scoped("an empty environment variable counts as unset", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(toml, { GLIGABAO_PORT: "", PORT: "  ", ANTHROPIC_API_KEY: "" })
         expect(config.server.port).toBe(1111)
         expect(config.anthropicApiKey).toEqual(Option.none())
       }))
 
     it.scoped("database.url selects PostgreSQL; DATABASE_URL and --database-url override it", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const file = `[database]\nurl = "postgres://file@127.0.0.1/db"\n`
         const fromFile = yield* load(file)
         expect(Option.map(fromFile.database.url, Redacted.value)).toEqual(Option.some("postgres://file@127.0.0.1/db"))
@@ -157,15 +159,15 @@ layer(NodeContext.layer)("Config", (it) => {
   })
 
   describe("values", () => {
-    it.scoped('vector_store = "chromem" is the embedded sqlite store', () =>
-      Effect.gen(function* () {
+    it.scoped("vector_store = \"chromem\" is the embedded sqlite store", () =>
+      Effect.gen(function*() {
         expect((yield* load(`vector_store = "chromem"\n`)).vectorStore).toBe("sqlite")
         expect((yield* load(undefined, { GLIGABAO_VECTOR_STORE: "chromem" })).vectorStore).toBe("sqlite")
         expect((yield* load(`vector_store = "memory"\n`)).vectorStore).toBe("memory")
       }))
 
     it.scoped("a bad value in the file names the key and the file", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* loadError(`[server]\nport = "abc"\n`)
         expect(error.message).toMatch(
           /^invalid config: server\.port = "abc" \(from .*gligabao\.toml\): expected an integer between 0 and 65535$/
@@ -175,69 +177,75 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("a bad value in the environment names the variable", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* loadError(undefined, { GLIGABAO_PORT: "abc" })
         expect(error.message).toBe(
-          'invalid config: server.port = "abc" (from GLIGABAO_PORT): expected an integer between 0 and 65535'
+          "invalid config: server.port = \"abc\" (from GLIGABAO_PORT): expected an integer between 0 and 65535"
         )
         const overlap = yield* loadError(undefined, { GLIGABAO_CHUNK_OVERLAP_PERCENT: "60" })
         expect(overlap.message).toBe(
-          'invalid config: chunk_overlap_percent = "60" (from GLIGABAO_CHUNK_OVERLAP_PERCENT): expected an integer between 0 and 50'
+          "invalid config: chunk_overlap_percent = \"60\" (from GLIGABAO_CHUNK_OVERLAP_PERCENT): expected an integer between 0 and 50"
         )
       }))
 
     it.scoped("a bad flag names the flag", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* loadError(undefined, {}, { port: 70000 })
-        expect(error.message).toBe("invalid config: server.port = 70000 (from --port): expected an integer between 0 and 65535")
+        expect(error.message).toBe(
+          "invalid config: server.port = 70000 (from --port): expected an integer between 0 and 65535"
+        )
       }))
 
     it.scoped("a bad value in the file fails even when the environment overrides it", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* loadError(`chunk_size = 10\n`, { GLIGABAO_CHUNK_SIZE: "2048" })
         expect(error.message).toContain("chunk_size = 10 (from")
         expect(error.message).toContain("expected an integer >= 64")
       }))
 
     it.scoped("other checked keys: enums, URLs, model names", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect((yield* loadError(`log_level = "loud"\n`)).message).toContain(
-          'log_level = "loud" (from'
+          "log_level = \"loud\" (from"
         )
         expect((yield* loadError(undefined, { GLIGABAO_LLM_PROVIDER: "mistral" })).message).toBe(
-          'invalid config: llm.provider = "mistral" (from GLIGABAO_LLM_PROVIDER): expected one of "anthropic", "openai"'
+          "invalid config: llm.provider = \"mistral\" (from GLIGABAO_LLM_PROVIDER): expected one of \"anthropic\", \"openai\""
         )
-        expect((yield* loadError(undefined, { JEV_URL: "ftp://jev" })).message).toContain("expected an http:// or https:// URL")
+        expect((yield* loadError(undefined, { JEV_URL: "ftp://jev" })).message).toContain(
+          "expected an http:// or https:// URL"
+        )
         expect((yield* loadError(`[llm]\ndefault_model = "has space"\n`)).message).toContain("llm.default_model")
         expect((yield* load(undefined, { GLIGABAO_LOG_LEVEL: "warn" })).logLevel).toBe("warning")
       }))
 
     it.scoped("environment numbers and booleans are parsed from text; file values must be typed", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(undefined, { GLIGABAO_GEO_REQUESTS_PER_SECOND: "0.5", GLIGABAO_GEO: "yes" })
         expect(config.geo.requestsPerSecond).toBe(0.5)
         expect(config.geo.enabled).toBe(true)
-        expect((yield* loadError(`chunk_size = "2048"\n`)).message).toContain('chunk_size = "2048"')
+        expect((yield* loadError(`chunk_size = "2048"\n`)).message).toContain("chunk_size = \"2048\"")
       }))
   })
 
   describe("unknown keys", () => {
     it.scoped("an unknown key in a table is rejected with a suggestion", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* loadError(`[server]\nprot = 9000\n`)
-        expect(error.message).toMatch(/^invalid config: unknown key server\.prot in .*gligabao\.toml \(did you mean server\.port\?\)$/)
+        expect(error.message).toMatch(
+          /^invalid config: unknown key server\.prot in .*gligabao\.toml \(did you mean server\.port\?\)$/
+        )
         expect(error.key).toBe("server.prot")
       }))
 
     it.scoped("an unknown top-level key or table is rejected", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect((yield* loadError(`chunksize = 10\n`)).message).toContain("unknown key chunksize")
         expect((yield* loadError(`[serve]\nport = 1\n`)).message).toContain("unknown key serve")
-        expect((yield* loadError(`"server.port" = 1\n`)).message).toContain('unknown key "server.port"')
+        expect((yield* loadError(`"server.port" = 1\n`)).message).toContain("unknown key \"server.port\"")
       }))
 
     it.scoped("a table given as a scalar is rejected", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect((yield* loadError(`server = 1\n`)).message).toContain("server = 1 (from")
       }))
   })
@@ -254,7 +262,7 @@ layer(NodeContext.layer)("Config", (it) => {
     }
 
     it.scoped("are Redacted and absent from describeConfig and from the config's JSON", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(undefined, secrets)
         expect(Option.map(config.anthropicApiKey, Redacted.value)).toEqual(Option.some(secrets.ANTHROPIC_API_KEY))
         expect(Option.map(config.openaiApiKey, Redacted.value)).toEqual(Option.some(secrets.OPENAI_API_KEY))
@@ -271,13 +279,13 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("describeConfig masks credentials embedded in a base URL", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(undefined, { GLIGABAO_LLM_BASE_URL: "http://proxy:SECRET@127.0.0.1:9/v1" })
         expect(describeConfig(config)["llm.base_url"]).toBe("http://redacted@127.0.0.1:9/v1")
       }))
 
     it.scoped("a bad secret value is not echoed in the error", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* loadError(undefined, { DATABASE_URL: "mysql://user:SECRET@host/db" })
         expect(error.message).toBe(
           "invalid config: database.url = <redacted> (from DATABASE_URL): expected a postgres:// or postgresql:// URL"
@@ -287,8 +295,8 @@ layer(NodeContext.layer)("Config", (it) => {
         expect(auth.message).not.toContain("SECRET")
       }))
 
-    it.scoped('an empty secret in the file ("") counts as unset', () =>
-      Effect.gen(function* () {
+    it.scoped("an empty secret in the file (\"\") counts as unset", () =>
+      Effect.gen(function*() {
         const config = yield* load(`anthropic_api_key = ""\n`)
         expect(config.anthropicApiKey).toEqual(Option.none())
       }))
@@ -296,7 +304,7 @@ layer(NodeContext.layer)("Config", (it) => {
 
   describe("llm", () => {
     it.scoped("the LLM key falls back to the provider's own key", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const env = { ANTHROPIC_API_KEY: "a-key", OPENAI_API_KEY: "o-key" }
         const anthropic = yield* load(undefined, env)
         expect(Option.map(anthropic.llm.apiKey, Redacted.value)).toEqual(Option.some("a-key"))
@@ -307,7 +315,7 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("base_url reads the provider's variable, and GLIGABAO_LLM_BASE_URL wins", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const env = { ANTHROPIC_BASE_URL: "http://127.0.0.1:1/a", OPENAI_BASE_URL: "http://127.0.0.1:2/v1" }
         expect((yield* load(undefined, env)).llm.baseUrl).toEqual(Option.some("http://127.0.0.1:1/a"))
         const openai = yield* load(undefined, { ...env, GLIGABAO_LLM_PROVIDER: "openai" })
@@ -321,7 +329,7 @@ layer(NodeContext.layer)("Config", (it) => {
 
   describe("geo", () => {
     it.scoped("geo = true and [geo] enabled = true both enable it", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect((yield* load(`geo = true\n`)).geo).toEqual({ ...defaultConfig.geo, enabled: true })
         const table = yield* load(
           `[geo]\nenabled = true\nbase_url = "http://127.0.0.1:9/"\nuser_agent = "acme/1 (ops@acme.test)"\nrequests_per_second = 2\n`
@@ -336,15 +344,15 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("--geo enables it; an absent flag (false) leaves the file's value", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect((yield* load(undefined, {}, { geo: true })).geo.enabled).toBe(true)
         expect((yield* load(`geo = true\n`, {}, { geo: false })).geo.enabled).toBe(true)
         expect((yield* load(undefined, { GLIGABAO_GEO: "true" })).geo.enabled).toBe(true)
       }))
 
     it.scoped("geo as anything else is rejected", () =>
-      Effect.gen(function* () {
-        expect((yield* loadError(`geo = "yes"\n`)).message).toContain('geo = "yes" (from')
+      Effect.gen(function*() {
+        expect((yield* loadError(`geo = "yes"\n`)).message).toContain("geo = \"yes\" (from")
         expect((yield* loadError(`[geo]\nrequests_per_second = 0\n`)).message).toContain("expected a number > 0")
         expect((yield* loadError(`[geo]\nuser_agnet = "x"\n`)).message).toContain("unknown key geo.user_agnet")
       }))
@@ -352,7 +360,7 @@ layer(NodeContext.layer)("Config", (it) => {
 
   describe("[prices]", () => {
     it.scoped("entries are merged field by field over the built-in prices", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(
           `[prices."claude-haiku-4-5"]\ninput = 2\n\n[prices."my-model.v2"]\ninput = 0.5\noutput = 1.5\ncache_read = 0.05\nper_1k_searches = 0\n`
         )
@@ -362,7 +370,7 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("bad entries are rejected with the model named", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect((yield* loadError(`[prices.new-model]\ninput = 1\n`)).message).toContain(
           "prices.new-model.output is missing"
         )
@@ -370,7 +378,7 @@ layer(NodeContext.layer)("Config", (it) => {
           "prices.claude-haiku-4-5.input = -1 (from"
         )
         expect((yield* loadError(`[prices."my-model.v2"]\ninput = 1\noutput = "free"\n`)).message).toContain(
-          'prices."my-model.v2".output = "free" (from'
+          "prices.\"my-model.v2\".output = \"free\" (from"
         )
         expect((yield* loadError(`[prices.m]\ninput = 1\noutput = 1\ncached = 1\n`)).message).toContain(
           "unknown key prices.m.cached"
@@ -381,7 +389,7 @@ layer(NodeContext.layer)("Config", (it) => {
 
   describe("[[timeseries.providers]]", () => {
     it.scoped("providers are read, kind defaulting to prices", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(
           `[[timeseries.providers]]\nname = "stocks"\ndescription = "Daily closes"\nbase_url = "http://127.0.0.1:7/"\n\n[[timeseries.providers]]\nname = "fx"\nkind = "prices"\ndescription = "Currencies"\nbase_url = "https://fx.example"\n`
         )
@@ -393,11 +401,11 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("duplicate names, missing fields, unknown kinds and fields are rejected", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const provider = (extra: string) =>
           `[[timeseries.providers]]\nname = "a"\ndescription = "d"\nbase_url = "https://x.example"\n${extra}`
         expect((yield* loadError(provider("") + provider(""))).message).toContain(
-          'timeseries.providers[1].name = "a" (from'
+          "timeseries.providers[1].name = \"a\" (from"
         )
         expect((yield* loadError(`[[timeseries.providers]]\nname = "a"\ndescription = "d"\n`)).message).toContain(
           "timeseries.providers[0].base_url is missing"
@@ -412,7 +420,7 @@ layer(NodeContext.layer)("Config", (it) => {
     const digest = "5E884898DA28047151D0E56F8DC6292773603D0D6AABBDD62A11EF721D1542D8"
 
     it.scoped("user and admin tokens, plain or sha256 (normalized to lower case)", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(
           `[auth]\ntokens = [\n  { token = "sha256:${digest}", user_id = "alice" },\n  { token = "root-token", admin = true },\n  { token = "bob-token", user_id = "bob", admin = false },\n]\n`
         )
@@ -425,7 +433,7 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("[[auth.tokens]] tables work too, and no tokens means auth is off", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(`[[auth.tokens]]\ntoken = "t1"\nuser_id = "u"\n`)
         expect(config.auth.tokens).toHaveLength(1)
         expect((yield* load(`[auth]\ntokens = []\n`)).auth.tokens).toEqual([])
@@ -433,18 +441,20 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("malformed entries are rejected, naming the entry", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const entry = (body: string) => `[auth]\ntokens = [{ ${body} }]\n`
         expect((yield* loadError(entry(`token = "t", user_id = "a", admin = true`))).message).toContain(
           "auth.tokens[0] (from"
         )
         expect((yield* loadError(entry(`token = "t", user_id = "a", admin = true`))).message).toContain("not both")
-        expect((yield* loadError(entry(`token = "t"`))).message).toContain('expected user_id = "..." or admin = true')
+        expect((yield* loadError(entry(`token = "t"`))).message).toContain("expected user_id = \"...\" or admin = true")
         expect((yield* loadError(entry(`user_id = "a"`))).message).toContain("auth.tokens[0].token is missing")
         expect((yield* loadError(entry(`token = "sha256:abc", user_id = "a"`))).message).toContain(
           "auth.tokens[0].token = <redacted>"
         )
-        expect((yield* loadError(entry(`token = "t", user = "a"`))).message).toContain("unknown key auth.tokens[0].user")
+        expect((yield* loadError(entry(`token = "t", user = "a"`))).message).toContain(
+          "unknown key auth.tokens[0].user"
+        )
         expect(
           (yield* loadError(`[auth]\ntokens = [{ token = "same", user_id = "a" }, { token = "same", admin = true }]\n`))
             .message
@@ -452,7 +462,7 @@ layer(NodeContext.layer)("Config", (it) => {
       }))
 
     it.scoped("GLIGABAO_AUTH_TOKENS (JSON) replaces the file's tokens; bad JSON is not echoed", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(`[auth]\ntokens = [{ token = "file", admin = true }]\n`, {
           GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "env", user_id: "carol" }])
         })
@@ -464,8 +474,10 @@ layer(NodeContext.layer)("Config", (it) => {
 
   describe("pinecone", () => {
     it.scoped("vector_store = pinecone needs its key and index host", () =>
-      Effect.gen(function* () {
-        expect((yield* loadError(`vector_store = "pinecone"\n`)).message).toContain("pinecone.api_key (or PINECONE_API_KEY)")
+      Effect.gen(function*() {
+        expect((yield* loadError(`vector_store = "pinecone"\n`)).message).toContain(
+          "pinecone.api_key (or PINECONE_API_KEY)"
+        )
         expect((yield* loadError(`vector_store = "pinecone"\n`, { PINECONE_API_KEY: "k" })).message).toContain(
           "pinecone.index_host"
         )
@@ -480,12 +492,17 @@ layer(NodeContext.layer)("Config", (it) => {
 
   describe("remember, logging", () => {
     it.scoped("[remember] and log keys are read from the file and the environment", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config = yield* load(
           `log_format = "json"\n[remember]\nconcurrency = 8\nmax_candidates = 20\nsimilarity_threshold = 0.8\n`,
           { GLIGABAO_REMEMBER_CONCURRENCY: "2", GLIGABAO_REMEMBER_SIMILARITY_TOP_K: "5" }
         )
-        expect(config.remember).toEqual({ concurrency: 2, maxCandidates: 20, similarityThreshold: 0.8, similarityTopK: 5 })
+        expect(config.remember).toEqual({
+          concurrency: 2,
+          maxCandidates: 20,
+          similarityThreshold: 0.8,
+          similarityTopK: 5
+        })
         expect((yield* loadError(`[remember]\nsimilarity_threshold = 1.5\n`)).message).toContain(
           "remember.similarity_threshold"
         )

@@ -7,7 +7,7 @@ import {
   makeOpenAiEmbeddings,
   type OpenAiEmbeddingsOptions
 } from "../layers/embeddings/OpenAiEmbeddings.js"
-import { HashEmbeddings, hashEmbedding } from "../layers/testing/HashEmbeddings.js"
+import { hashEmbedding, HashEmbeddings } from "../layers/testing/HashEmbeddings.js"
 import { cosine } from "../layers/vectors/common.js"
 import { EmbeddingFailed } from "../src/domain/Errors.js"
 import { Embeddings } from "../src/services/Embeddings.js"
@@ -52,14 +52,19 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
     })
 
   it.live("sends one request with the texts, the model, dimensions and base64; decodes the vectors", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const texts = ["Alice Smith (person): an engineer", "Acme (organization): a company", "Alice works at Acme"]
       const batch = yield* embeddings().embed(texts)
       expect(fake.requests).toHaveLength(1)
       const sent = fake.requests[0]!
       expect(sent.path).toBe("/v1/embeddings")
       expect(sent.headers.authorization).toBe("Bearer sk-test")
-      expect(sent.body).toEqual({ model: "text-embedding-3-small", input: texts, dimensions: 8, encoding_format: "base64" })
+      expect(sent.body).toEqual({
+        model: "text-embedding-3-small",
+        input: texts,
+        dimensions: 8,
+        encoding_format: "base64"
+      })
       expect(batch.vectors).toEqual(texts.map((text) => asFloat32(hashEmbedding(text, 8))))
       expect(batch.model).toBe("text-embedding-3-small")
       // the fake counts 4 characters a token, per input
@@ -67,7 +72,7 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
     }))
 
   it.live("decodes JSON floats from a server that ignores encoding_format", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const vectors = [
         [0.5, -0.25, 0.125, 1, 0, 0, 0, 0.1],
         [1, 2, 3, 4, 5, 6, 7, 8]
@@ -79,7 +84,7 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
     }))
 
   it.live("returns the vectors in input order when the data comes back shuffled", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const vectors = [0, 1, 2, 3].map((i) => Array.from({ length: 8 }, (_, j) => (i === j ? 1 : 0)))
       fake.enqueue(embeddingsList({ vectors, encoding: "base64", order: [2, 0, 3, 1] }))
       const batch = yield* embeddings().embed(["t0", "t1", "t2", "t3"])
@@ -87,28 +92,30 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
     }))
 
   it.live("reports the model as the API names it", () =>
-    Effect.gen(function* () {
-      fake.enqueue(embeddingsList({ vectors: [Array(8).fill(0.1)], encoding: "base64", model: "text-embedding-3-small-v2" }))
+    Effect.gen(function*() {
+      fake.enqueue(
+        embeddingsList({ vectors: [Array(8).fill(0.1)], encoding: "base64", model: "text-embedding-3-small-v2" })
+      )
       const batch = yield* embeddings().embed(["x"])
       expect(batch.model).toBe("text-embedding-3-small-v2")
     }))
 
   it.live("sends no dimensions for a model that cannot shorten its vectors", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const batch = yield* embeddings({ model: "text-embedding-ada-002", dimensions: 1536 }).embed(["Alice"])
       expect(fake.requests[0]!.body).not.toHaveProperty("dimensions")
       expect(batch.vectors[0]).toHaveLength(1536)
     }))
 
   it.live("an empty input makes no request", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const batch = yield* embeddings().embed([])
       expect(batch).toEqual({ vectors: [], model: "text-embedding-3-small", inputTokens: 0 })
       expect(fake.requests).toHaveLength(0)
     }))
 
   it.live("retries a 429, then succeeds", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(openAiRateLimited(0))
       const batch = yield* embeddings().embed(["Alice"])
       expect(fake.requests).toHaveLength(2)
@@ -116,7 +123,7 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
     }))
 
   it.live("a 500 that persists becomes EmbeddingFailed with the status and the provider's message", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.setHandler(() => openAiError(500, "The server had an error while processing your request."))
       const error = yield* embeddingFailed(embeddings({ maxRetries: 1 }).embed(["Alice"]))
       expect(fake.requests).toHaveLength(2)
@@ -126,7 +133,7 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
     }))
 
   it.live("a 400 fails at once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(openAiError(400, "This model's maximum context length is 8192 tokens"))
       const error = yield* embeddingFailed(embeddings().embed(["a very long text"]))
       expect(fake.requests).toHaveLength(1)
@@ -134,7 +141,7 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
     }))
 
   it.live("a timeout is retried and then reported", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.setLatency(500)
       const error = yield* embeddingFailed(embeddings({ timeoutMs: 50, maxRetries: 1 }).embed(["slow"]))
       expect(fake.requests).toHaveLength(2)
@@ -143,7 +150,11 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
 
   describe("refuses an unusable answer without retrying", () => {
     const cases: ReadonlyArray<readonly [string, () => void, RegExp]> = [
-      ["fewer vectors than texts", () => fake.enqueue(embeddingsList({ vectors: [Array(8).fill(0.1)] })), /1 embeddings for 2 inputs/],
+      [
+        "fewer vectors than texts",
+        () => fake.enqueue(embeddingsList({ vectors: [Array(8).fill(0.1)] })),
+        /1 embeddings for 2 inputs/
+      ],
       [
         "vectors of the wrong size",
         () => fake.enqueue(embeddingsList({ vectors: [Array(8).fill(0.1), Array(4).fill(0.1)], encoding: "base64" })),
@@ -155,7 +166,11 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
           fake.enqueue({
             json: {
               object: "list",
-              data: [0, 5].map((index) => ({ object: "embedding", index, embedding: toBase64Float32(Array(8).fill(0)) })),
+              data: [0, 5].map((index) => ({
+                object: "embedding",
+                index,
+                embedding: toBase64Float32(Array(8).fill(0))
+              })),
               model: "text-embedding-3-small",
               usage: { prompt_tokens: 2, total_tokens: 2 }
             }
@@ -179,7 +194,7 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
     ]
     for (const [name, script, message] of cases) {
       it.live(name, () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           script()
           const error = yield* embeddingFailed(embeddings().embed(["a", "b"]))
           expect(error.message).toMatch(message)
@@ -190,9 +205,18 @@ describe("OpenAiEmbeddings against a fake embeddings API", () => {
 
   it("the fake honours encoding_format float and base64 for any OpenAI client", async () => {
     const client = new OpenAI({ apiKey: "sk-test", baseURL: fake.url, maxRetries: 0 })
-    const asFloat = await client.embeddings.create({ model: "text-embedding-3-small", input: ["hello"], dimensions: 4, encoding_format: "float" })
+    const asFloat = await client.embeddings.create({
+      model: "text-embedding-3-small",
+      input: ["hello"],
+      dimensions: 4,
+      encoding_format: "float"
+    })
     // no encoding_format: the SDK asks for base64 and decodes it itself
-    const sdkDecoded = await client.embeddings.create({ model: "text-embedding-3-small", input: ["hello"], dimensions: 4 })
+    const sdkDecoded = await client.embeddings.create({
+      model: "text-embedding-3-small",
+      input: ["hello"],
+      dimensions: 4
+    })
     expect(fake.requests.map((r) => r.body.encoding_format)).toEqual(["float", "base64"])
     expect(asFloat.data[0]!.embedding).toEqual(hashEmbedding("hello", 4))
     expect(sdkDecoded.data[0]!.embedding).toEqual(asFloat32(hashEmbedding("hello", 4)))
@@ -211,7 +235,7 @@ describe("decodeEmbedding", () => {
 
 describe("DisabledEmbeddings", () => {
   it.effect("is not enabled and fails every call", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const embeddings = yield* Embeddings
       expect(embeddings.enabled).toBe(false)
       const error = yield* embeddingFailed(embeddings.embed(["Alice"]))
@@ -243,7 +267,7 @@ describe("hashEmbedding", () => {
 
 layer(HashEmbeddings.layer({ dimensions: 16, failWhen: (texts) => texts.includes("boom") }))("HashEmbeddings", (it) => {
   it.effect("embeds in input order, records the calls, fails when told to", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const embeddings = yield* Embeddings
       const recorder = yield* HashEmbeddings
       expect(embeddings).toMatchObject({ enabled: true, provider: "hash", model: "hash-embedding", dimensions: 16 })

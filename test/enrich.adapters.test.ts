@@ -3,8 +3,8 @@
  * (`/v1/systemone`), Nominatim (`/search`, jsonv2) and Anthropic Messages with the server-side
  * web search tool; then a whole remember through all three over SQLite.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import { JevClassifierLive, makeJevClassifier } from "../layers/classifier/JevClassifier.js"
 import { makeNominatimResolver, NominatimResolverLive } from "../layers/geo/NominatimResolver.js"
@@ -54,7 +54,11 @@ describe("JevClassifier against a fake Jev", () => {
       const [sent] = jev.requests
       expect(sent!.path).toBe("/v1/systemone")
       expect(sent!.headers.authorization).toBe("Bearer jev-key")
-      expect(sent!.body).toEqual({ question: expect.stringContaining("entities"), choices: ["simple", "medium", "complex"], input: "Alice works at Acme." })
+      expect(sent!.body).toEqual({
+        question: expect.stringContaining("entities"),
+        choices: ["simple", "medium", "complex"],
+        input: "Alice works at Acme."
+      })
     }))
 
   it.live("an HTTP error, a wrong key or an unusable answer is a ClassifierFailed naming it", () =>
@@ -83,15 +87,16 @@ describe("JevClassifier against a fake Jev", () => {
   it.live("sees at most the first 32 KiB of a long text, cut on a character boundary; the result is on the run stage", () => {
     const text = "Ça va très bien, merci. ".repeat(1600)
     return Effect.gen(function*() {
-      const out = yield* Effect.flatMap(RememberManager, (m) => m.submit({
-        user_id: "alice",
-        dataset: "main",
-        text,
-        kind: "knowledge",
-        models: {},
-        reasoning: {},
-        web_search: false
-      }))
+      const out = yield* Effect.flatMap(RememberManager, (m) =>
+        m.submit({
+          user_id: "alice",
+          dataset: "main",
+          text,
+          kind: "knowledge",
+          models: {},
+          reasoning: {},
+          web_search: false
+        }))
       const input: string = jev.requests[0]!.body.input
       expect(Buffer.byteLength(text)).toBeGreaterThan(32 * 1024)
       expect(Buffer.byteLength(input)).toBeLessThanOrEqual(32 * 1024)
@@ -100,12 +105,25 @@ describe("JevClassifier against a fake Jev", () => {
       const run = Option.getOrThrow(yield* Effect.flatMap(RunLogRepo, (log) => log.get(out.runId)))
       expect(run.stages.find((s) => s.stage === "classify_complexity")).toMatchObject({
         status: "succeeded",
-        detail: { complexity: "medium", confidence: 0.82, probabilities: DEFAULT_JEV_ANSWER.probabilities, latency_ms: expect.any(Number) }
+        detail: {
+          complexity: "medium",
+          confidence: 0.82,
+          probabilities: DEFAULT_JEV_ANSWER.probabilities,
+          latency_ms: expect.any(Number)
+        }
       })
     }).pipe(
-      Effect.provide(rememberLayer(sqliteLayer(), (r) => (r.stage === "summarize_chunk" ? { text: "A summary." } : ScriptedLlm.json({ entities: [], edges: [] })), {
-        classifier: JevClassifierLive({ url: jev.url, apiKey: Redacted.make("jev-key") })
-      }))
+      Effect.provide(
+        rememberLayer(
+          sqliteLayer(),
+          (
+            r
+          ) => (r.stage === "summarize_chunk" ? { text: "A summary." } : ScriptedLlm.json({ entities: [], edges: [] })),
+          {
+            classifier: JevClassifierLive({ url: jev.url, apiKey: Redacted.make("jev-key") })
+          }
+        )
+      )
     )
   })
 })
@@ -119,7 +137,8 @@ describe("NominatimResolver against a fake Nominatim", () => {
   beforeEach(() => nominatim.reset())
 
   // fast enough for tests that are not about the rate; the limit itself is tested below
-  const resolver = () => makeNominatimResolver({ baseUrl: nominatim.url, userAgent: USER_AGENT, requestsPerSecond: 1000 })
+  const resolver = () =>
+    makeNominatimResolver({ baseUrl: nominatim.url, userAgent: USER_AGENT, requestsPerSecond: 1000 })
 
   it.live("searches jsonv2 with the User-Agent; coordinates come as strings; the answer is cached", () =>
     Effect.gen(function*() {
@@ -135,7 +154,12 @@ describe("NominatimResolver against a fake Nominatim", () => {
       }))
       const url = new URL(nominatim.requests[0]!.path, "http://x")
       expect(url.pathname).toBe("/search")
-      expect(Object.fromEntries(url.searchParams)).toEqual({ q: "Berlin, Germany", format: "jsonv2", limit: "1", addressdetails: "1" })
+      expect(Object.fromEntries(url.searchParams)).toEqual({
+        q: "Berlin, Germany",
+        format: "jsonv2",
+        limit: "1",
+        addressdetails: "1"
+      })
       expect(nominatim.requests[0]!.headers["user-agent"]).toBe(USER_AGENT)
       // the same query again (any case and spacing) is answered from the cache
       expect(yield* geo.resolve("  berlin,   germany ")).toEqual(place)
@@ -154,19 +178,26 @@ describe("NominatimResolver against a fake Nominatim", () => {
       const limited = yield* Effect.flip(geo.resolve("Berlin, Germany"))
       expect(limited).toBeInstanceOf(GeoFailed)
       expect(limited.message).toMatch(/^nominatim: HTTP 429/)
-      expect((yield* Effect.flip(geo.resolve("Berlin, Germany"))).message).toMatch(/^nominatim: HTTP 503: .*Search temporarily unavailable/)
+      expect((yield* Effect.flip(geo.resolve("Berlin, Germany"))).message).toMatch(
+        /^nominatim: HTTP 503: .*Search temporarily unavailable/
+      )
       // not cached: the third try reaches the server and succeeds
       expect(Option.isSome(yield* geo.resolve("Berlin, Germany"))).toBe(true)
       expect(nominatim.requests).toHaveLength(4)
 
       nominatim.enqueue({ json: { not: "a list" } })
-      expect((yield* Effect.flip(geo.resolve("Somewhere"))).message).toBe("nominatim: the answer is not a list of places")
+      expect((yield* Effect.flip(geo.resolve("Somewhere"))).message).toBe(
+        "nominatim: the answer is not a list of places"
+      )
     }))
 
   it.effect("two concurrent lookups are spaced one second apart, across resolvers of the same server", () =>
     Effect.gen(function*() {
       // a server of its own: the limiter is per server for the whole process
-      const own = yield* Effect.acquireRelease(Effect.promise(() => startFakeNominatim({ "Berlin, Germany": BERLIN })), (s) => Effect.promise(() => s.close()))
+      const own = yield* Effect.acquireRelease(
+        Effect.promise(() => startFakeNominatim({ "Berlin, Germany": BERLIN })),
+        (s) => Effect.promise(() => s.close())
+      )
       const options = { baseUrl: own.url, userAgent: USER_AGENT, requestsPerSecond: 1 }
       const first = yield* Effect.fork(makeNominatimResolver(options).resolve("Berlin, Germany"))
       const second = yield* Effect.fork(makeNominatimResolver(options).resolve("Paris, France"))
@@ -178,14 +209,22 @@ describe("NominatimResolver against a fake Nominatim", () => {
       expect(own.requests).toHaveLength(1)
       yield* TestClock.adjust("1 millis")
       const results = [yield* Fiber.join(first), yield* Fiber.join(second)]
-      expect(own.requests.map((r) => new URL(r.path, "http://x").searchParams.get("q")).sort()).toEqual(["Berlin, Germany", "Paris, France"])
+      expect(own.requests.map((r) => new URL(r.path, "http://x").searchParams.get("q")).sort()).toEqual([
+        "Berlin, Germany",
+        "Paris, France"
+      ])
       expect(results.filter(Option.isSome)).toHaveLength(1)
     }).pipe(Effect.scoped))
 
   it.live("a request that hangs times out", () =>
     Effect.gen(function*() {
       nominatim.enqueue({ json: [], delayMs: 5_000 })
-      const geo = makeNominatimResolver({ baseUrl: nominatim.url, userAgent: USER_AGENT, requestsPerSecond: 1000, timeoutMs: 50 })
+      const geo = makeNominatimResolver({
+        baseUrl: nominatim.url,
+        userAgent: USER_AGENT,
+        requestsPerSecond: 1000,
+        timeoutMs: 50
+      })
       expect((yield* Effect.flip(geo.resolve("Slow"))).message).toBe("nominatim: timed out after 50ms")
     }))
 })
@@ -199,10 +238,23 @@ describe("Anthropic with the server-side web search tool", () => {
   beforeEach(() => anthropic.reset())
 
   const llm = () =>
-    makeAnthropicLlm({ apiKey: Redacted.make("sk-ant-test"), baseUrl: anthropic.url, defaultModel: "claude-haiku-4-5", timeoutMs: 5_000, maxRetries: 0 })
+    makeAnthropicLlm({
+      apiKey: Redacted.make("sk-ant-test"),
+      baseUrl: anthropic.url,
+      defaultModel: "claude-haiku-4-5",
+      timeoutMs: 5_000,
+      maxRetries: 0
+    })
 
   const ask = (tools: ReadonlyArray<unknown> = [WEB_SEARCH_TOOL]) =>
-    llm().complete({ stage: "web_search", reasoning: "none", system: "s", messages: [{ role: "user", content: "Acme?" }], maxTokens: 2048, tools })
+    llm().complete({
+      stage: "web_search",
+      reasoning: "none",
+      system: "s",
+      messages: [{ role: "user", content: "Acme?" }],
+      maxTokens: 2048,
+      tools
+    })
 
   it.live("sends the tool; reads server_tool_use, web_search_tool_result and usage.server_tool_use.web_search_requests", () =>
     Effect.gen(function*() {
@@ -215,7 +267,11 @@ describe("Anthropic with the server-side web search tool", () => {
         text: ["On 2025-01-05 Acme ", "opened a plant."]
       }))
       const response = yield* ask()
-      expect(anthropic.requests[0]!.body.tools).toEqual([{ type: "web_search_20250305", name: "web_search", max_uses: 3 }])
+      expect(anthropic.requests[0]!.body.tools).toEqual([{
+        type: "web_search_20250305",
+        name: "web_search",
+        max_uses: 3
+      }])
       expect(response.usage.webSearchRequests).toBe(2)
       expect(readWebSearchAnswer(response.blocks)).toEqual({
         text: "On 2025-01-05 Acme opened a plant.",
@@ -230,10 +286,16 @@ describe("Anthropic with the server-side web search tool", () => {
 
   it.live("a tool error arrives inside a 200: no searches billed, the error code is reported", () =>
     Effect.gen(function*() {
-      anthropic.enqueue(webSearchMessage({ searches: [{ query: "Acme", errorCode: "too_many_requests" }], text: "I could not search." }))
+      anthropic.enqueue(
+        webSearchMessage({ searches: [{ query: "Acme", errorCode: "too_many_requests" }], text: "I could not search." })
+      )
       const response = yield* ask()
       expect(response.usage.webSearchRequests).toBe(0)
-      expect(readWebSearchAnswer(response.blocks)).toMatchObject({ queries: ["Acme"], sources: [], toolErrors: ["too_many_requests"] })
+      expect(readWebSearchAnswer(response.blocks)).toMatchObject({
+        queries: ["Acme"],
+        sources: [],
+        toolErrors: ["too_many_requests"]
+      })
     }))
 })
 
@@ -242,7 +304,11 @@ describe("a remember through Anthropic, Jev and Nominatim fakes", () => {
   let jev: FakeServer
   let nominatim: FakeServer
   beforeAll(async () => {
-    ;[anthropic, jev, nominatim] = await Promise.all([startFakeAnthropic(), startFakeJev(), startFakeNominatim({ "Berlin, Germany": BERLIN })])
+    ;[anthropic, jev, nominatim] = await Promise.all([
+      startFakeAnthropic(),
+      startFakeJev(),
+      startFakeNominatim({ "Berlin, Germany": BERLIN })
+    ])
   })
   afterAll(() => Promise.all([anthropic.close(), jev.close(), nominatim.close()]))
 
@@ -250,14 +316,26 @@ describe("a remember through Anthropic, Jev and Nominatim fakes", () => {
   const WEB_TEXT = "On 2025-01-20 Alice Smith gave a talk in Berlin."
   const extraction = (text: string) =>
     text.includes(WEB_TEXT)
-      ? { entities: [{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "city" }], edges: [{ source: "Alice Smith", target: "Berlin", relation: "gave talk in", valid_at: "2025-01-20" }] }
-      : { entities: [{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "city" }], edges: [{ source: "Alice Smith", target: "Berlin", relation: "lives in" }] }
+      ? {
+        entities: [{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "city" }],
+        edges: [{ source: "Alice Smith", target: "Berlin", relation: "gave talk in", valid_at: "2025-01-20" }]
+      }
+      : {
+        entities: [{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "city" }],
+        edges: [{ source: "Alice Smith", target: "Berlin", relation: "lives in" }]
+      }
 
   const app = () =>
     RememberManagerLive({ concurrency: 1, instanceId: "test-instance" }).pipe(
       Layer.provideMerge(RememberPipelineLive),
       Layer.provideMerge(Layer.mergeAll(
-        AnthropicLlmLive({ apiKey: Redacted.make("sk-ant-test"), baseUrl: anthropic.url, defaultModel: "claude-haiku-4-5", timeoutMs: 5_000, maxRetries: 0 }),
+        AnthropicLlmLive({
+          apiKey: Redacted.make("sk-ant-test"),
+          baseUrl: anthropic.url,
+          defaultModel: "claude-haiku-4-5",
+          timeoutMs: 5_000,
+          maxRetries: 0
+        }),
         JevClassifierLive({ url: jev.url, apiKey: Redacted.make("jev-test-key") }),
         NominatimResolverLive({ baseUrl: nominatim.url, userAgent: USER_AGENT, requestsPerSecond: 1000 }),
         RememberSettings.layer({ webSearch: true }),
@@ -276,21 +354,63 @@ describe("a remember through Anthropic, Jev and Nominatim fakes", () => {
         if (body.tools !== undefined) {
           return webSearchMessage({
             model: "claude-haiku-4-5-20251001",
-            searches: [{ query: "Alice Smith news", results: [{ url: "https://news.test/alice", title: "Talk" }] }, { query: "Alice Smith Berlin", results: [] }],
+            searches: [{ query: "Alice Smith news", results: [{ url: "https://news.test/alice", title: "Talk" }] }, {
+              query: "Alice Smith Berlin",
+              results: []
+            }],
             text: WEB_TEXT
           })
         }
         if (String(body.system).includes("places among the entities")) {
-          return { json: { type: "message", role: "assistant", model: "claude-haiku-4-5-20251001", content: [{ type: "text", text: JSON.stringify({ places: [{ entity: "Berlin", kind: "city", query: "Berlin, Germany" }] }) }], stop_reason: "end_turn", usage: { input_tokens: 50, output_tokens: 20 } } }
+          return {
+            json: {
+              type: "message",
+              role: "assistant",
+              model: "claude-haiku-4-5-20251001",
+              content: [{
+                type: "text",
+                text: JSON.stringify({ places: [{ entity: "Berlin", kind: "city", query: "Berlin, Germany" }] })
+              }],
+              stop_reason: "end_turn",
+              usage: { input_tokens: 50, output_tokens: 20 }
+            }
+          }
         }
-        return { json: { type: "message", role: "assistant", model: "claude-haiku-4-5-20251001", content: [{ type: "text", text: JSON.stringify(extraction(user)) }], stop_reason: "end_turn", usage: { input_tokens: 100, output_tokens: 40 } } }
+        return {
+          json: {
+            type: "message",
+            role: "assistant",
+            model: "claude-haiku-4-5-20251001",
+            content: [{ type: "text", text: JSON.stringify(extraction(user)) }],
+            stop_reason: "end_turn",
+            usage: { input_tokens: 100, output_tokens: 40 }
+          }
+        }
       })
-      const request: RememberRequest = { user_id: "alice", dataset: "main", text: TEXT, kind: "knowledge", reference_time: "2025-02-01T00:00:00.000Z", models: {}, reasoning: {}, web_search: true }
+      const request: RememberRequest = {
+        user_id: "alice",
+        dataset: "main",
+        text: TEXT,
+        kind: "knowledge",
+        reference_time: "2025-02-01T00:00:00.000Z",
+        models: {},
+        reasoning: {},
+        web_search: true
+      }
       const out = yield* Effect.flatMap(RememberManager, (m) => m.submit(request))
       const response = out.response as any
 
       expect(jev.requests[0]!.body.input).toBe(TEXT)
-      expect(response.geo).toEqual([expect.objectContaining({ entity: "Berlin", resolved: true, latitude: 52.5170365, longitude: 13.3888599, country_code: "de", provider: "nominatim" })])
+      expect(response.geo).toEqual([
+        expect.objectContaining({
+          entity: "Berlin",
+          resolved: true,
+          latitude: 52.5170365,
+          longitude: 13.3888599,
+          country_code: "de",
+          provider: "nominatim"
+        })
+      ])
       expect(response.web_searches).toHaveLength(2)
       expect(response.web_searches[0]).toMatchObject({
         entity: "Alice Smith",
@@ -301,7 +421,9 @@ describe("a remember through Anthropic, Jev and Nominatim fakes", () => {
       expect(response.web_searches[0].edges.map((e: any) => e.relation)).toEqual(["gave_talk_in"])
 
       const sql = yield* SqlClient.SqlClient
-      const searches = yield* sql<any>`SELECT web_search_requests, cost_usd, model FROM gb_inferences WHERE stage = 'web_search' ORDER BY id`
+      const searches = yield* sql<
+        any
+      >`SELECT web_search_requests, cost_usd, model FROM gb_inferences WHERE stage = 'web_search' ORDER BY id`
       expect(searches.map((s: any) => Number(s.web_search_requests))).toEqual([2, 2])
       // 2000 input and 300 output tokens at $1/$5 per million, plus 2 searches at $10 per 1,000
       expect(Number(searches[0].cost_usd)).toBeCloseTo(0.002 + 0.0015 + 0.02, 8)

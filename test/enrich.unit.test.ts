@@ -35,7 +35,11 @@ describe("keyEntities", () => {
   const [a, b, c, d] = [entity(1, "A"), entity(2, "B"), entity(3, "C"), entity(4, "D")]
 
   it("takes the 3 entities with the most facts, ties by order of appearance", () => {
-    const part: TextPart = { artifactId: 10, entities: [a!, b!, c!, d!], edges: [edge(4, 3), edge(4, 2), edge(3, 1), edge(2, 4)] }
+    const part: TextPart = {
+      artifactId: 10,
+      entities: [a!, b!, c!, d!],
+      edges: [edge(4, 3), edge(4, 2), edge(3, 1), edge(2, 4)]
+    }
     // D: 3 facts; B: 2, C: 2 (B appears first); A: 1
     expect(keyEntities([part]).map((k) => [k.entity.name, k.facts])).toEqual([["D", 3], ["B", 2], ["C", 2]])
   })
@@ -69,7 +73,11 @@ describe("keyEntities", () => {
         fc.array(fc.tuple(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 8 })), { maxLength: 20 }),
         fc.uniqueArray(fc.integer({ min: 1, max: 8 }), { maxLength: 8 }),
         (pairs, ids) => {
-          const part: TextPart = { artifactId: 1, entities: ids.map((id) => entity(id, `E${id}`)), edges: pairs.map(([s, t]) => edge(s, t)) }
+          const part: TextPart = {
+            artifactId: 1,
+            entities: ids.map((id) => entity(id, `E${id}`)),
+            edges: pairs.map(([s, t]) => edge(s, t))
+          }
           const keys = keyEntities([part])
           expect(keys.length).toBe(Math.min(3, ids.length))
           expect(new Set(keys.map((k) => k.entity.id)).size).toBe(keys.length)
@@ -130,15 +138,22 @@ describe("detect_geo", () => {
 
   it("an answer without places, or not JSON, is a Left naming the stage", () => {
     expect(Either.getOrThrow(parseDetectGeo(`{"places": []}`, [berlin])).places).toEqual([])
-    expect(Either.getLeft(parseDetectGeo("Berlin is a city.", [berlin]))).toEqual(Option.some(expect.stringMatching(/^detect_geo answer is not JSON/)))
-    expect(Either.getLeft(parseDetectGeo(`{"place": []}`, [berlin]))).toEqual(Option.some(expect.stringMatching(/^detect_geo answer is invalid/)))
+    expect(Either.getLeft(parseDetectGeo("Berlin is a city.", [berlin]))).toEqual(
+      Option.some(expect.stringMatching(/^detect_geo answer is not JSON/))
+    )
+    expect(Either.getLeft(parseDetectGeo(`{"place": []}`, [berlin]))).toEqual(
+      Option.some(expect.stringMatching(/^detect_geo answer is invalid/))
+    )
   })
 })
 
 describe("web search answer", () => {
   it("the tool is the server-side web search with at most 3 uses; the prompt names the entity and the reference time", () => {
     expect(WEB_SEARCH_TOOL).toEqual({ type: "web_search_20250305", name: "web_search", max_uses: 3 })
-    const prompt = buildWebSearchPrompt({ referenceTime: "2025-02-01T00:00:00.000Z", entity: entity(1, "Acme Corp", "organization", "maker of anvils") })
+    const prompt = buildWebSearchPrompt({
+      referenceTime: "2025-02-01T00:00:00.000Z",
+      entity: entity(1, "Acme Corp", "organization", "maker of anvils")
+    })
     expect(prompt.user).toContain("Reference time: 2025-02-01T00:00:00.000Z")
     expect(prompt.user).toContain("Entity: Acme Corp (organization): maker of anvils")
     expect(prompt.system).toMatch(/latest|most recent/)
@@ -148,7 +163,13 @@ describe("web search answer", () => {
     const blocks = webSearchBlocks({
       preamble: "I'll search for the latest news.",
       searches: [
-        { query: "Acme Corp news", results: [{ url: "https://a.test/1", title: "One", page_age: "April 30, 2025" }, { url: "https://a.test/2", title: "Two" }] },
+        {
+          query: "Acme Corp news",
+          results: [{ url: "https://a.test/1", title: "One", page_age: "April 30, 2025" }, {
+            url: "https://a.test/2",
+            title: "Two"
+          }]
+        },
         { query: "Acme Corp 2025", results: [{ url: "https://a.test/1", title: "One again" }] }
       ],
       text: ["On 2025-01-20 Acme Corp ", "opened a plant in Ohio."]
@@ -165,7 +186,9 @@ describe("web search answer", () => {
   })
 
   it("reports a tool error inside the answer, and keeps all text when nothing was searched", () => {
-    const failed = readWebSearchAnswer(webSearchBlocks({ searches: [{ query: "Acme", errorCode: "max_uses_exceeded" }], text: [] }))
+    const failed = readWebSearchAnswer(
+      webSearchBlocks({ searches: [{ query: "Acme", errorCode: "max_uses_exceeded" }], text: [] })
+    )
     expect(failed).toEqual({ text: "", queries: ["Acme"], sources: [], toolErrors: ["max_uses_exceeded"] })
     expect(readWebSearchAnswer([{ type: "text", text: " Plain. " }, null, 7, { type: "thinking" }]).text).toBe("Plain.")
   })
@@ -188,7 +211,12 @@ describe("parseNominatim", () => {
     expect(parseNominatim({ error: "x" })).toBeUndefined()
     expect(parseNominatim([{ lat: "north", lon: "1" }])).toBeUndefined()
     expect(parseNominatim([{ lat: "1.5", lon: "2.5" }])).toEqual(Option.some({
-      latitude: 1.5, longitude: 2.5, display_name: "", country: null, country_code: null, region: null
+      latitude: 1.5,
+      longitude: 2.5,
+      display_name: "",
+      country: null,
+      country_code: null,
+      region: null
     }))
   })
 })
@@ -200,7 +228,9 @@ describe("the server's enrichments (layers/App.ts)", () => {
   it("web search only for the Anthropic LLM with a key", () => {
     expect(webSearchAvailable(defaultConfig)).toBe(false)
     expect(webSearchAvailable(config((c) => ({ ...c, llm: { ...c.llm, apiKey: key } })))).toBe(true)
-    expect(webSearchAvailable(config((c) => ({ ...c, llm: { ...c.llm, provider: "openai", apiKey: key } })))).toBe(false)
+    expect(webSearchAvailable(config((c) => ({ ...c, llm: { ...c.llm, provider: "openai", apiKey: key } })))).toBe(
+      false
+    )
   })
 
   it("Jev when jev_api_key is set; Nominatim when geo is on", () => {
@@ -209,7 +239,9 @@ describe("the server's enrichments (layers/App.ts)", () => {
     expect(enabled(classifierFor(defaultConfig))).toBe(false)
     expect(enabled(classifierFor({ ...defaultConfig, jevApiKey: key }))).toBe(true)
     const geo = (c: AppConfig) =>
-      Effect.runSync(Effect.serviceOption(GeoResolver).pipe(Effect.provide(geoFor(c)), Effect.map(Option.map((g) => g.provider))))
+      Effect.runSync(
+        Effect.serviceOption(GeoResolver).pipe(Effect.provide(geoFor(c)), Effect.map(Option.map((g) => g.provider)))
+      )
     expect(geo(defaultConfig)).toEqual(Option.none())
     expect(geo({ ...defaultConfig, geo: { ...defaultConfig.geo, enabled: true } })).toEqual(Option.some("nominatim"))
   })

@@ -27,6 +27,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { hashEmbedding } from "../layers/testing/HashEmbeddings.js"
 import { answer, factsOf, stageOf } from "../scripts/benchmarks/model.js"
 import { type SpawnedServer, startServer, tempDir } from "./support/cli.js"
 import {
@@ -42,7 +43,6 @@ import {
 } from "./support/fakeAnthropic.js"
 import { type FakeOpenAi, startFakeOpenAi } from "./support/fakeOpenAi.js"
 import { b64, png } from "./support/images.js"
-import { hashEmbedding } from "../layers/testing/HashEmbeddings.js"
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -93,7 +93,8 @@ const kill = async (server: SpawnedServer) => {
 }
 
 /** The fake model: the bench's deterministic answers, unless `override` answers first. */
-const modelHandler = (override: (request: RecordedRequest, stage: string) => FakeReply | Promise<FakeReply> | undefined) =>
+const modelHandler =
+  (override: (request: RecordedRequest, stage: string) => FakeReply | Promise<FakeReply> | undefined) =>
   (request: RecordedRequest): FakeReply | Promise<FakeReply> => {
     const stage = stageOf(typeof request.body?.system === "string" ? request.body.system : "")
     return override(request, stage) ?? anthropicMessage({ text: answer(request.body).text, model: request.body.model })
@@ -111,27 +112,42 @@ const providerEnv = (anthropic: FakeAnthropic, openai: FakeOpenAi): Record<strin
 
 /** integrity_check and foreign_key_check of the file. */
 const fileChecks = (file: string) =>
-  withDb(file, (db) => ({ integrity: db.pragma("integrity_check", { simple: true }), foreignKeys: db.pragma("foreign_key_check") }))
+  withDb(
+    file,
+    (db) => ({ integrity: db.pragma("integrity_check", { simple: true }), foreignKeys: db.pragma("foreign_key_check") })
+  )
 
 /** Entities sharing (dataset, name_key, type), and live edges sharing (source, target, relation, description). */
 const duplicates = (file: string) => ({
-  entities: all(file, `SELECT dataset_id, name_key, type, COUNT(*) AS n FROM gb_entities
-    GROUP BY dataset_id, name_key, type HAVING COUNT(*) > 1`),
-  liveEdges: all(file, `SELECT dataset_id, source_id, target_id, relation, description, COUNT(*) AS n FROM gb_edges
-    WHERE expired_at IS NULL GROUP BY dataset_id, source_id, target_id, relation, description HAVING COUNT(*) > 1`)
+  entities: all(
+    file,
+    `SELECT dataset_id, name_key, type, COUNT(*) AS n FROM gb_entities
+    GROUP BY dataset_id, name_key, type HAVING COUNT(*) > 1`
+  ),
+  liveEdges: all(
+    file,
+    `SELECT dataset_id, source_id, target_id, relation, description, COUNT(*) AS n FROM gb_edges
+    WHERE expired_at IS NULL GROUP BY dataset_id, source_id, target_id, relation, description HAVING COUNT(*) > 1`
+  )
 })
 
-const factKey = (source: string, relation: string, target: string) => `${source}|${relation.replace(/ /g, "_")}|${target}`
+const factKey = (source: string, relation: string, target: string) =>
+  `${source}|${relation.replace(/ /g, "_")}|${target}`
 
 /** The live facts of a dataset, as "source|relation|target". */
 const liveFacts = (file: string, dataset: string) =>
-  all(file, `SELECT s.name AS source, e.relation, t.name AS target FROM gb_edges e
+  all(
+    file,
+    `SELECT s.name AS source, e.relation, t.name AS target FROM gb_edges e
     JOIN gb_entities s ON s.id = e.source_id JOIN gb_entities t ON t.id = e.target_id
     JOIN gb_datasets d ON d.id = e.dataset_id
-    WHERE d.name = ? AND e.expired_at IS NULL AND e.invalid_at IS NULL`, dataset)
+    WHERE d.name = ? AND e.expired_at IS NULL AND e.invalid_at IS NULL`,
+    dataset
+  )
     .map((r) => factKey(r.source, r.relation, r.target)).sort()
 
-const expectedFacts = (text: string) => [...new Set(factsOf(text).map((f) => factKey(f.source, f.relation, f.target)))].sort()
+const expectedFacts = (text: string) =>
+  [...new Set(factsOf(text).map((f) => factKey(f.source, f.relation, f.target)))].sort()
 const expectedNames = (text: string) => [...new Set(factsOf(text).flatMap((f) => [f.source, f.target]))].sort()
 
 /**
@@ -140,18 +156,35 @@ const expectedNames = (text: string) => [...new Set(factsOf(text).flatMap((f) =>
  * exactly one summary. Returns one line per defect (empty when all are whole).
  */
 const partialArtifacts = (file: string, kinds: ReadonlyArray<string>): Array<string> => {
-  const artifacts = all(file, `SELECT id, kind, text FROM gb_artifacts WHERE kind IN (${kinds.map(() => "?").join(",")})`, ...kinds)
+  const artifacts = all(
+    file,
+    `SELECT id, kind, text FROM gb_artifacts WHERE kind IN (${kinds.map(() => "?").join(",")})`,
+    ...kinds
+  )
   const defects: Array<string> = []
   for (const a of artifacts) {
-    const names = all(file, `SELECT x.name FROM gb_entity_artifacts l JOIN gb_entities x ON x.id = l.entity_id
-      WHERE l.artifact_id = ?`, a.id).map((r) => r.name).sort()
-    const facts = all(file, `SELECT s.name AS source, e.relation, t.name AS target FROM gb_edge_artifacts l
+    const names = all(
+      file,
+      `SELECT x.name FROM gb_entity_artifacts l JOIN gb_entities x ON x.id = l.entity_id
+      WHERE l.artifact_id = ?`,
+      a.id
+    ).map((r) => r.name).sort()
+    const facts = all(
+      file,
+      `SELECT s.name AS source, e.relation, t.name AS target FROM gb_edge_artifacts l
       JOIN gb_edges e ON e.id = l.edge_id JOIN gb_entities s ON s.id = e.source_id JOIN gb_entities t ON t.id = e.target_id
-      WHERE l.artifact_id = ?`, a.id).map((r) => factKey(r.source, r.relation, r.target)).sort()
-    if (JSON.stringify(names) !== JSON.stringify(expectedNames(a.text))) defects.push(`artifact ${a.id}: entities ${names}`)
-    if (JSON.stringify(facts) !== JSON.stringify(expectedFacts(a.text))) defects.push(`artifact ${a.id}: facts ${facts}`)
+      WHERE l.artifact_id = ?`,
+      a.id
+    ).map((r) => factKey(r.source, r.relation, r.target)).sort()
+    if (JSON.stringify(names) !== JSON.stringify(expectedNames(a.text))) {
+      defects.push(`artifact ${a.id}: entities ${names}`)
+    }
+    if (JSON.stringify(facts) !== JSON.stringify(expectedFacts(a.text))) {
+      defects.push(`artifact ${a.id}: facts ${facts}`)
+    }
     if (a.kind === "chunk") {
-      const summaries = all(file, `SELECT COUNT(*) AS n FROM gb_artifacts WHERE parent_id = ? AND kind = 'chunk_summary'`, a.id)[0]!.n
+      const summaries =
+        all(file, `SELECT COUNT(*) AS n FROM gb_artifacts WHERE parent_id = ? AND kind = 'chunk_summary'`, a.id)[0]!.n
       if (summaries !== 1) defects.push(`chunk ${a.id}: ${summaries} summaries`)
     }
   }
@@ -162,7 +195,8 @@ const outboxCount = (file: string) => Number(all(file, "SELECT COUNT(*) AS n FRO
 
 // The chunked document: one fact paragraph per chunk (chunk_size 64, no overlap); consecutive
 // paragraphs share a person, so later chunks reconcile against earlier ones.
-const FILLER = "the text goes on about the weather over the harbour, the ships that came and went, and the people who " +
+const FILLER =
+  "the text goes on about the weather over the harbour, the ships that came and went, and the people who " +
   "watched them from the quay in the evening light, talking of nothing much at all."
 const paragraph = (k: number) => `Person${k} knows Person${k + 1}. Person${k} lives in City${k}. And ${FILLER}`
 const documentOf = (count: number) => Array.from({ length: count }, (_, i) => paragraph(i + 1)).join("\n\n")
@@ -210,9 +244,12 @@ describe("SIGKILL during a chunked document", () => {
     const first = await startServer({ env, db })
     const pending = remember(first, request).catch((e: unknown) => e)
     // the chunks before the held one are stored (each its own transaction) and the run is still going
-    await until(() =>
-      held && all(db, "SELECT 1 FROM gb_artifacts WHERE kind = 'chunk' AND text LIKE '%Person3 knows%'").length > 0,
-    30_000, "the chunks before the held one")
+    await until(
+      () =>
+        held && all(db, "SELECT 1 FROM gb_artifacts WHERE kind = 'chunk' AND text LIKE '%Person3 knows%'").length > 0,
+      30_000,
+      "the chunks before the held one"
+    )
     runId = all(db, "SELECT id FROM gb_remember_runs")[0]!.id
     expect(runRow(db, runId)!.status).toBe("started")
     await kill(first)
@@ -296,7 +333,8 @@ describe("SIGKILL around the store transaction of a text", () => {
   const db = join(dir.path, "x.db")
   // many facts, so that the store transaction (rows, links, outbox) lasts long enough to be hit
   const textOf = (n: number) =>
-    Array.from({ length: 120 }, (_, i) => `T${n}p${i} works at T${n}org${i % 7}.`).join(" ") + ` Person${n} knows Person0.`
+    Array.from({ length: 120 }, (_, i) => `T${n}p${i} works at T${n}org${i % 7}.`).join(" ") +
+    ` Person${n} knows Person0.`
   // kill points: fractions of the time from the last provider request to the answer (the store
   // transaction, the vector writes after commit, the response); where each lands varies per run
   const KILLS = [0.6, 0.8, 0.9, 1, 1.25]
@@ -373,7 +411,10 @@ describe("SIGKILL around the store transaction of a text", () => {
   it("no partial artifact: each stored text has all its entity and fact links, or is not stored at all", () => {
     expect(partialArtifacts(db, ["knowledge"])).toEqual([])
     // and no fact without the artifact that states it
-    const unlinked = all(db, "SELECT e.id FROM gb_edges e LEFT JOIN gb_edge_artifacts l ON l.edge_id = e.id WHERE l.edge_id IS NULL")
+    const unlinked = all(
+      db,
+      "SELECT e.id FROM gb_edges e LEFT JOIN gb_edge_artifacts l ON l.edge_id = e.id WHERE l.edge_id IS NULL"
+    )
     expect(unlinked).toEqual([])
   })
 
@@ -397,7 +438,9 @@ describe("SIGKILL around the store transaction of a text", () => {
   }, 30_000)
 
   it("each killed text remembered again succeeds; no duplicate entities or live facts; every fact live", async () => {
-    for (const text of killed) expect((await remember(server!, { user_id: "alice", dataset: "kb", text })).status).toBe(200)
+    for (const text of killed) {
+      expect((await remember(server!, { user_id: "alice", dataset: "kb", text })).status).toBe(200)
+    }
     expect(duplicates(db)).toEqual({ entities: [], liveEdges: [] })
     expect(liveFacts(db, "kb")).toEqual(expectedFacts(texts.join(" ")))
     expect(partialArtifacts(db, ["knowledge"])).toEqual([])
@@ -431,11 +474,18 @@ describe("the model failing in the middle of a chunked document", () => {
 
   beforeAll(async () => {
     ;[anthropic, openai] = await Promise.all([startFakeAnthropic(), startFakeOpenAi()])
-    anthropic.setHandler(modelHandler((request, stage) =>
-      fault !== undefined && stage === "extract_graph" && userText(request).includes(FAILS_ON) ? fault() : undefined
-    ))
+    anthropic.setHandler(
+      modelHandler((request, stage) =>
+        fault !== undefined && stage === "extract_graph" && userText(request).includes(FAILS_ON) ? fault() : undefined
+      )
+    )
     server = await startServer({
-      env: { ...providerEnv(anthropic, openai), ...CHUNKED_ENV, GLIGABAO_LLM_MAX_RETRIES: "1", GLIGABAO_LLM_TIMEOUT_MS: "1000" },
+      env: {
+        ...providerEnv(anthropic, openai),
+        ...CHUNKED_ENV,
+        GLIGABAO_LLM_MAX_RETRIES: "1",
+        GLIGABAO_LLM_TIMEOUT_MS: "1000"
+      },
       db
     })
   }, 60_000)
@@ -458,13 +508,21 @@ describe("the model failing in the middle of a chunked document", () => {
       expect(Object.keys(failed.json)).toEqual(["error"])
       expect(failed.json.error).toMatch(/extract_graph/)
 
-      const chunks = all(db, `SELECT a.text, a.metadata FROM gb_artifacts a JOIN gb_datasets d ON d.id = a.dataset_id
-        WHERE d.name = ? AND a.kind = 'chunk' ORDER BY a.id`, dataset)
+      const chunks = all(
+        db,
+        `SELECT a.text, a.metadata FROM gb_artifacts a JOIN gb_datasets d ON d.id = a.dataset_id
+        WHERE d.name = ? AND a.kind = 'chunk' ORDER BY a.id`,
+        dataset
+      )
       expect(chunks.map((c) => JSON.parse(c.metadata).index)).toEqual([0])
       expect(liveFacts(db, dataset)).toEqual(expectedFacts(chunks[0]!.text))
       const run = all(db, "SELECT id, status, error FROM gb_remember_runs WHERE dataset = ? ORDER BY id", dataset)
       expect(run).toEqual([{ id: expect.any(Number), status: "failed", error: failed.json.error }])
-      const stage = all(db, "SELECT status, error FROM gb_remember_run_stages WHERE run_id = ? AND stage = 'extract_graph'", run[0]!.id)
+      const stage = all(
+        db,
+        "SELECT status, error FROM gb_remember_run_stages WHERE run_id = ? AND stage = 'extract_graph'",
+        run[0]!.id
+      )
       expect(stage).toEqual([{ status: "failed", error: expect.any(String) }])
 
       const retried = await remember(server, request)
@@ -490,7 +548,11 @@ describe("an image directory that cannot be written", () => {
   const db = join(dir.path, "x.db")
   // a path under a regular file: mkdir fails with ENOTDIR, even as root (where modes do not stop writes)
   const blocker = join(dir.path, "not-a-dir")
-  const IMAGE_ANSWER = JSON.stringify({ theme: "Plot", title: "Revenue 2024", text_blocks: [{ kind: "title", text: "Revenue 2024" }] })
+  const IMAGE_ANSWER = JSON.stringify({
+    theme: "Plot",
+    title: "Revenue 2024",
+    text_blocks: [{ kind: "title", text: "Revenue 2024" }]
+  })
   let anthropic: FakeAnthropic
   let env: Record<string, string>
 
@@ -505,25 +567,32 @@ describe("an image directory that cannot be written", () => {
     dir.remove()
   })
 
-  it("the image remember fails with a 500 {error} naming store_image and stores no row; a writable directory then works", async () => {
-    const broken = await startServer({ env, db, args: ["--image-dir", join(blocker, "images")] })
-    const res = await remember(broken, { user_id: "alice", dataset: "pics", image: b64(png()) })
-    expect(await broken.stop()).toEqual({ code: 0, signal: null })
-    expect(res.status).toBe(500)
-    expect(Object.keys(res.json)).toEqual(["error"])
-    expect(res.json.error).toMatch(/store_image/)
-    for (const table of ["gb_datasets", "gb_image_artifacts", "gb_artifacts", "gb_entities"]) {
-      expect(all(db, `SELECT COUNT(*) AS n FROM ${table}`)[0]!.n, table).toBe(0)
-    }
-    expect(all(db, "SELECT status, error FROM gb_remember_runs")).toEqual([{ status: "failed", error: expect.stringMatching(/store_image/) }])
+  it(
+    "the image remember fails with a 500 {error} naming store_image and stores no row; a writable directory then works",
+    async () => {
+      const broken = await startServer({ env, db, args: ["--image-dir", join(blocker, "images")] })
+      const res = await remember(broken, { user_id: "alice", dataset: "pics", image: b64(png()) })
+      expect(await broken.stop()).toEqual({ code: 0, signal: null })
+      expect(res.status).toBe(500)
+      expect(Object.keys(res.json)).toEqual(["error"])
+      expect(res.json.error).toMatch(/store_image/)
+      for (const table of ["gb_datasets", "gb_image_artifacts", "gb_artifacts", "gb_entities"]) {
+        expect(all(db, `SELECT COUNT(*) AS n FROM ${table}`)[0]!.n, table).toBe(0)
+      }
+      expect(all(db, "SELECT status, error FROM gb_remember_runs")).toEqual([{
+        status: "failed",
+        error: expect.stringMatching(/store_image/)
+      }])
 
-    const images = join(dir.path, "images")
-    mkdirSync(images)
-    const good = await startServer({ env, db, args: ["--image-dir", images] })
-    const ok = await remember(good, { user_id: "alice", dataset: "pics", image: b64(png()) })
-    expect(await good.stop()).toEqual({ code: 0, signal: null })
-    expect(ok.status).toBe(200)
-    expect(all(db, "SELECT COUNT(*) AS n FROM gb_image_artifacts")[0]!.n).toBe(1)
-    expect(fileChecks(db)).toEqual({ integrity: "ok", foreignKeys: [] })
-  }, 60_000)
+      const images = join(dir.path, "images")
+      mkdirSync(images)
+      const good = await startServer({ env, db, args: ["--image-dir", images] })
+      const ok = await remember(good, { user_id: "alice", dataset: "pics", image: b64(png()) })
+      expect(await good.stop()).toEqual({ code: 0, signal: null })
+      expect(ok.status).toBe(200)
+      expect(all(db, "SELECT COUNT(*) AS n FROM gb_image_artifacts")[0]!.n).toBe(1)
+      expect(fileChecks(db)).toEqual({ integrity: "ok", foreignKeys: [] })
+    },
+    60_000
+  )
 })

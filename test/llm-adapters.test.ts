@@ -20,7 +20,13 @@ import {
   rateLimited,
   startFakeAnthropic
 } from "./support/fakeAnthropic.js"
-import { chatCompletion, type FakeOpenAi, openAiError, openAiRateLimited, startFakeOpenAi } from "./support/fakeOpenAi.js"
+import {
+  chatCompletion,
+  type FakeOpenAi,
+  openAiError,
+  openAiRateLimited,
+  startFakeOpenAi
+} from "./support/fakeOpenAi.js"
 
 /** The failure of `effect`, which must be an LlmFailed. */
 const llmFailed = <A>(effect: Effect.Effect<A, LlmFailed | LlmUnavailable>) =>
@@ -44,7 +50,9 @@ describe("AnthropicLlm against a fake Messages API", () => {
   let fake: FakeAnthropic
   beforeAll(async () => {
     // an alias is reported back as a dated snapshot, as the real API does
-    fake = await startFakeAnthropic({ reportModel: (m) => (m === "claude-haiku-4-5" ? "claude-haiku-4-5-20251001" : m) })
+    fake = await startFakeAnthropic({
+      reportModel: (m) => (m === "claude-haiku-4-5" ? "claude-haiku-4-5-20251001" : m)
+    })
   })
   afterAll(() => fake.close())
   beforeEach(() => fake.reset())
@@ -60,14 +68,14 @@ describe("AnthropicLlm against a fake Messages API", () => {
     })
 
   it.live("returns the text, the model as reported and the mapped usage; sends the auth headers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(
         anthropicMessage({
           model: "claude-haiku-4-5-20251001",
           content: [
             { type: "thinking", thinking: "hmm", signature: "sig" },
-            { type: "text", text: '{"entities":', citations: null },
-            { type: "text", text: '[],"edges":[]}', citations: null }
+            { type: "text", text: "{\"entities\":", citations: null },
+            { type: "text", text: "[],\"edges\":[]}", citations: null }
           ],
           usage: {
             input_tokens: 120,
@@ -79,7 +87,7 @@ describe("AnthropicLlm against a fake Messages API", () => {
         })
       )
       const response = yield* llm().complete(request({ model: "claude-haiku-4-5" }))
-      expect(response.text).toBe('{"entities":[],"edges":[]}')
+      expect(response.text).toBe("{\"entities\":[],\"edges\":[]}")
       expect(response.model).toBe("claude-haiku-4-5-20251001")
       expect(response.provider).toBe("anthropic")
       expect(response.stopReason).toBe("end_turn")
@@ -106,14 +114,14 @@ describe("AnthropicLlm against a fake Messages API", () => {
     }))
 
   it.live("uses the default model when the request names none, and reports the dated snapshot", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const response = yield* llm().complete(request({ model: "" }))
       expect(fake.requests[0]!.body.model).toBe("claude-haiku-4-5")
       expect(response.model).toBe("claude-haiku-4-5-20251001")
     }))
 
   it.live("maps missing usage fields to 0", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue({
         json: {
           type: "message",
@@ -135,7 +143,7 @@ describe("AnthropicLlm against a fake Messages API", () => {
 
   for (const level of ["low", "medium", "high"] as const) {
     it.live(`sends a ${level} thinking budget on top of max_tokens`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // the default handler rejects a budget the real API would reject
         const response = yield* llm().complete(request({ reasoning: level, maxTokens: 512 }))
         const body = fake.requests[0]!.body
@@ -143,12 +151,12 @@ describe("AnthropicLlm against a fake Messages API", () => {
         expect(body.max_tokens).toBe(512 + THINKING_BUDGET[level])
         expect(response.reasoning).toBe(level)
         // the thinking block is not part of the text
-        expect(response.text).toBe('{"entities":[],"edges":[]}')
+        expect(response.text).toBe("{\"entities\":[],\"edges\":[]}")
       }))
   }
 
   it.live("calls a Claude 3.5 model without thinking and records none", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const response = yield* llm().complete(request({ model: "claude-3-5-haiku-20241022", reasoning: "high" }))
       const body = fake.requests[0]!.body
       expect(body).not.toHaveProperty("thinking")
@@ -157,14 +165,14 @@ describe("AnthropicLlm against a fake Messages API", () => {
     }))
 
   it.live("keeps thinking for Claude 3.7", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const response = yield* llm().complete(request({ model: "claude-3-7-sonnet-20250219", reasoning: "low" }))
       expect(fake.requests[0]!.body.thinking).toEqual({ type: "enabled", budget_tokens: 1024 })
       expect(response.reasoning).toBe("low")
     }))
 
   it.live("sends images as base64 blocks and passes tools through", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tool = { type: "web_search_20250305", name: "web_search", max_uses: 5 }
       yield* llm().complete(
         request({
@@ -189,22 +197,22 @@ describe("AnthropicLlm against a fake Messages API", () => {
     }))
 
   it.live("retries a 429 with retry-after and then succeeds", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(rateLimited(0))
       const response = yield* llm().complete(request())
       expect(fake.requests).toHaveLength(2)
-      expect(response.text).toBe('{"entities":[],"edges":[]}')
+      expect(response.text).toBe("{\"entities\":[],\"edges\":[]}")
     }))
 
   it.live("retries a 529 overloaded and then succeeds", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(overloaded(), overloaded())
       yield* llm().complete(request())
       expect(fake.requests).toHaveLength(3)
     }))
 
   it.live("fails with LlmFailed after maxRetries + 1 attempts on a persistent 500", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.setHandler(() => anthropicError(500, "Internal server error"))
       const error = yield* llmFailed(llm({ maxRetries: 2 }).complete(request({ stage: "resolve_edges" })))
       expect(error).toBeInstanceOf(LlmFailed)
@@ -217,7 +225,7 @@ describe("AnthropicLlm against a fake Messages API", () => {
     }))
 
   it.live("does not retry a 400", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(anthropicError(400, "messages: Field required"))
       const error = yield* llmFailed(llm().complete(request()))
       expect(fake.requests).toHaveLength(1)
@@ -226,15 +234,15 @@ describe("AnthropicLlm against a fake Messages API", () => {
     }))
 
   it.live("surfaces a max_tokens stop reason", () =>
-    Effect.gen(function* () {
-      fake.enqueue(anthropicMessage({ text: '{"entities":[', stopReason: "max_tokens" }))
+    Effect.gen(function*() {
+      fake.enqueue(anthropicMessage({ text: "{\"entities\":[", stopReason: "max_tokens" }))
       const response = yield* llm().complete(request())
       expect(response.stopReason).toBe("max_tokens")
-      expect(response.text).toBe('{"entities":[')
+      expect(response.text).toBe("{\"entities\":[")
     }))
 
   it.live("fails with LlmFailed on a malformed body, without retrying", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(malformedBody())
       const error = yield* llmFailed(llm().complete(request()))
       expect(error._tag).toBe("LlmFailed")
@@ -243,14 +251,14 @@ describe("AnthropicLlm against a fake Messages API", () => {
     }))
 
   it.live("fails with LlmFailed on a JSON body that is not a message", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue({ json: { hello: "world" } })
       const error = yield* llmFailed(llm().complete(request()))
       expect(error.message).toContain("not a Messages response")
     }))
 
   it.live("times out each attempt and fails with LlmFailed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.setLatency(10_000)
       const error = yield* llmFailed(llm({ timeoutMs: 50, maxRetries: 1 }).complete(request()))
       expect(error.message).toContain("timed out after 50ms")
@@ -259,7 +267,7 @@ describe("AnthropicLlm against a fake Messages API", () => {
     }))
 
   it.live("retries a refused connection and then fails", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dead = yield* Effect.promise(() => startFakeAnthropic())
       const url = dead.url
       yield* Effect.promise(() => dead.close())
@@ -298,10 +306,10 @@ describe("OpenAiLlm against a fake chat completions API", () => {
     })
 
   it.live("asks for a JSON object, sends system + max_tokens, maps usage and the model as reported", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(
         chatCompletion({
-          text: '{"entities":[]}',
+          text: "{\"entities\":[]}",
           model: "gpt-4o-mini-2024-07-18",
           promptTokens: 100,
           completionTokens: 20,
@@ -318,7 +326,7 @@ describe("OpenAiLlm against a fake chat completions API", () => {
       expect(sent.body).not.toHaveProperty("reasoning_effort")
       expect(sent.body).not.toHaveProperty("temperature")
 
-      expect(response.text).toBe('{"entities":[]}')
+      expect(response.text).toBe("{\"entities\":[]}")
       expect(response.model).toBe("gpt-4o-mini-2024-07-18")
       expect(response.provider).toBe("openai")
       expect(response.stopReason).toBe("end_turn")
@@ -335,14 +343,14 @@ describe("OpenAiLlm against a fake chat completions API", () => {
     }))
 
   it.live("maps finish_reason length to max_tokens", () =>
-    Effect.gen(function* () {
-      fake.enqueue(chatCompletion({ text: '{"ent', finishReason: "length" }))
+    Effect.gen(function*() {
+      fake.enqueue(chatCompletion({ text: "{\"ent", finishReason: "length" }))
       const response = yield* llm().complete(request())
       expect(response.stopReason).toBe("max_tokens")
     }))
 
   it.live("sends reasoning_effort and max_completion_tokens to an o-series model", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // the default handler rejects max_tokens for reasoning models, as OpenAI does
       const response = yield* llm().complete(request({ model: "o4-mini", reasoning: "medium", maxTokens: 1000 }))
       const body = fake.requests[0]!.body
@@ -353,14 +361,14 @@ describe("OpenAiLlm against a fake chat completions API", () => {
     }))
 
   it.live("runs a reasoning model asked for none at low, and records it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const response = yield* llm().complete(request({ model: "gpt-5-mini", reasoning: "none" }))
       expect(fake.requests[0]!.body.reasoning_effort).toBe("low")
       expect(response.reasoning).toBe("low")
     }))
 
   it.live("sends images as data URLs and records the configured provider", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const response = yield* llm({ provider: "ollama" }).complete(
         request({
           messages: [
@@ -382,14 +390,14 @@ describe("OpenAiLlm against a fake chat completions API", () => {
     }))
 
   it.live("retries a 429 and then succeeds", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.enqueue(openAiRateLimited(0))
       yield* llm().complete(request())
       expect(fake.requests).toHaveLength(2)
     }))
 
   it.live("fails with LlmFailed naming the status and the provider's message", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       fake.setHandler(() => openAiError(503, "The server is overloaded"))
       const error = yield* llmFailed(llm({ maxRetries: 1 }).complete(request()))
       expect(fake.requests).toHaveLength(2)
@@ -401,7 +409,7 @@ describe("OpenAiLlm against a fake chat completions API", () => {
 
 describe("retrySchedule", () => {
   const countAttempts = (failure: AttemptFailed, maxRetries: number, retryBaseDelayMs = 1) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const attempts = yield* Ref.make(0)
       const fiber = yield* Ref.update(attempts, (n) => n + 1).pipe(
         Effect.zipRight(Effect.fail(failure)),
@@ -412,7 +420,7 @@ describe("retrySchedule", () => {
     })
 
   it.effect("waits for retry-after before the next attempt", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { attempts, fiber } = yield* countAttempts(
         new AttemptFailed({ message: "429", retryable: true, retryAfterMs: 3_000 }),
         1
@@ -425,7 +433,7 @@ describe("retrySchedule", () => {
     }))
 
   it.effect("caps a long retry-after at 60s", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { attempts } = yield* countAttempts(
         new AttemptFailed({ message: "429", retryable: true, retryAfterMs: 3_600_000 }),
         1
@@ -437,7 +445,7 @@ describe("retrySchedule", () => {
     }))
 
   it.effect("caps the backoff at 8s", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { attempts } = yield* countAttempts(new AttemptFailed({ message: "500", retryable: true }), 1, 100_000)
       yield* TestClock.adjust("7999 millis")
       expect(yield* Ref.get(attempts)).toBe(1)
@@ -446,7 +454,7 @@ describe("retrySchedule", () => {
     }))
 
   it.effect("does not retry a non-retryable failure", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { attempts, fiber } = yield* countAttempts(new AttemptFailed({ message: "400", retryable: false }), 5)
       yield* Fiber.await(fiber)
       expect(yield* Ref.get(attempts)).toBe(1)
@@ -455,7 +463,7 @@ describe("retrySchedule", () => {
 
 describe("UnconfiguredLlm", () => {
   it.effect("fails every call with LlmUnavailable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const llm = yield* Llm
       const error = yield* Effect.flip(llm.complete(request()))
       expect(error._tag).toBe("LlmUnavailable")
@@ -466,10 +474,10 @@ describe("UnconfiguredLlm", () => {
 
 describe("ScriptedLlm", () => {
   it.effect("answers per stage in order, records the calls, and fails when the script runs out", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const llm = yield* Llm
       const first = yield* llm.complete(request({ reasoning: "low" }))
-      expect(first.text).toBe('{"entities":[],"edges":[]}')
+      expect(first.text).toBe("{\"entities\":[],\"edges\":[]}")
       expect(first.model).toBe(ScriptedLlm.DEFAULT_MODEL)
       expect(first.reasoning).toBe("low")
       expect(first.usage.inputTokens).toBe(5)
@@ -508,7 +516,7 @@ describe("ScriptedLlm", () => {
     ))
 
   it.effect("answers from a function of the request and the call index", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const llm = yield* Llm
       const a = yield* llm.complete(request({ stage: "summarize_chunk" }))
       const b = yield* llm.complete(request({ stage: "extract_graph" }))

@@ -9,7 +9,9 @@ import { runLoad } from "../scripts/benchmarks/load.js"
 describe("load test, short form", () => {
   it("6 clients for 6 s: every request answered, the file consistent, the figures numbers", async () => {
     const result = await runLoad({ clients: 6, seconds: 6, latencyMs: 20, datasets: 6 })
-    for (const check of result.checks) expect({ check: check.name, ok: check.ok, detail: check.detail }).toMatchObject({ ok: true })
+    for (const check of result.checks) {
+      expect({ check: check.name, ok: check.ok, detail: check.detail }).toMatchObject({ ok: true })
+    }
     expect(result.ok).toBe(true)
     expect(result.errors.count).toBe(0)
     // some work was done, of both kinds

@@ -4,10 +4,11 @@
  * the run log of queued runs, orphans of dead processes, client disconnects and shutdown.
  * On PostgreSQL the same-dataset lock is also checked across two managers (two "processes").
  */
-import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Context, Deferred, Duration, Effect, Exit, Fiber, FiberId, Layer, Option, Schedule, Scope } from "effect"
+import { it } from "@effect/vitest"
+import { Context, Deferred, type Duration, Effect, Exit, Fiber, FiberId, Layer, Option, Schedule, Scope } from "effect"
 import { expect } from "vitest"
+import { PgLive } from "../layers/sql/index.js"
 import { InternalFailure } from "../src/domain/Errors.js"
 import type { RememberRequest } from "../src/domain/Remember.js"
 import type { RunWithStages } from "../src/domain/Rows.js"
@@ -15,7 +16,6 @@ import { RememberManager, RememberManagerLive } from "../src/pipeline/RememberMa
 import { RememberPipeline } from "../src/services/RememberPipeline.js"
 import { RunLogRepo } from "../src/services/RunLogRepo.js"
 import { forEachDialect, freshPgUrl, type StorageLayer } from "./support/databases.js"
-import { PgLive } from "../layers/sql/index.js"
 
 const request = (dataset: string, text = `a text for ${dataset}`): RememberRequest => ({
   user_id: "alice",
@@ -80,7 +80,10 @@ const makeFakePipeline = Effect.gen(function*() {
     /** waits until the run for `text` has started (a guard timeout turns a hang into a failure) */
     awaitStart: (text: string) =>
       Deferred.await(gate(started, text)).pipe(
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`the run for "${text}" never started`) }),
+        Effect.timeoutFail({
+          duration: "10 seconds",
+          onTimeout: () => new Error(`the run for "${text}" never started`)
+        }),
         Effect.orDie
       ),
     hasStarted: (text: string) => events.includes(`start ${text}`)
@@ -240,7 +243,10 @@ forEachDialect((dialect, makeLayer) => {
         const died = yield* Effect.flip(manager.submit(request("main", "die")))
         expect(died._tag).toBe("InternalFailure")
         expect(died.message).not.toContain("secret internals")
-        expect(yield* awaitFinished(storage, 1)).toMatchObject({ status: "failed", error: "store failed with an internal error" })
+        expect(yield* awaitFinished(storage, 1)).toMatchObject({
+          status: "failed",
+          error: "store failed with an internal error"
+        })
         expect(yield* awaitFinished(storage, 2)).toMatchObject({ status: "failed", error: expect.any(String) })
       })))
 
@@ -251,7 +257,14 @@ forEachDialect((dialect, makeLayer) => {
         const now = Date.now()
         const iso = (ms: number) => new Date(ms).toISOString()
         const newRun = (instance_id: string) =>
-          repo.create({ pipeline: "text", user_id: "alice", dataset: "main", params: {}, queued_at: iso(now - 60_000), instance_id })
+          repo.create({
+            pipeline: "text",
+            user_id: "alice",
+            dataset: "main",
+            params: {},
+            queued_at: iso(now - 60_000),
+            instance_id
+          })
         // a process that never beat, one that stopped beating an hour ago, and one alive now
         const vanished = yield* newRun("vanished")
         const stale = yield* newRun("stale")
@@ -272,7 +285,11 @@ forEachDialect((dialect, makeLayer) => {
 
         yield* startManager(fake, storage)
 
-        expect(yield* getRun(storage, vanished.id)).toMatchObject({ status: "failed", error: "interrupted", finished_at: expect.any(String) })
+        expect(yield* getRun(storage, vanished.id)).toMatchObject({
+          status: "failed",
+          error: "interrupted",
+          finished_at: expect.any(String)
+        })
         const staleRun = yield* getRun(storage, stale.id)
         expect(staleRun).toMatchObject({ status: "failed", error: "interrupted" })
         // a stage it was in is failed too, so the run does not look half alive
@@ -291,7 +308,11 @@ forEachDialect((dialect, makeLayer) => {
         const closing = yield* Effect.fork(close)
         // shutdown fails the queued run while the run in flight still holds the dataset
         const queued = yield* awaitFinished(storage, b.runId)
-        expect(queued).toMatchObject({ status: "failed", started_at: null, error: expect.stringMatching(/shut down|interrupted/) })
+        expect(queued).toMatchObject({
+          status: "failed",
+          started_at: null,
+          error: expect.stringMatching(/shut down|interrupted/)
+        })
         yield* fake.release("A")
         yield* Fiber.join(closing)
         expect(yield* getRun(storage, a.runId)).toMatchObject({ status: "succeeded" })
@@ -314,7 +335,10 @@ forEachDialect((dialect, makeLayer) => {
         )
         const closing = yield* Effect.fork(close)
         yield* Fiber.join(closing).pipe(
-          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("shutdown did not end after its grace period") }),
+          Effect.timeoutFail({
+            duration: "10 seconds",
+            onTimeout: () => new Error("shutdown did not end after its grace period")
+          }),
           Effect.orDie
         )
         expect(yield* getRun(storage, run.runId)).toMatchObject({ status: "failed", error: "interrupted" })

@@ -48,7 +48,12 @@ describe.skipIf(pgSkipReason() !== null)("pg: the dataset lock is fair across pr
         const holding = yield* Deferred.make<void>()
         const entered = (name: string) => Effect.sync(() => order.push(name))
         const first = yield* Effect.fork(
-          a.withLock("u1/main")(Effect.zipRight(entered("a1"), Effect.zipRight(Deferred.succeed(holding, undefined), Deferred.await(release))))
+          a.withLock("u1/main")(
+            Effect.zipRight(
+              entered("a1"),
+              Effect.zipRight(Deferred.succeed(holding, undefined), Deferred.await(release))
+            )
+          )
         )
         yield* Deferred.await(holding)
         // process a queues two more runs for the dataset (they wait on its in-process lock) ...

@@ -2,9 +2,9 @@
  * Hot-path queries read through the index meant for them, on SQLite without statistics (a
  * fresh file has none): the repository's own SQL is captured as it runs, then explained.
  */
+import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
 import Sqlite from "better-sqlite3"
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { SqliteLive } from "../layers/sql/index.js"
@@ -60,7 +60,9 @@ describe("query plans", () => {
       const sql = yield* SqlClient.SqlClient
       const params = (lookup!.match(/\?/g) ?? []).map(() => null)
       const plan = (yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${lookup}`, params)).map((r) => r.detail)
-      expect(plan.join("\n")).toMatch(/SEARCH e USING INDEX gb_edges_dataset_triple \(dataset_id=\? AND source_id=\? AND target_id=\? AND relation=\?\)/)
+      expect(plan.join("\n")).toMatch(
+        /SEARCH e USING INDEX gb_edges_dataset_triple \(dataset_id=\? AND source_id=\? AND target_id=\? AND relation=\?\)/
+      )
       expect(plan.join("\n")).not.toMatch(/SCAN e\b/)
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 })

@@ -3,10 +3,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
+import { type Context, Deferred, Effect, Fiber, Layer, Option, Ref } from "effect"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Context, Deferred, Effect, Fiber, Layer, Option, Ref } from "effect"
 import { makeKeyedLock } from "../layers/sql/Database.js"
 import { PgLive, SqliteLive } from "../layers/sql/index.js"
 import type { InferenceInput } from "../src/domain/Rows.js"
@@ -64,11 +64,13 @@ const inference = (overrides: Partial<InferenceInput> = {}): InferenceInput => (
 })
 
 const count = (table: string, where = "1=1") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).pipe(
-      Effect.map((rows) => Number(rows[0]!.n)),
-      Effect.orDie
-    )
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).pipe(
+        Effect.map((rows) => Number(rows[0]!.n)),
+        Effect.orDie
+      )
   )
 
 const exec = (statement: string) =>
@@ -76,7 +78,7 @@ const exec = (statement: string) =>
 
 /** a dataset with a text artifact, for the graph tests */
 const seedDataset = (name = "main") =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const datasets = yield* DatasetsRepo
     const graph = yield* GraphRepo
     const dataset = yield* datasets.getOrCreate("u1", name, t(0))
@@ -105,10 +107,10 @@ const maxInside = (
   lock: (i: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
   roundTrip: Effect.Effect<void>
 ) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const inside = yield* Ref.make(0)
     const max = yield* Ref.make(0)
-    const section = Effect.gen(function* () {
+    const section = Effect.gen(function*() {
       const now = yield* Ref.updateAndGet(inside, (n) => n + 1)
       yield* Ref.update(max, (m) => Math.max(m, now))
       for (let i = 0; i < 5; i++) {
@@ -129,14 +131,14 @@ const allInsideTogether = (
   fibers: number,
   lock: (i: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 ) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const arrived = yield* Ref.make(0)
     const everyone = yield* Deferred.make<void>()
     yield* Effect.forEach(
       Array.from({ length: fibers }, (_, i) => i),
       (i) =>
         lock(i)(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const n = yield* Ref.updateAndGet(arrived, (k) => k + 1)
             if (n === fibers) yield* Deferred.succeed(everyone, undefined)
             yield* Deferred.await(everyone)
@@ -149,11 +151,11 @@ const allInsideTogether = (
 
 describe("SqliteLive on a file", () => {
   it.effect("creates the directory, and the connection has WAL, synchronous NORMAL, foreign keys, busy_timeout and sqlite-vec", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = mkdtempSync(join(tmpdir(), "gligabao-sqlite-test-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
       const filename = join(dir, "nested", "deeper", "gligabao.db")
-      const pragmas = yield* Effect.gen(function* () {
+      const pragmas = yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const one = <A extends object>(statement: string) => Effect.map(sql.unsafe<A>(statement), (rows) => rows[0]!)
         return {
@@ -173,11 +175,10 @@ describe("SqliteLive on a file", () => {
         vec: { v: "v0.1.9" }
       })
       expect(existsSync(filename)).toBe(true)
-    }).pipe(Effect.scoped)
-  )
+    }).pipe(Effect.scoped))
 
   it.effect("maps the file only when asked (database.mmap_size)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = mkdtempSync(join(tmpdir(), "gligabao-sqlite-test-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
       const mmap = (options?: { mmapBytes: number }) =>
@@ -188,13 +189,12 @@ describe("SqliteLive on a file", () => {
       expect(yield* mmap()).toBe(0)
       expect(yield* mmap({ mmapBytes: 0 })).toBe(0)
       expect(yield* mmap({ mmapBytes: 268435456 })).toBe(268435456)
-    }).pipe(Effect.scoped)
-  )
+    }).pipe(Effect.scoped))
 })
 
 describe("makeKeyedLock", () => {
   it.effect("forgets a key once nobody holds or awaits it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const lock = makeKeyedLock()
       const gate = yield* Deferred.make<void>()
       const holder = yield* Effect.fork(lock.withLock("k")(Deferred.await(gate)))
@@ -205,8 +205,7 @@ describe("makeKeyedLock", () => {
       expect(lock.size()).toBe(0)
       yield* Effect.exit(lock.withLock("k")(Effect.fail("boom")))
       expect(lock.size()).toBe(0)
-    })
-  )
+    }))
 })
 
 forEachDialect((dialect, makeLayer) => {
@@ -215,7 +214,7 @@ forEachDialect((dialect, makeLayer) => {
 
   it.effect("migrations create the whole gb_ schema", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const rows = yield* sql.onDialectOrElse({
           pg: () =>
@@ -224,39 +223,40 @@ forEachDialect((dialect, makeLayer) => {
           orElse: () => sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'gb_%'`
         })
         const tables = rows.map((r) => r.name)
-        for (const table of [
-          "gb_datasets",
-          "gb_models",
-          "gb_remember_runs",
-          "gb_remember_run_stages",
-          "gb_instances",
-          "gb_inferences",
-          "gb_artifacts",
-          "gb_entities",
-          "gb_edges",
-          "gb_entity_artifacts",
-          "gb_edge_artifacts",
-          "gb_entity_sessions",
-          "gb_edge_sessions",
-          "gb_image_artifacts",
-          "gb_image_extractions",
-          "gb_image_text_blocks",
-          "gb_entity_geo",
-          "gb_series",
-          "gb_series_points",
-          "gb_series_anchors",
-          "gb_vector_outbox"
-        ]) {
+        for (
+          const table of [
+            "gb_datasets",
+            "gb_models",
+            "gb_remember_runs",
+            "gb_remember_run_stages",
+            "gb_instances",
+            "gb_inferences",
+            "gb_artifacts",
+            "gb_entities",
+            "gb_edges",
+            "gb_entity_artifacts",
+            "gb_edge_artifacts",
+            "gb_entity_sessions",
+            "gb_edge_sessions",
+            "gb_image_artifacts",
+            "gb_image_extractions",
+            "gb_image_text_blocks",
+            "gb_entity_geo",
+            "gb_series",
+            "gb_series_points",
+            "gb_series_anchors",
+            "gb_vector_outbox"
+          ]
+        ) {
           expect(tables).toContain(table)
         }
         expect((yield* Database).dialect).toBe(dialect)
       })
-    )
-  )
+    ))
 
   it.effect("datasets: get-or-create is idempotent, soft delete frees the name, list counts", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const datasets = yield* DatasetsRepo
         const graph = yield* GraphRepo
         const first = yield* datasets.getOrCreate("u1", "main", t(0))
@@ -267,7 +267,10 @@ forEachDialect((dialect, makeLayer) => {
         const other = yield* datasets.getOrCreate("u2", "main", t(0))
         expect(other.id).not.toBe(first.id)
 
-        const [alice, berlin] = yield* graph.upsertEntities(first.id, [entity("Alice", "person"), entity("Berlin", "place")])
+        const [alice, berlin] = yield* graph.upsertEntities(first.id, [
+          entity("Alice", "person"),
+          entity("Berlin", "place")
+        ])
         yield* graph.insertEdges([edge(first.id, alice!.id, berlin!.id, "lives_in", 1)])
         const listed = yield* datasets.list("u1")
         expect(listed).toEqual([
@@ -283,24 +286,27 @@ forEachDialect((dialect, makeLayer) => {
         expect(Option.getOrThrow(yield* datasets.find("u1", "main")).id).toBe(fresh.id)
         expect(yield* count("gb_datasets", `deleted_at = '${t(10)}'`)).toBe(1)
       })
-    )
-  )
+    ))
 
   it.effect("artifacts round-trip with their JSON metadata", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const graph = yield* GraphRepo
         const { artifact, dataset } = yield* seedDataset()
-        expect(artifact).toMatchObject({ dataset_id: dataset.id, kind: "knowledge", session_id: "s1", metadata: { source: "test" } })
+        expect(artifact).toMatchObject({
+          dataset_id: dataset.id,
+          kind: "knowledge",
+          session_id: "s1",
+          metadata: { source: "test" }
+        })
         expect(Option.getOrThrow(yield* graph.getArtifact(artifact.id))).toEqual(artifact)
         expect(Option.isNone(yield* graph.getArtifact(artifact.id + 1000))).toBe(true)
       })
-    )
-  )
+    ))
 
   it.effect("entities: upsert dedups on (name_key, type), keeps a description unless given a new one, keeps input order", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const graph = yield* GraphRepo
         const { dataset } = yield* seedDataset()
         const first = yield* graph.upsertEntities(dataset.id, [
@@ -328,12 +334,11 @@ forEachDialect((dialect, makeLayer) => {
         expect(found.map((e) => e.type).sort()).toEqual(["company", "person"])
         expect(yield* graph.upsertEntities(dataset.id, [])).toEqual([])
       })
-    )
-  )
+    ))
 
   it.effect("edges: insert returns input order, close only touches live edges, get carries names", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const graph = yield* GraphRepo
         const { artifact, dataset } = yield* seedDataset()
         const [alice, berlin, paris] = yield* graph.upsertEntities(dataset.id, [
@@ -351,15 +356,19 @@ forEachDialect((dialect, makeLayer) => {
         yield* graph.closeEdges([{ id: inserted[1]!.id, invalid_at: t(8), expired_at: t(9) }])
         const got = yield* graph.getEdges([inserted[1]!.id, inserted[0]!.id, 99999])
         expect(got.map((e) => e.id)).toEqual([inserted[1]!.id, inserted[0]!.id])
-        expect(got[0]).toMatchObject({ source_name: "Alice", target_name: "Berlin", invalid_at: t(2), expired_at: t(3) })
+        expect(got[0]).toMatchObject({
+          source_name: "Alice",
+          target_name: "Berlin",
+          invalid_at: t(2),
+          expired_at: t(3)
+        })
         expect(got[1]).toMatchObject({ source_name: "Alice", target_name: "Paris", invalid_at: null, expired_at: null })
       })
-    )
-  )
+    ))
 
   it.effect("candidates: live edges of the dataset touching the entities, newest first, capped", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const graph = yield* GraphRepo
         const datasets = yield* DatasetsRepo
         const { dataset } = yield* seedDataset()
@@ -403,15 +412,17 @@ forEachDialect((dialect, makeLayer) => {
         const merged = yield* graph.loadCandidateEdgesByNameKeys(dataset.id, many, 2)
         expect(merged.map((e) => e.id)).toEqual([carolKnowsBob!.id, bobKnowsAlice!.id])
       })
-    )
-  )
+    ))
 
   it.effect("links are idempotent", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const graph = yield* GraphRepo
         const { artifact, dataset } = yield* seedDataset()
-        const [alice, berlin] = yield* graph.upsertEntities(dataset.id, [entity("Alice", "person"), entity("Berlin", "place")])
+        const [alice, berlin] = yield* graph.upsertEntities(dataset.id, [
+          entity("Alice", "person"),
+          entity("Berlin", "place")
+        ])
         const [lives] = yield* graph.insertEdges([edge(dataset.id, alice!.id, berlin!.id, "lives_in", 1)])
         for (let i = 0; i < 2; i++) {
           yield* graph.linkEntityArtifacts(artifact.id, [alice!.id, berlin!.id, alice!.id])
@@ -425,12 +436,11 @@ forEachDialect((dialect, makeLayer) => {
         expect(yield* count("gb_entity_sessions")).toBe(2)
         expect(yield* count("gb_edge_sessions")).toBe(1)
       })
-    )
-  )
+    ))
 
   it.effect("cascades: an entity takes its edges and links; an artifact nulls edges and drops only its artifact links", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const graph = yield* GraphRepo
         const { artifact, dataset } = yield* seedDataset()
         const [alice, berlin, bob] = yield* graph.upsertEntities(dataset.id, [
@@ -462,12 +472,11 @@ forEachDialect((dialect, makeLayer) => {
         expect(yield* count("gb_entity_sessions")).toBe(2)
         expect(yield* count("gb_edge_sessions")).toBe(1)
       })
-    )
-  )
+    ))
 
   it.effect("inferences: recording registers the model once", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const inferences = yield* InferencesRepo
         const runLog = yield* RunLogRepo
         const created = yield* runLog.create({
@@ -489,12 +498,11 @@ forEachDialect((dialect, makeLayer) => {
         expect(a).toEqual({ ...inference({ run_id: created.id }), id: a.id, model_id: a.model_id })
         expect(yield* inferences.listByRun(created.id)).toEqual([a, b])
       })
-    )
-  )
+    ))
 
   it.effect("run log: create, stages, inferences, progress, finish, get, list, counts", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const runLog = yield* RunLogRepo
         const newRun = (user: string, dataset: string, at: number) =>
           runLog.create({
@@ -506,7 +514,11 @@ forEachDialect((dialect, makeLayer) => {
             instance_id: "i1"
           })
         const first = yield* newRun("u1", "main", 1)
-        expect(first).toMatchObject({ status: "started", started_at: null, params: { kind: "knowledge", text_length: 12 } })
+        expect(first).toMatchObject({
+          status: "started",
+          started_at: null,
+          params: { kind: "knowledge", text_length: 12 }
+        })
         expect(Option.getOrThrow(yield* runLog.get(first.id)).stages).toEqual([])
 
         yield* runLog.markStarted(first.id, t(2))
@@ -522,7 +534,12 @@ forEachDialect((dialect, makeLayer) => {
           error: null,
           detail: { note: "x" }
         })
-        yield* runLog.stageFinished(first.id, "store", { status: "failed", finished_at: t(5), duration_ms: 1000, error: "boom" })
+        yield* runLog.stageFinished(first.id, "store", {
+          status: "failed",
+          finished_at: t(5),
+          duration_ms: 1000,
+          error: "boom"
+        })
         yield* runLog.finish(first.id, {
           status: "failed",
           error: "boom",
@@ -532,7 +549,13 @@ forEachDialect((dialect, makeLayer) => {
           duration_ms: 4000
         })
         const got = Option.getOrThrow(yield* runLog.get(first.id))
-        expect(got).toMatchObject({ status: "failed", error: "boom", started_at: t(2), finished_at: t(5), duration_ms: 4000 })
+        expect(got).toMatchObject({
+          status: "failed",
+          error: "boom",
+          started_at: t(2),
+          finished_at: t(5),
+          duration_ms: 4000
+        })
         expect(got.stages).toEqual([
           {
             stage: "extract_graph",
@@ -559,11 +582,16 @@ forEachDialect((dialect, makeLayer) => {
         ])
 
         // concurrent chunks append to one stage without losing ids
-        yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) => runLog.addInference(first.id, "summarize_chunk", i), {
+        yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
+          runLog.addInference(first.id, "summarize_chunk", i), {
           concurrency: "unbounded"
         })
-        const summarized = Option.getOrThrow(yield* runLog.get(first.id)).stages.find((s) => s.stage === "summarize_chunk")!
-        expect([...summarized.inference_ids].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i))
+        const summarized = Option.getOrThrow(yield* runLog.get(first.id)).stages.find((s) =>
+          s.stage === "summarize_chunk"
+        )!
+        expect([...summarized.inference_ids].sort((a, b) =>
+          a - b
+        )).toEqual(Array.from({ length: 20 }, (_, i) => i))
 
         const second = yield* newRun("u1", "other", 2)
         const third = yield* newRun("u2", "main", 3)
@@ -579,30 +607,51 @@ forEachDialect((dialect, makeLayer) => {
         expect(all.total).toBe(3)
         expect(all.runs.map((r) => r.id)).toEqual([third.id, second.id])
         expect((yield* runLog.list({ limit: 10, offset: 2 })).runs.map((r) => r.id)).toEqual([first.id])
-        expect((yield* runLog.list({ limit: 10, offset: 0 })).runs.find((r) => r.id === first.id)!.stages).toHaveLength(3)
+        expect((yield* runLog.list({ limit: 10, offset: 0 })).runs.find((r) => r.id === first.id)!.stages).toHaveLength(
+          3
+        )
         const filtered = yield* runLog.list({ status: "started", user_id: "u1", limit: 10, offset: 0 })
         expect(filtered).toMatchObject({ total: 1, runs: [{ id: second.id }] })
         expect((yield* runLog.list({ dataset: "main", limit: 10, offset: 0 })).total).toBe(2)
         expect(yield* runLog.counts()).toEqual({ total: 3, started: 1, succeeded: 1, failed: 1 })
         expect(Option.isNone(yield* runLog.get(99999))).toBe(true)
       })
-    )
-  )
+    ))
 
   it.effect("run log: a stage end is held until the run's next write, which writes it with that write", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const runLog = yield* RunLogRepo
         const sql = yield* SqlClient.SqlClient
         const stored = (runId: number) =>
-          sql<{ stage: string; status: string; inference_ids: string; detail: string | null }>`SELECT stage, status, inference_ids, detail
+          sql<
+            { stage: string; status: string; inference_ids: string; detail: string | null }
+          >`SELECT stage, status, inference_ids, detail
             FROM gb_remember_run_stages WHERE run_id = ${runId} ORDER BY stage`
-        const run1 = yield* runLog.create({ pipeline: "text", user_id: "u", dataset: "held", params: {}, queued_at: t(0), instance_id: "i" })
+        const run1 = yield* runLog.create({
+          pipeline: "text",
+          user_id: "u",
+          dataset: "held",
+          params: {},
+          queued_at: t(0),
+          instance_id: "i"
+        })
         yield* runLog.stageStarted(run1.id, "extract_graph", t(1))
         yield* runLog.addInference(run1.id, "extract_graph", 41)
-        yield* runLog.stageFinished(run1.id, "extract_graph", { status: "succeeded", finished_at: t(2), duration_ms: 1000, error: null, detail: { n: 1 } })
+        yield* runLog.stageFinished(run1.id, "extract_graph", {
+          status: "succeeded",
+          finished_at: t(2),
+          duration_ms: 1000,
+          error: null,
+          detail: { n: 1 }
+        })
         // in the table the running stage is there at once; its end is not yet
-        expect(yield* stored(run1.id)).toEqual([{ stage: "extract_graph", status: "started", inference_ids: "[]", detail: null }])
+        expect(yield* stored(run1.id)).toEqual([{
+          stage: "extract_graph",
+          status: "started",
+          inference_ids: "[]",
+          detail: null
+        }])
         // the next start writes both
         yield* runLog.stageStarted(run1.id, "load_candidates", t(2))
         expect(yield* stored(run1.id)).toEqual([
@@ -610,10 +659,22 @@ forEachDialect((dialect, makeLayer) => {
           { stage: "load_candidates", status: "started", inference_ids: "[]", detail: null }
         ])
         // a stage that runs again keeps its first start, its ids and its detail; reads show what is held
-        yield* runLog.stageFinished(run1.id, "load_candidates", { status: "succeeded", finished_at: t(3), duration_ms: 1000, error: null, detail: null })
+        yield* runLog.stageFinished(run1.id, "load_candidates", {
+          status: "succeeded",
+          finished_at: t(3),
+          duration_ms: 1000,
+          error: null,
+          detail: null
+        })
         yield* runLog.stageStarted(run1.id, "extract_graph", t(3))
         yield* runLog.addInference(run1.id, "extract_graph", 42)
-        yield* runLog.stageFinished(run1.id, "extract_graph", { status: "failed", finished_at: t(4), duration_ms: 3000, error: "boom", detail: null })
+        yield* runLog.stageFinished(run1.id, "extract_graph", {
+          status: "failed",
+          finished_at: t(4),
+          duration_ms: 3000,
+          error: "boom",
+          detail: null
+        })
         const read = Option.getOrThrow(yield* runLog.get(run1.id)).stages
         expect(read.map((s) => [s.stage, s.status, s.started_at, s.finished_at, s.error, s.inference_ids])).toEqual([
           ["extract_graph", "failed", t(1), t(4), "boom", [41, 42]],
@@ -621,20 +682,36 @@ forEachDialect((dialect, makeLayer) => {
         ])
         // held ids alone (no status) leave the stage's status alone
         yield* runLog.addInference(run1.id, "load_candidates", 43)
-        yield* runLog.finish(run1.id, { status: "failed", error: "boom", dataset_id: null, artifact_id: null, finished_at: t(5), duration_ms: 5000 })
+        yield* runLog.finish(run1.id, {
+          status: "failed",
+          error: "boom",
+          dataset_id: null,
+          artifact_id: null,
+          finished_at: t(5),
+          duration_ms: 5000
+        })
         expect((yield* stored(run1.id)).find((s) => s.stage === "load_candidates")).toEqual({
-          stage: "load_candidates", status: "succeeded", inference_ids: "[43]", detail: null
+          stage: "load_candidates",
+          status: "succeeded",
+          inference_ids: "[43]",
+          detail: null
         })
       })
-    )
-  )
+    ))
 
   it.effect("run log: failOrphaned fails the runs of dead processes only; failQueued only queued runs", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const runLog = yield* RunLogRepo
         const newRun = (instance: string) =>
-          runLog.create({ pipeline: "text", user_id: "u", dataset: "d", params: {}, queued_at: t(0), instance_id: instance })
+          runLog.create({
+            pipeline: "text",
+            user_id: "u",
+            dataset: "d",
+            params: {},
+            queued_at: t(0),
+            instance_id: instance
+          })
         yield* runLog.heartbeat("me", t(10))
         yield* runLog.heartbeat("alive", t(5))
         yield* runLog.heartbeat("alive", t(95))
@@ -669,12 +746,11 @@ forEachDialect((dialect, makeLayer) => {
         expect(yield* status(mine.id)).toMatchObject({ status: "started", error: null })
         expect(yield* status(alive.id)).toMatchObject({ status: "failed", error: "shutting down" })
       })
-    )
-  )
+    ))
 
   it.live("withLock serializes one key and not different keys", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const db = yield* Database
         const sql = yield* SqlClient.SqlClient
         const roundTrip = sql`SELECT 1`.pipe(Effect.asVoid, Effect.orDie)
@@ -684,12 +760,11 @@ forEachDialect((dialect, makeLayer) => {
         yield* Effect.exit(db.withLock("u1/main")(Effect.fail("boom")))
         expect(yield* db.withLock("u1/main")(Effect.succeed("free"))).toBe("free")
       })
-    )
-  )
+    ))
 
   it.effect("withTransaction rolls back on failure", () =>
     run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const db = yield* Database
         const datasets = yield* DatasetsRepo
         const exit = yield* Effect.exit(
@@ -700,56 +775,61 @@ forEachDialect((dialect, makeLayer) => {
         yield* db.withTransaction(datasets.getOrCreate("u1", "main", t(0)))
         expect(yield* count("gb_datasets")).toBe(1)
       })
-    )
-  )
+    ))
 })
 
 describe.skipIf(pgSkipReason() !== null)("pg: the lock across processes", () => {
   /** two independent storage stacks (pools, in-process locks) on one database: two processes */
   const twoProcesses = <A, E>(
-    body: (a: Context.Tag.Service<Database>, b: Context.Tag.Service<Database>, roundTrip: Effect.Effect<void>) => Effect.Effect<A, E>
+    body: (
+      a: Context.Tag.Service<Database>,
+      b: Context.Tag.Service<Database>,
+      roundTrip: Effect.Effect<void>
+    ) => Effect.Effect<A, E>
   ) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = yield* freshPgUrl
       const [a, b] = yield* Effect.all([Layer.build(PgLive(url)), Layer.build(PgLive(url))], { concurrency: 2 })
       const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(Layer.succeedContext(a)))
       return yield* body(
-        (yield* Database.pipe(Effect.provide(Layer.succeedContext(a)))),
-        (yield* Database.pipe(Effect.provide(Layer.succeedContext(b)))),
+        yield* Database.pipe(Effect.provide(Layer.succeedContext(a))),
+        yield* Database.pipe(Effect.provide(Layer.succeedContext(b))),
         sql`SELECT pg_sleep(0.01)`.pipe(Effect.asVoid, Effect.orDie)
       )
     }).pipe(Effect.scoped, Effect.orDie)
 
   it.live("serializes one key across processes and not different keys", () =>
     twoProcesses((a, b, roundTrip) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect(yield* maxInside(4, (i) => (i % 2 === 0 ? a : b).withLock("u1/main"), roundTrip)).toBe(1)
         expect(yield* allInsideTogether(2, (i) => (i === 0 ? a : b).withLock(`u1/dataset-${i}`))).toBe(2)
       })
-    )
-  )
+    ))
 
   it.live("releases the advisory lock on failure and on interruption", () =>
     twoProcesses((a, b) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* Effect.exit(a.withLock("k")(Effect.fail("boom")))
         expect(yield* b.withLock("k")(Effect.succeed(1))).toBe(1)
         const holding = yield* Deferred.make<void>()
-        const holder = yield* Effect.fork(a.withLock("k")(Effect.zipRight(Deferred.succeed(holding, undefined), Effect.never)))
+        const holder = yield* Effect.fork(
+          a.withLock("k")(Effect.zipRight(Deferred.succeed(holding, undefined), Effect.never))
+        )
         yield* Deferred.await(holding)
         const waiter = yield* Effect.fork(b.withLock("k")(Effect.succeed(2)))
         yield* Fiber.interrupt(holder)
         expect(yield* Fiber.join(waiter)).toBe(2)
       })
-    )
-  )
+    ))
 
   it.live("a waiter stays interruptible and leaves nothing held", () =>
     twoProcesses((a, b) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const holding = yield* Deferred.make<void>()
         const done = yield* Deferred.make<void>()
-        const holder = yield* Effect.fork(a.withLock("k")(Effect.zipRight(Deferred.succeed(holding, undefined), Deferred.await(done))))
+        const holder = yield* Effect.fork(
+          a.withLock("k")(Effect.zipRight(Deferred.succeed(holding, undefined), Deferred.await(done)))
+        )
         yield* Deferred.await(holding)
         const waiter = yield* Effect.fork(b.withLock("k")(Effect.succeed("never")))
         yield* Fiber.interrupt(waiter)
@@ -758,6 +838,5 @@ describe.skipIf(pgSkipReason() !== null)("pg: the lock across processes", () => 
         expect(yield* b.withLock("k")(a.withLock("other")(Effect.succeed("free")))).toBe("free")
         expect(yield* a.withLock("k")(Effect.succeed("free"))).toBe("free")
       })
-    )
-  )
+    ))
 })

@@ -7,7 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "../scripts/benchmarks/server.js"
 
-const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> }
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  scripts: Record<string, string>
+}
 const shebang = readFileSync(new URL("../bin/gligabao.js", import.meta.url), "utf8").split("\n")[0]!
 
 describe("the server's node flags", () => {

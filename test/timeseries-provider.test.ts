@@ -5,9 +5,14 @@
  * by key and by id.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Layer, Option } from "effect"
-import { ScriptedLlm, type ScriptedAnswer } from "../layers/testing/ScriptedLlm.js"
-import { makePricesProvider, providersFromConfig, timeseriesFor, TimeseriesProvidersLive } from "../layers/timeseries/index.js"
+import { Effect, Either, Exit, type Layer, Option } from "effect"
+import { type ScriptedAnswer, ScriptedLlm } from "../layers/testing/ScriptedLlm.js"
+import {
+  makePricesProvider,
+  providersFromConfig,
+  timeseriesFor,
+  TimeseriesProvidersLive
+} from "../layers/timeseries/index.js"
 import { defaultConfig } from "../src/Config.js"
 import { validateRememberRequest } from "../src/domain/Remember.js"
 import { RememberManager } from "../src/pipeline/RememberManager.js"
@@ -46,18 +51,32 @@ describe("the prices provider against a fake CSV endpoint", () => {
 
   it.live("an unknown symbol or an empty period is an empty series, not an error", () =>
     Effect.gen(function*() {
-      expect(yield* provider().fetch("NOPE", "2025-01-01T00:00:00.000Z", "2025-01-31T00:00:00.000Z")).toEqual([{ key: "NOPE.close", points: [] }])
-      expect(yield* provider().fetch("AAPL.US", "2023-01-01T00:00:00.000Z", "2023-01-31T00:00:00.000Z")).toEqual([{ key: "AAPL.US.close", points: [] }])
+      expect(yield* provider().fetch("NOPE", "2025-01-01T00:00:00.000Z", "2025-01-31T00:00:00.000Z")).toEqual([{
+        key: "NOPE.close",
+        points: []
+      }])
+      expect(yield* provider().fetch("AAPL.US", "2023-01-01T00:00:00.000Z", "2023-01-31T00:00:00.000Z")).toEqual([{
+        key: "AAPL.US.close",
+        points: []
+      }])
     }))
 
   it.live("an HTTP error and a body that is not a CSV are ProviderFailed, naming the provider", () =>
     Effect.gen(function*() {
       fake.enqueue(csvError(503, "Too many requests"))
-      const http = yield* Effect.flip(provider().fetch("AAPL.US", "2025-01-01T00:00:00.000Z", "2025-01-31T00:00:00.000Z"))
+      const http = yield* Effect.flip(
+        provider().fetch("AAPL.US", "2025-01-01T00:00:00.000Z", "2025-01-31T00:00:00.000Z")
+      )
       expect(http).toBeInstanceOf(ProviderFailed)
       expect(http.message).toMatch(/^stocks: HTTP 503: .*Too many requests/)
-      fake.enqueue({ status: 200, headers: { "content-type": "text/html" }, raw: "<html>Please solve the captcha</html>" })
-      const html = yield* Effect.flip(provider().fetch("AAPL.US", "2025-01-01T00:00:00.000Z", "2025-01-31T00:00:00.000Z"))
+      fake.enqueue({
+        status: 200,
+        headers: { "content-type": "text/html" },
+        raw: "<html>Please solve the captcha</html>"
+      })
+      const html = yield* Effect.flip(
+        provider().fetch("AAPL.US", "2025-01-01T00:00:00.000Z", "2025-01-31T00:00:00.000Z")
+      )
       expect(html.message).toMatch(/^stocks: the answer is not a CSV/)
     }))
 
@@ -111,7 +130,10 @@ describe("gligabao as a library: fetch through a configured and a Layer-provided
   const userText = (r: LlmRequest) => String(r.messages[0]!.content)
   const script = (r: LlmRequest): ScriptedAnswer => {
     if (r.stage === "extract_graph") {
-      return ScriptedLlm.json({ entities: [{ name: "Apple", type: "organization" }, { name: "Cupertino", type: "place" }], edges: [] })
+      return ScriptedLlm.json({
+        entities: [{ name: "Apple", type: "organization" }, { name: "Cupertino", type: "place" }],
+        edges: []
+      })
     }
     if (r.stage === "resolve_series") {
       const sent = JSON.parse(userText(r))
@@ -131,13 +153,24 @@ describe("gligabao as a library: fetch through a configured and a Layer-provided
     name: "weather",
     description: "Daily mean temperature of a city; query: the city name",
     fetch: (query, from) =>
-      Effect.succeed([{ key: `${query}.temp`, unit: "°C", points: [{ ts: from, value: 11.5 }, { ts: "2025-01-06T00:00:00Z", value: 13 }] }])
+      Effect.succeed([{
+        key: `${query}.temp`,
+        unit: "°C",
+        points: [{ ts: from, value: 11.5 }, { ts: "2025-01-06T00:00:00Z", value: 13 }]
+      }])
   }
 
   it.live("both fetched, stored and anchored; readSeries by key and by id, with a range; listSeries", () => {
     const config = {
       ...defaultConfig,
-      timeseries: { providers: [{ name: "stocks", kind: "prices" as const, description: "Daily closes of stocks", baseUrl: fake.url }] }
+      timeseries: {
+        providers: [{
+          name: "stocks",
+          kind: "prices" as const,
+          description: "Daily closes of stocks",
+          baseUrl: fake.url
+        }]
+      }
     }
     const layer = rememberLayer(sqliteLayer(), script, { timeseries: timeseriesFor(config, [weather]) })
     return Effect.gen(function*() {
@@ -159,7 +192,10 @@ describe("gligabao as a library: fetch through a configured and a Layer-provided
       const byKey = Option.getOrThrow(yield* readSeries("u", "main", { key: "AAPL.US.close" }))
       expect(byKey.points.map((p) => p.value)).toEqual([250.42, 243.85, 243.36, 245])
       expect(byKey.stats).toMatchObject({ count: 4, first: 250.42, last: 245, min: 243.36, max: 250.42 })
-      expect(byKey.anchors.map((a) => [a.artifact_id !== null, a.entity_id !== null])).toEqual([[true, false], [false, true]])
+      expect(byKey.anchors.map((a) => [a.artifact_id !== null, a.entity_id !== null])).toEqual([[true, false], [
+        false,
+        true
+      ]])
 
       const id = fetches[1].series[0].id
       const ranged = Option.getOrThrow(yield* readSeries("u", "main", { id }, { from: "2025-01-02T00:00:00.000Z" }))

@@ -25,7 +25,11 @@ let counter = 0
 /** A fresh index name per test, so the tests of one shared store cannot see each other. */
 const freshIndex = (kind = "entities") => `dataset-${++counter}-${kind}`
 
-const item = (id: string, values: ReadonlyArray<number>, metadata: VectorItem["metadata"] = { kind: "entity" }): VectorItem => ({
+const item = (
+  id: string,
+  values: ReadonlyArray<number>,
+  metadata: VectorItem["metadata"] = { kind: "entity" }
+): VectorItem => ({
   id,
   values,
   metadata
@@ -47,7 +51,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
     ]
 
     it.effect("returns matches best first with cosine scores (1 = identical)", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex()
         yield* vectors.upsert(index, four)
@@ -62,7 +66,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("keeps only score >= minScore and at most k", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex()
         yield* vectors.upsert(index, four)
@@ -76,7 +80,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("overwrites a vector and its metadata by id", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex()
         yield* vectors.upsert(index, four)
@@ -89,7 +93,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("keeps the last of two items with one id in a single upsert", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex()
         yield* vectors.upsert(index, [item("edge-1", [1, 0, 0, 0]), item("edge-1", [0, 1, 0, 0], { kind: "edge" })])
@@ -100,7 +104,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("keeps indexes (datasets and kinds) apart, even for equal vector ids", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const first = freshIndex()
         const second = freshIndex()
@@ -117,7 +121,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("deletes by id; unknown ids and an empty list are fine", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex()
         yield* vectors.upsert(index, four)
@@ -129,7 +133,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("round-trips metadata values: strings, integers, decimals, booleans", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex("chunks")
         const metadata = {
@@ -149,7 +153,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("finds nothing in an index that was never written; an empty upsert is fine", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex("summaries")
         yield* vectors.upsert(index, [])
@@ -157,7 +161,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("stores and searches more vectors than one write batch holds", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex("edges")
         const many = Array.from({ length: 1_200 }, (_, i) => item(`edge-${i}`, [1, i / 1_200, 0, 0], { n: i }))
@@ -169,7 +173,7 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       }))
 
     it.effect("refuses a vector of the wrong size with VectorWriteFailed", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const index = freshIndex()
         const error = yield* failure(vectors.upsert(index, [item("entity-x", [1, 0, 0])]))
@@ -181,14 +185,20 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
 // ---------------------------------------------------------------------------------------------
 // the four stores
 
-behaviour("SqliteVecStore (on the main SQLite database)", SqliteVecStoreLive(DIMS).pipe(Layer.provide(SqliteLive(":memory:"))))
+behaviour(
+  "SqliteVecStore (on the main SQLite database)",
+  SqliteVecStoreLive(DIMS).pipe(Layer.provide(SqliteLive(":memory:")))
+)
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "gligabao-vectors-"))
 
 behaviour(
   "SqliteVecFileStore (a SQLite file of its own)",
   Layer.unwrapScoped(
-    Effect.acquireRelease(Effect.sync(tempDir), (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))).pipe(
+    Effect.acquireRelease(
+      Effect.sync(tempDir),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ).pipe(
       Effect.map((dir) => SqliteVecFileStoreLive(join(dir, "nested", "vectors.db"), DIMS))
     )
   )
@@ -197,7 +207,10 @@ behaviour(
 behaviour(
   "SqliteVecStore (on the main SQLite file, searched by a reader in a worker thread)",
   Layer.unwrapScoped(
-    Effect.acquireRelease(Effect.sync(tempDir), (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))).pipe(
+    Effect.acquireRelease(
+      Effect.sync(tempDir),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ).pipe(
       Effect.map((dir) => {
         const filename = join(dir, "graph.db")
         return SqliteVecStoreLive(DIMS, { filename, mmapBytes: 0 }).pipe(Layer.provide(SqliteLive(filename)))
@@ -230,23 +243,28 @@ const pineconeOn = (overrides: Partial<PineconeStoreOptions> = {}) =>
         retryBaseDelayMs: 1,
         timeoutMs: 5_000,
         ...overrides
-      })
-    )
+      }))
   )
 
-behaviour("PineconeStore (against a fake index host)", pineconeOn().pipe(Layer.provide(withFakePinecone({ dimension: DIMS }))))
+behaviour(
+  "PineconeStore (against a fake index host)",
+  pineconeOn().pipe(Layer.provide(withFakePinecone({ dimension: DIMS })))
+)
 
 // ---------------------------------------------------------------------------------------------
 // store-specific behaviour
 
 layer(SqliteLive(":memory:"), { excludeTestServices: true })("SqliteVecStore in the pipeline's transaction", (it) => {
   it.effect("writes inside a transaction commit with it and roll back with it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const vectors = yield* Effect.provide(VectorStore, SqliteVecStoreLive(DIMS).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql))))
+      const vectors = yield* Effect.provide(
+        VectorStore,
+        SqliteVecStoreLive(DIMS).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)))
+      )
       const index = freshIndex()
       yield* vectors.upsert(index, [item("entity-kept", [1, 0, 0, 0])])
-      const aborted = yield* Effect.gen(function* () {
+      const aborted = yield* Effect.gen(function*() {
         yield* vectors.upsert(index, [item("entity-rolled-back", [1, 0, 0, 0])])
         yield* vectors.delete(index, ["entity-kept"])
         return yield* Effect.fail("abort" as const)
@@ -261,16 +279,21 @@ layer(SqliteLive(":memory:"), { excludeTestServices: true })("SqliteVecStore in 
     }))
 
   it.effect("keeps one vec0 table per dimension count, created once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const build = (dims: number) =>
-        Effect.provide(VectorStore, SqliteVecStoreLive(dims).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql))))
+        Effect.provide(
+          VectorStore,
+          SqliteVecStoreLive(dims).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)))
+        )
       const small = yield* build(3)
       yield* build(3)
       const large = yield* build(8)
       yield* small.upsert("dataset-1-entities", [item("entity-1", [1, 0, 0])])
       yield* large.upsert("dataset-1-entities", [item("entity-1", [1, 0, 0, 0, 0, 0, 0, 0])])
-      const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE name LIKE 'gb_vectors_%' AND sql LIKE '%vec0%'`
+      const tables = yield* sql<
+        { name: string }
+      >`SELECT name FROM sqlite_master WHERE name LIKE 'gb_vectors_%' AND sql LIKE '%vec0%'`
       expect(tables.map((t) => t.name).sort()).toEqual([vectorTableName(3), vectorTableName(8)])
       expect((yield* small.query("dataset-1-entities", [1, 0, 0], 3, 0)).map((m) => m.id)).toEqual(["entity-1"])
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
@@ -278,15 +301,15 @@ layer(SqliteLive(":memory:"), { excludeTestServices: true })("SqliteVecStore in 
 
 describe("SqliteVecFileStore", () => {
   it.live("keeps its vectors in the file across openings", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = tempDir()
       const file = join(dir, "vectors.db")
       const index = freshIndex()
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const vectors = yield* VectorStore
         yield* vectors.upsert(index, [item("entity-1", [1, 0, 0, 0], { label: "one" })])
       }).pipe(Effect.provide(SqliteVecFileStoreLive(file, DIMS)))
-      const matches = yield* Effect.gen(function* () {
+      const matches = yield* Effect.gen(function*() {
         const vectors = yield* VectorStore
         return yield* vectors.query(index, [1, 0, 0, 0], 3, 0)
       }).pipe(Effect.provide(SqliteVecFileStoreLive(file, DIMS)))
@@ -299,7 +322,7 @@ layer(MemoryVectorStore.layer({ failUpserts: (index) => index.endsWith("-edges")
   "MemoryVectorStore test controls",
   (it) => {
     it.effect("fails upserts on demand and writes nothing; the companion tag shows the contents", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* VectorStore
         const contents = yield* MemoryVectorStore
         const error = yield* failure(vectors.upsert("dataset-9-edges", [item("edge-1", [1, 0, 0, 0])]))
@@ -331,110 +354,115 @@ describe("upsertBatches", () => {
     expect(batches.length).toBeGreaterThan(1)
     for (const batch of batches) {
       expect(batch.length).toBeLessThanOrEqual(MAX_UPSERT_RECORDS)
-      expect(Buffer.byteLength(JSON.stringify({ vectors: batch, namespace: "gb-dataset-1-entities" }))).toBeLessThanOrEqual(
-        MAX_UPSERT_BYTES + 1024
-      )
+      expect(Buffer.byteLength(JSON.stringify({ vectors: batch, namespace: "gb-dataset-1-entities" })))
+        .toBeLessThanOrEqual(
+          MAX_UPSERT_BYTES + 1024
+        )
     }
     expect(batches.flat().map((r) => r.id)).toEqual(large.map((r) => r.id))
   })
 })
 
-layer(Layer.provideMerge(pineconeOn(), withFakePinecone()), { excludeTestServices: true })("PineconeStore on the wire", (it) => {
-  it.effect("uses one namespace per index (prefix + index), sends the Api-Key and the API version", () =>
-    Effect.gen(function* () {
-      const fake = yield* FakePineconeServer
-      fake.reset()
-      const vectors = yield* VectorStore
-      yield* vectors.upsert("dataset-3-entities", [item("entity-1", [1, 0, 0, 0], { dataset_id: 3, kind: "entity" })])
-      yield* vectors.query("dataset-3-entities", [1, 0, 0, 0], 3, 0.5)
-      yield* vectors.delete("dataset-3-entities", ["entity-1"])
-      expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
-        "POST /vectors/upsert",
-        "POST /query",
-        "POST /vectors/delete"
-      ])
-      const [upsert, query, del] = fake.requests
-      expect(upsert!.headers["api-key"]).toBe(API_KEY)
-      expect(upsert!.headers["x-pinecone-api-version"]).toBeTruthy()
-      expect(upsert!.body).toEqual({
-        namespace: "gb-dataset-3-entities",
-        vectors: [{ id: "entity-1", values: [1, 0, 0, 0], metadata: { dataset_id: 3, kind: "entity" } }]
-      })
-      expect(query!.body).toMatchObject({
-        namespace: "gb-dataset-3-entities",
-        topK: 3,
-        includeMetadata: true,
-        includeValues: false,
-        vector: [1, 0, 0, 0]
-      })
-      expect(del!.body).toEqual({ namespace: "gb-dataset-3-entities", ids: ["entity-1"] })
-    }))
+layer(Layer.provideMerge(pineconeOn(), withFakePinecone()), { excludeTestServices: true })(
+  "PineconeStore on the wire",
+  (it) => {
+    it.effect("uses one namespace per index (prefix + index), sends the Api-Key and the API version", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakePineconeServer
+        fake.reset()
+        const vectors = yield* VectorStore
+        yield* vectors.upsert("dataset-3-entities", [item("entity-1", [1, 0, 0, 0], { dataset_id: 3, kind: "entity" })])
+        yield* vectors.query("dataset-3-entities", [1, 0, 0, 0], 3, 0.5)
+        yield* vectors.delete("dataset-3-entities", ["entity-1"])
+        expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+          "POST /vectors/upsert",
+          "POST /query",
+          "POST /vectors/delete"
+        ])
+        const [upsert, query, del] = fake.requests
+        expect(upsert!.headers["api-key"]).toBe(API_KEY)
+        expect(upsert!.headers["x-pinecone-api-version"]).toBeTruthy()
+        expect(upsert!.body).toEqual({
+          namespace: "gb-dataset-3-entities",
+          vectors: [{ id: "entity-1", values: [1, 0, 0, 0], metadata: { dataset_id: 3, kind: "entity" } }]
+        })
+        expect(query!.body).toMatchObject({
+          namespace: "gb-dataset-3-entities",
+          topK: 3,
+          includeMetadata: true,
+          includeValues: false,
+          vector: [1, 0, 0, 0]
+        })
+        expect(del!.body).toEqual({ namespace: "gb-dataset-3-entities", ids: ["entity-1"] })
+      }))
 
-  it.effect("upserts 1536-dimensional vectors in requests under 2 MB and deletes in batches of 1000 ids", () =>
-    Effect.gen(function* () {
-      const fake = yield* FakePineconeServer
-      fake.reset()
-      const vectors = yield* VectorStore
-      const many = Array.from({ length: 150 }, (_, i) =>
-        item(`chunk-${i}`, Array.from({ length: 1536 }, (_, j) => Math.cos(i + j * 0.37)), { n: i })
-      )
-      yield* vectors.upsert("dataset-4-chunks", many)
-      const upserts = fake.requests.filter((r) => r.path === "/vectors/upsert")
-      expect(upserts.length).toBeGreaterThan(1)
-      for (const request of upserts) expect(Buffer.byteLength(request.rawBody)).toBeLessThanOrEqual(2 * 1024 * 1024)
-      expect(fake.namespaces.get("gb-dataset-4-chunks")?.size).toBe(150)
+    it.effect("upserts 1536-dimensional vectors in requests under 2 MB and deletes in batches of 1000 ids", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakePineconeServer
+        fake.reset()
+        const vectors = yield* VectorStore
+        const many = Array.from(
+          { length: 150 },
+          (_, i) => item(`chunk-${i}`, Array.from({ length: 1536 }, (_, j) => Math.cos(i + j * 0.37)), { n: i })
+        )
+        yield* vectors.upsert("dataset-4-chunks", many)
+        const upserts = fake.requests.filter((r) => r.path === "/vectors/upsert")
+        expect(upserts.length).toBeGreaterThan(1)
+        for (const request of upserts) expect(Buffer.byteLength(request.rawBody)).toBeLessThanOrEqual(2 * 1024 * 1024)
+        expect(fake.namespaces.get("gb-dataset-4-chunks")?.size).toBe(150)
 
-      fake.reset()
-      yield* vectors.delete("dataset-4-chunks", Array.from({ length: 2_500 }, (_, i) => `chunk-${i}`))
-      expect(fake.requests.map((r) => r.body.ids.length)).toEqual([1_000, 1_000, 500])
-    }))
+        fake.reset()
+        yield* vectors.delete("dataset-4-chunks", Array.from({ length: 2_500 }, (_, i) => `chunk-${i}`))
+        expect(fake.requests.map((r) => r.body.ids.length)).toEqual([1_000, 1_000, 500])
+      }))
 
-  it.effect("a 400 fails at once with the status and Pinecone's message", () =>
-    Effect.gen(function* () {
-      const fake = yield* FakePineconeServer
-      fake.reset()
-      const vectors = yield* VectorStore
-      fake.enqueue(pineconeError(400, "Vector dimension 4 does not match the dimension of the index 1536"))
-      const error = yield* failure(vectors.upsert("dataset-5-edges", [item("edge-1", [1, 0, 0, 0])]))
-      expect(error.message).toContain("HTTP 400 Vector dimension 4 does not match the dimension of the index 1536")
-      expect(error.message).toContain("upsert in namespace gb-dataset-5-edges")
-      expect(fake.requests).toHaveLength(1)
-    }))
+    it.effect("a 400 fails at once with the status and Pinecone's message", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakePineconeServer
+        fake.reset()
+        const vectors = yield* VectorStore
+        fake.enqueue(pineconeError(400, "Vector dimension 4 does not match the dimension of the index 1536"))
+        const error = yield* failure(vectors.upsert("dataset-5-edges", [item("edge-1", [1, 0, 0, 0])]))
+        expect(error.message).toContain("HTTP 400 Vector dimension 4 does not match the dimension of the index 1536")
+        expect(error.message).toContain("upsert in namespace gb-dataset-5-edges")
+        expect(fake.requests).toHaveLength(1)
+      }))
 
-  it.effect("retries a 429 and a 503, then succeeds", () =>
-    Effect.gen(function* () {
-      const fake = yield* FakePineconeServer
-      fake.reset()
-      const vectors = yield* VectorStore
-      fake.enqueue(
-        pineconeError(429, "Request rate limit exceeded for namespace", { "retry-after": "0" }),
-        pineconeError(503, "Service unavailable")
-      )
-      yield* vectors.upsert("dataset-6-entities", [item("entity-1", [1, 0, 0, 0])])
-      expect(fake.requests).toHaveLength(3)
-      expect(fake.namespaces.get("gb-dataset-6-entities")?.has("entity-1")).toBe(true)
-    }))
+    it.effect("retries a 429 and a 503, then succeeds", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakePineconeServer
+        fake.reset()
+        const vectors = yield* VectorStore
+        fake.enqueue(
+          pineconeError(429, "Request rate limit exceeded for namespace", { "retry-after": "0" }),
+          pineconeError(503, "Service unavailable")
+        )
+        yield* vectors.upsert("dataset-6-entities", [item("entity-1", [1, 0, 0, 0])])
+        expect(fake.requests).toHaveLength(3)
+        expect(fake.namespaces.get("gb-dataset-6-entities")?.has("entity-1")).toBe(true)
+      }))
 
-  it.effect("a 500 that persists fails after the retries with the status and message", () =>
-    Effect.gen(function* () {
-      const fake = yield* FakePineconeServer
-      fake.reset()
-      const vectors = yield* VectorStore
-      fake.setHandler(() => pineconeError(500, "internal error while querying"))
-      const error = yield* failure(vectors.query("dataset-7-entities", [1, 0, 0, 0], 3, 0))
-      fake.setHandler(undefined)
-      expect(error.message).toBe(
-        "pinecone query in namespace gb-dataset-7-entities failed after 3 attempts: HTTP 500 internal error while querying (code 13)"
-      )
-      expect(fake.requests).toHaveLength(3)
-    }))
-})
+    it.effect("a 500 that persists fails after the retries with the status and message", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakePineconeServer
+        fake.reset()
+        const vectors = yield* VectorStore
+        fake.setHandler(() => pineconeError(500, "internal error while querying"))
+        const error = yield* failure(vectors.query("dataset-7-entities", [1, 0, 0, 0], 3, 0))
+        fake.setHandler(undefined)
+        expect(error.message).toBe(
+          "pinecone query in namespace gb-dataset-7-entities failed after 3 attempts: HTTP 500 internal error while querying (code 13)"
+        )
+        expect(fake.requests).toHaveLength(3)
+      }))
+  }
+)
 
 layer(Layer.provideMerge(pineconeOn({ apiKey: Redacted.make("wrong-key"), maxRetries: 0 }), withFakePinecone()), {
   excludeTestServices: true
 })("PineconeStore with a rejected key", (it) => {
   it.effect("fails with the 401 and Pinecone's message", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const vectors = yield* VectorStore
       const error = yield* failure(vectors.delete("dataset-8-entities", ["entity-1"]))
       expect(error.message).toContain("HTTP 401 Invalid API Key")
@@ -443,22 +471,23 @@ layer(Layer.provideMerge(pineconeOn({ apiKey: Redacted.make("wrong-key"), maxRet
 
 describe("PineconeStore without a server", () => {
   it.live("a refused connection is retried, then fails naming the connection problem", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const fake = yield* Effect.promise(() => startFakePinecone())
       const url = fake.url
       yield* Effect.promise(() => fake.close())
       const error = yield* failure(
-        Effect.flatMap(VectorStore, (vectors) => vectors.upsert("dataset-1-entities", [item("entity-1", [1, 0, 0, 0])])).pipe(
-          Effect.provide(
-            PineconeStoreLive({
-              apiKey: Redacted.make(API_KEY),
-              indexHost: url,
-              namespacePrefix: "",
-              maxRetries: 1,
-              retryBaseDelayMs: 1
-            })
+        Effect.flatMap(VectorStore, (vectors) => vectors.upsert("dataset-1-entities", [item("entity-1", [1, 0, 0, 0])]))
+          .pipe(
+            Effect.provide(
+              PineconeStoreLive({
+                apiKey: Redacted.make(API_KEY),
+                indexHost: url,
+                namespacePrefix: "",
+                maxRetries: 1,
+                retryBaseDelayMs: 1
+              })
+            )
           )
-        )
       )
       expect(error.message).toMatch(/failed after 2 attempts: connection failed: .*ECONNREFUSED/)
     }))

@@ -5,13 +5,13 @@
  * must not hold up the remember it precedes.
  */
 import { Clock, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { describeParseError } from "../../src/pipeline/json.js"
 import {
   ClassifierFailed,
   type Complexity,
   ComplexityClassifier,
   type ComplexityResult
 } from "../../src/services/ComplexityClassifier.js"
-import { describeParseError } from "../../src/pipeline/json.js"
 import { scrubSecret } from "../llm/retry.js"
 
 export interface JevClassifierOptions {
@@ -25,8 +25,7 @@ export const JEV_DEFAULT_TIMEOUT_MS = 10_000
 
 export const JEV_CHOICES: ReadonlyArray<Complexity> = ["simple", "medium", "complex"]
 
-export const JEV_QUESTION =
-  "How many entities will a knowledge-graph extraction yield from this text? " +
+export const JEV_QUESTION = "How many entities will a knowledge-graph extraction yield from this text? " +
   "simple: up to 5 entities; medium: 6 to 20; complex: more than 20."
 
 const Answer = Schema.Struct({

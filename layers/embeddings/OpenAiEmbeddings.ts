@@ -9,8 +9,8 @@
  *   the bytes of JSON floats) and decoded here rather than by the SDK, so a compatible
  *   server that ignores the parameter and answers JSON floats still works.
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai"
 import { type Context, Effect, Layer, Redacted } from "effect"
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import { type EmbeddingBatch, Embeddings } from "../../src/services/Embeddings.js"
 import { AttemptFailed, callWithRetries, describeUnexpected, httpAttemptFailure } from "../llm/retry.js"
@@ -58,20 +58,23 @@ export const mapEmbeddingsResponse = (
   if (typeof raw !== "object" || raw === null) return fail("the response is not an embeddings list")
   const body = raw as { data?: unknown; model?: unknown; usage?: { prompt_tokens?: unknown } }
   if (!Array.isArray(body.data)) return fail("the response has no data array")
-  if (body.data.length !== count)
+  if (body.data.length !== count) {
     return fail(`the response has ${body.data.length} embeddings for ${count} input${count === 1 ? "" : "s"}`)
+  }
   const vectors = new Array<ReadonlyArray<number>>(count)
   for (const entry of body.data as Array<{ index?: unknown; embedding?: unknown }>) {
     const index = entry?.index
-    if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= count)
+    if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= count) {
       return fail(`an embedding has index ${JSON.stringify(index)} (expected 0..${count - 1})`)
+    }
     if (vectors[index] !== undefined) return fail(`two embeddings have index ${index}`)
     const vector = decodeEmbedding(entry.embedding)
     if (vector === undefined) return fail(`embedding ${index} is neither base64 float32 nor a list of numbers`)
-    if (vector.length !== dimensions)
+    if (vector.length !== dimensions) {
       return fail(
         `embedding ${index} has ${vector.length} dimensions, ${dimensions} are configured (embedding_dimensions)`
       )
+    }
     if (!vector.every(Number.isFinite)) return fail(`embedding ${index} contains a number that is not finite`)
     vectors[index] = vector
   }
@@ -83,21 +86,21 @@ export const mapEmbeddingsResponse = (
   }
 }
 
-const classify =
-  (timeoutMs: number) =>
-  (error: unknown): AttemptFailed => {
-    if (error instanceof AttemptFailed) return error
-    if (error instanceof APIConnectionTimeoutError)
-      return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
-    if (error instanceof APIConnectionError)
-      return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
-    if (error instanceof APIError && typeof error.status === "number") {
-      const body = error.error as { message?: unknown } | undefined
-      const detail = typeof body?.message === "string" ? body.message : error.message
-      return httpAttemptFailure(error, detail)
-    }
-    return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
+const classify = (timeoutMs: number) => (error: unknown): AttemptFailed => {
+  if (error instanceof AttemptFailed) return error
+  if (error instanceof APIConnectionTimeoutError) {
+    return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
   }
+  if (error instanceof APIConnectionError) {
+    return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
+  }
+  if (error instanceof APIError && typeof error.status === "number") {
+    const body = error.error as { message?: unknown } | undefined
+    const detail = typeof body?.message === "string" ? body.message : error.message
+    return httpAttemptFailure(error, detail)
+  }
+  return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
+}
 
 export const makeOpenAiEmbeddings = (options: OpenAiEmbeddingsOptions): Context.Tag.Service<Embeddings> => {
   const provider = options.provider ?? "openai"

@@ -16,7 +16,9 @@ const reason = (e: unknown): string => (e instanceof Error ? e.message : String(
 const resolveIn = (root: string, path: string): Effect.Effect<string, ImageStoreFailed> => {
   const rel = normalize(path)
   if (path === "" || isAbsolute(path) || rel === ".." || rel.startsWith(`..${sep}`)) {
-    return Effect.fail(new ImageStoreFailed({ message: `image path ${JSON.stringify(path)} is not inside the image directory` }))
+    return Effect.fail(
+      new ImageStoreFailed({ message: `image path ${JSON.stringify(path)} is not inside the image directory` })
+    )
   }
   return Effect.succeed(join(root, rel))
 }
@@ -27,8 +29,7 @@ const attempt = <A>(what: string, path: string, run: () => Promise<A>) =>
     catch: (e) => new ImageStoreFailed({ message: `could not ${what} image file ${path}: ${reason(e)}` })
   })
 
-const existsAt = (file: string) =>
-  Effect.promise(() => access(file).then(() => true, () => false))
+const existsAt = (file: string) => Effect.promise(() => access(file).then(() => true, () => false))
 
 export const makeLocalImageStore = (root: string) => {
   const exists = (path: string) => Effect.flatMap(resolveIn(root, path), existsAt)
@@ -53,8 +54,10 @@ export const makeLocalImageStore = (root: string) => {
     })
 
   const read = (path: string) =>
-    Effect.flatMap(resolveIn(root, path), (file) =>
-      attempt("read", path, async () => new Uint8Array(await readFile(file))))
+    Effect.flatMap(
+      resolveIn(root, path),
+      (file) => attempt("read", path, async () => new Uint8Array(await readFile(file)))
+    )
 
   const remove = (path: string) =>
     Effect.flatMap(resolveIn(root, path), (file) => attempt("remove", path, () => rm(file, { force: true })))

@@ -55,7 +55,9 @@ const spaced = <A, E>(limiter: Limiter, intervalMs: number, request: Effect.Effe
 
 const str = (u: unknown): string | null => (typeof u === "string" && u !== "" ? u : null)
 
-const coordinate = (u: unknown): number => (typeof u === "number" ? u : typeof u === "string" && u.trim() !== "" ? Number(u) : NaN)
+const coordinate = (
+  u: unknown
+): number => (typeof u === "number" ? u : typeof u === "string" && u.trim() !== "" ? Number(u) : NaN)
 
 /** The first result of a jsonv2 answer (lat/lon are strings there); undefined when it is not one. */
 export const parseNominatim = (body: unknown): Option.Option<GeoPlace> | undefined => {
@@ -74,7 +76,8 @@ export const parseNominatim = (body: unknown): Option.Option<GeoPlace> | undefin
     display_name: str(r.display_name) ?? str(r.name) ?? "",
     country: str(address.country),
     country_code: str(address.country_code),
-    region: str(address.state) ?? str(address.region) ?? str(address.province) ?? str(address.state_district) ?? str(address.county)
+    region: str(address.state) ?? str(address.region) ?? str(address.province) ?? str(address.state_district) ??
+      str(address.county)
   })
 }
 
@@ -97,7 +100,8 @@ export const makeNominatimResolver = (options: NominatimOptions): GeoResolver["T
           headers: { "user-agent": options.userAgent, accept: "application/json" }
         }).then(async (res) => ({ status: res.status, body: await res.text() }))
       },
-      catch: (e) => new GeoFailed({ message: `nominatim: request failed: ${e instanceof Error ? e.message : String(e)}` })
+      catch: (e) =>
+        new GeoFailed({ message: `nominatim: request failed: ${e instanceof Error ? e.message : String(e)}` })
     }).pipe(
       Effect.timeoutFail({
         duration: Duration.millis(timeoutMs),
@@ -105,7 +109,9 @@ export const makeNominatimResolver = (options: NominatimOptions): GeoResolver["T
       }),
       Effect.flatMap(({ body, status }) => {
         if (status !== 200) {
-          return Effect.fail(new GeoFailed({ message: `nominatim: HTTP ${status}: ${body.replace(/\s+/g, " ").slice(0, 200)}` }))
+          return Effect.fail(
+            new GeoFailed({ message: `nominatim: HTTP ${status}: ${body.replace(/\s+/g, " ").slice(0, 200)}` })
+          )
         }
         let json: unknown
         try {
@@ -149,7 +155,9 @@ export const NominatimResolverLive = (options: NominatimOptions): Layer.Layer<Ge
     GeoResolver,
     Effect.gen(function*() {
       if (options.userAgent.includes("example.invalid")) {
-        yield* Effect.logWarning("geo.user_agent is the placeholder; Nominatim's usage policy wants one that identifies you")
+        yield* Effect.logWarning(
+          "geo.user_agent is the placeholder; Nominatim's usage policy wants one that identifies you"
+        )
       }
       return makeNominatimResolver(options)
     })

@@ -23,21 +23,20 @@ export const supportsThinking = (model: string): boolean =>
 
 const toAnthropicMessage = (message: LlmMessage): Anthropic.MessageParam => ({
   role: message.role,
-  content:
-    typeof message.content === "string"
-      ? message.content
-      : message.content.map((block): Anthropic.ContentBlockParam =>
-          block.type === "text"
-            ? { type: "text", text: block.text }
-            : {
-                type: "image",
-                source: {
-                  type: "base64",
-                  media_type: block.mediaType as Anthropic.Base64ImageSource["media_type"],
-                  data: block.data
-                }
-              }
-        )
+  content: typeof message.content === "string"
+    ? message.content
+    : message.content.map((block): Anthropic.ContentBlockParam =>
+      block.type === "text"
+        ? { type: "text", text: block.text }
+        : {
+          type: "image",
+          source: {
+            type: "base64",
+            media_type: block.mediaType as Anthropic.Base64ImageSource["media_type"],
+            data: block.data
+          }
+        }
+    )
 })
 
 /** The request body; temperature is never sent (thinking and newer models reject it). */
@@ -90,20 +89,20 @@ export const mapAnthropicResponse = (
   }
 }
 
-const classify =
-  (timeoutMs: number) =>
-  (error: unknown): AttemptFailed => {
-    if (error instanceof AttemptFailed) return error
-    if (error instanceof APIConnectionTimeoutError)
-      return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
-    if (error instanceof APIConnectionError)
-      return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
-    if (error instanceof APIError && typeof error.status === "number") {
-      const detail = [error.type, error.apiMessage ?? error.message].filter(Boolean).join(": ")
-      return httpAttemptFailure(error, detail)
-    }
-    return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
+const classify = (timeoutMs: number) => (error: unknown): AttemptFailed => {
+  if (error instanceof AttemptFailed) return error
+  if (error instanceof APIConnectionTimeoutError) {
+    return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
   }
+  if (error instanceof APIConnectionError) {
+    return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
+  }
+  if (error instanceof APIError && typeof error.status === "number") {
+    const detail = [error.type, error.apiMessage ?? error.message].filter(Boolean).join(": ")
+    return httpAttemptFailure(error, detail)
+  }
+  return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
+}
 
 /** The Anthropic Messages adapter. The SDK never retries; the Effect schedule does. */
 export const makeAnthropicLlm = (options: AnthropicLlmOptions): Context.Tag.Service<Llm> => {
@@ -121,13 +120,16 @@ export const makeAnthropicLlm = (options: AnthropicLlmOptions): Context.Tag.Serv
       async (signal) => {
         const raw: unknown = await client.messages.create(body, { signal })
         const response = mapAnthropicResponse(raw, reasoning)
-        if (response === undefined)
+        if (response === undefined) {
           throw new AttemptFailed({ message: "the response is not a Messages response", retryable: false })
+        }
         return response
       },
       classify(options.timeoutMs),
       { ...options, provider: ANTHROPIC_PROVIDER, stage: request.stage, model }
-    ).pipe(Effect.withSpan("Llm.complete", { attributes: { provider: ANTHROPIC_PROVIDER, stage: request.stage, model } }))
+    ).pipe(
+      Effect.withSpan("Llm.complete", { attributes: { provider: ANTHROPIC_PROVIDER, stage: request.stage, model } })
+    )
   }
   return Llm.of({ provider: ANTHROPIC_PROVIDER, defaultModel: options.defaultModel, complete })
 }

@@ -1,6 +1,6 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai"
 import { type Context, Effect, Layer, Redacted } from "effect"
-import { THINKING_BUDGET, type ReasoningLevel } from "../../src/domain/Stages.js"
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai"
+import { type ReasoningLevel, THINKING_BUDGET } from "../../src/domain/Stages.js"
 import { Llm, type LlmMessage, type LlmRequest, type LlmResponse } from "../../src/services/Llm.js"
 import { AttemptFailed, callWithRetries, describeUnexpected, httpAttemptFailure } from "./retry.js"
 
@@ -94,7 +94,9 @@ export const mapOpenAiResponse = (
   const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined
   // untrusted: `choices: [null]` or a null message is not a completion either
   if (typeof choice !== "object" || choice === null) return undefined
-  if (typeof choice.message !== "object" || choice.message === null || typeof completion.model !== "string") return undefined
+  if (typeof choice.message !== "object" || choice.message === null || typeof completion.model !== "string") {
+    return undefined
+  }
   const text = typeof choice.message.content === "string" ? choice.message.content : ""
   const usage = (completion.usage ?? {}) as Partial<OpenAI.CompletionUsage>
   const cached = num(usage.prompt_tokens_details?.cached_tokens)
@@ -120,26 +122,26 @@ export const mapOpenAiResponse = (
   }
 }
 
-const classify =
-  (timeoutMs: number) =>
-  (error: unknown): AttemptFailed => {
-    if (error instanceof AttemptFailed) return error
-    if (error instanceof APIConnectionTimeoutError)
-      return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
-    if (error instanceof APIConnectionError)
-      return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
-    if (error instanceof APIError && typeof error.status === "number") {
-      const body = error.error as { message?: unknown; type?: unknown } | undefined
-      const detail = [
-        typeof body?.type === "string" ? body.type : undefined,
-        typeof body?.message === "string" ? body.message : error.message
-      ]
-        .filter(Boolean)
-        .join(": ")
-      return httpAttemptFailure(error, detail)
-    }
-    return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
+const classify = (timeoutMs: number) => (error: unknown): AttemptFailed => {
+  if (error instanceof AttemptFailed) return error
+  if (error instanceof APIConnectionTimeoutError) {
+    return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
   }
+  if (error instanceof APIConnectionError) {
+    return new AttemptFailed({ message: `connection failed: ${error.message}`, retryable: true })
+  }
+  if (error instanceof APIError && typeof error.status === "number") {
+    const body = error.error as { message?: unknown; type?: unknown } | undefined
+    const detail = [
+      typeof body?.type === "string" ? body.type : undefined,
+      typeof body?.message === "string" ? body.message : error.message
+    ]
+      .filter(Boolean)
+      .join(": ")
+    return httpAttemptFailure(error, detail)
+  }
+  return new AttemptFailed({ message: describeUnexpected(error), retryable: false })
+}
 
 /** The OpenAI-compatible chat completions adapter (OpenAI, Ollama, vLLM, llama.cpp). */
 export const makeOpenAiLlm = (options: OpenAiLlmOptions): Context.Tag.Service<Llm> => {
@@ -157,8 +159,9 @@ export const makeOpenAiLlm = (options: OpenAiLlmOptions): Context.Tag.Service<Ll
       async (signal) => {
         const raw: unknown = await client.chat.completions.create(body, { signal })
         const response = mapOpenAiResponse(raw, reasoning, provider)
-        if (response === undefined)
+        if (response === undefined) {
           throw new AttemptFailed({ message: "the response is not a chat completion", retryable: false })
+        }
         return response
       },
       classify(options.timeoutMs),

@@ -1,6 +1,5 @@
 export * from "./AnthropicLlm.js"
 export * from "./OpenAiLlm.js"
-export * from "./UnconfiguredLlm.js"
 export {
   AttemptFailed,
   DEFAULT_RETRY_BASE_DELAY_MS,
@@ -9,3 +8,4 @@ export {
   type RetryOptions,
   retrySchedule
 } from "./retry.js"
+export * from "./UnconfiguredLlm.js"

@@ -132,5 +132,5 @@ export const describeUnexpected = (error: unknown): string =>
   error instanceof SyntaxError
     ? `the provider's response is not valid JSON (${error.message})`
     : error instanceof Error
-      ? `${error.name}: ${error.message}`
-      : String(error)
+    ? `${error.name}: ${error.message}`
+    : String(error)

@@ -32,14 +32,12 @@ export const makeKeyedLock = () => {
       if (entry.users === 0) entries.delete(key)
     })
   return {
-    withLock:
-      (key: string) =>
-      <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-        Effect.acquireUseRelease(
-          acquire(key),
-          (entry) => entry.semaphore.withPermits(1)(effect),
-          (entry) => release(key, entry)
-        ),
+    withLock: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.acquireUseRelease(
+        acquire(key),
+        (entry) => entry.semaphore.withPermits(1)(effect),
+        (entry) => release(key, entry)
+      ),
     /** how many keys are held or awaited (for tests) */
     size: () => entries.size
   }
@@ -60,14 +58,18 @@ const makeLockClient = (sql: SqlClient.SqlClient) =>
     Option.match(pg, {
       onNone: () => Effect.succeed(sql),
       onSome: ({ config }) =>
-        PgClient.make({ ...config, maxConnections: LOCK_POOL_SIZE, minConnections: 0, applicationName: "gligabao-locks" }).pipe(
+        PgClient.make({
+          ...config,
+          maxConnections: LOCK_POOL_SIZE,
+          minConnections: 0,
+          applicationName: "gligabao-locks"
+        }).pipe(
           Effect.provide(Reactivity.layer),
           Effect.orDie
         )
-    })
-  )
+    }))
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
   const local = makeKeyedLock()
@@ -80,10 +82,8 @@ export const make = Effect.gen(function* () {
       sql.withTransaction(effect).pipe(
         Effect.catchIf(isSqlError, (error) => Effect.die(error))
       ) as Effect.Effect<A, E, R>,
-    withLock:
-      (key: string) =>
-      <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-        local.withLock(key)(dialect === "pg" ? withPgAdvisoryLock(lockSql, key)(effect) : effect)
+    withLock: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      local.withLock(key)(dialect === "pg" ? withPgAdvisoryLock(lockSql, key)(effect) : effect)
   })
 })
 

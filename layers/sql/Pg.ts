@@ -8,8 +8,8 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Context, Effect, Layer, type Redacted } from "effect"
 import { createRequire } from "node:module"
-import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 import { migrations } from "./migrations/index.js"
+import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 
 type TypeParser = (value: string) => unknown
 interface PgTypes {
@@ -48,7 +48,7 @@ export const PgClientLive = (
   url: Redacted.Redacted<string>
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.scopedContext(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const client = yield* PgClient.make({ url, types: typeParsers, applicationName: "gligabao" })
       return Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     })
@@ -56,7 +56,7 @@ export const PgClientLive = (
 
 // processes starting together on one database would otherwise race to create the migrations table
 const MigratorLive = Layer.effectDiscard(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* withPgAdvisoryLock(sql, "gligabao/migrations")(
       PgMigrator.run({ loader: PgMigrator.fromRecord(migrations) })

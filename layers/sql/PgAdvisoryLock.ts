@@ -39,13 +39,12 @@ const LOCK_NOT_AVAILABLE = "55P03"
  * unlocked and released in a finalizer, on success, failure or interruption alike.
  */
 export const withPgAdvisoryLock =
-  (sql: SqlClient.SqlClient, key: string) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.gen(function* () {
+  (sql: SqlClient.SqlClient, key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.gen(function*() {
       const lockId = advisoryLockId(key).toString()
       const held = yield* Ref.make(Option.none<Held>())
 
-      const attempt = Effect.gen(function* () {
+      const attempt = Effect.gen(function*() {
         const scope = yield* Scope.make()
         const locked = yield* Effect.exit(
           Effect.flatMap(Scope.extend(sql.reserve, scope), (conn) =>
@@ -62,8 +61,7 @@ export const withPgAdvisoryLock =
                   conn.executeRaw("SELECT pg_advisory_unlock(CAST($1 AS BIGINT))", [lockId]).pipe(
                     Effect.as({ conn, locked: false })
                   ))
-              )
-          )
+              ))
         )
         if (Exit.isSuccess(locked) && locked.value.locked) {
           yield* Ref.set(held, Option.some({ conn: locked.value.conn, scope }))

@@ -27,7 +27,7 @@ export const SqliteClientLive = (
   options: SqliteOptions = DEFAULT_OPTIONS
 ): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.scopedContext(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (!isMemory(filename)) {
         yield* Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
       }
@@ -42,7 +42,9 @@ export const SqliteClientLive = (
       yield* client`PRAGMA busy_timeout = 5000`
       // opt-in (database.mmap_size): reads through a memory map are about twice as fast for the
       // vector rescoring and full text, but the file's pages then count in the process's RSS
-      if (!isMemory(filename) && options.mmapBytes > 0) yield* client.unsafe(`PRAGMA mmap_size = ${Math.floor(options.mmapBytes)}`)
+      if (!isMemory(filename) && options.mmapBytes > 0) {
+        yield* client.unsafe(`PRAGMA mmap_size = ${Math.floor(options.mmapBytes)}`)
+      }
       yield* client.loadExtension(sqliteVec.getLoadablePath())
       yield* client`SELECT vec_version() AS version`
       return Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))

@@ -76,6 +76,6 @@ export const PgLive = (url: Redacted.Redacted<string>): Layer.Layer<Storage, Sto
   RepositoriesLive.pipe(Layer.provideMerge(PgMigratedLive(url)))
 
 export { DatabaseLive, makeKeyedLock } from "./Database.js"
-export { advisoryLockId, withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 export { PgClientLive, PgMigratedLive } from "./Pg.js"
+export { advisoryLockId, withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 export { SqliteClientLive, SqliteMigratedLive, type SqliteOptions } from "./Sqlite.js"

@@ -42,7 +42,20 @@ export class FakeGeo extends Context.Tag("gligabao/testing/FakeGeo")<
   }
 
   /** A place with the given coordinates (the other fields derived from the name). */
-  static place(name: string, latitude: number, longitude: number, country: string | null = null, countryCode: string | null = null): GeoPlace {
-    return { latitude, longitude, display_name: country === null ? name : `${name}, ${country}`, country, country_code: countryCode, region: null }
+  static place(
+    name: string,
+    latitude: number,
+    longitude: number,
+    country: string | null = null,
+    countryCode: string | null = null
+  ): GeoPlace {
+    return {
+      latitude,
+      longitude,
+      display_name: country === null ? name : `${name}, ${country}`,
+      country,
+      country_code: countryCode,
+      region: null
+    }
   }
 }

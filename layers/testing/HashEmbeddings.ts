@@ -10,7 +10,6 @@ import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import { type EmbeddingBatch, Embeddings } from "../../src/services/Embeddings.js"
 import { fnv1a } from "../vectors/binaryCodes.js"
 
-
 const features = (text: string): ReadonlyArray<string> => {
   const words = text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
   const out: Array<string> = []
@@ -66,10 +65,11 @@ export class HashEmbeddings extends Context.Tag("gligabao/testing/HashEmbeddings
         // as the real adapter, which sends no request for nothing
         if (texts.length === 0) return Effect.succeed({ vectors: [], model, inputTokens: 0 })
         calls.push([...texts])
-        if (options.failWhen?.(texts))
+        if (options.failWhen?.(texts)) {
           return Effect.fail(
             new EmbeddingFailed({ message: `${provider} embeddings (model ${model}) failed (as the test asked)` })
           )
+        }
         return Effect.succeed({
           vectors: texts.map((text) => hashEmbedding(text, dimensions)),
           model,

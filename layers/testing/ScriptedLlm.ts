@@ -6,22 +6,22 @@ import { Llm, type LlmRequest, type LlmResponse, type LlmUsage } from "../../src
 /** One scripted reply: an answer (defaults filled in) or a failure. */
 export type ScriptedAnswer =
   | {
-      readonly text: string
-      /** default: the requested model, else the default model */
-      readonly model?: string
-      /** default: end_turn */
-      readonly stopReason?: string
-      /** default: the requested level */
-      readonly reasoning?: ReasoningLevel
-      /** missing fields are 0 */
-      readonly usage?: Partial<LlmUsage>
-      /** default: one text block */
-      readonly blocks?: ReadonlyArray<unknown>
-    }
+    readonly text: string
+    /** default: the requested model, else the default model */
+    readonly model?: string
+    /** default: end_turn */
+    readonly stopReason?: string
+    /** default: the requested level */
+    readonly reasoning?: ReasoningLevel
+    /** missing fields are 0 */
+    readonly usage?: Partial<LlmUsage>
+    /** default: one text block */
+    readonly blocks?: ReadonlyArray<unknown>
+  }
   | {
-      /** an LlmFailed / LlmUnavailable as is, or the fields of an LlmFailed (the stage is filled in) */
-      readonly fail: LlmFailed | LlmUnavailable | { readonly message: string; readonly status?: number }
-    }
+    /** an LlmFailed / LlmUnavailable as is, or the fields of an LlmFailed (the stage is filled in) */
+    readonly fail: LlmFailed | LlmUnavailable | { readonly message: string; readonly status?: number }
+  }
 
 /**
  * Either a function of the request and the 0-based index of the call, or a queue of
@@ -68,13 +68,14 @@ export class ScriptedLlm extends Context.Tag("gligabao/testing/ScriptedLlm")<
       Effect.suspend(() => {
         const index = calls.push(request) - 1
         const answer = next(request, index)
-        if (answer === undefined)
+        if (answer === undefined) {
           return Effect.fail(
             new LlmFailed({
               message: `ScriptedLlm: no scripted answer left for stage ${request.stage} (call #${index})`,
               stage: request.stage
             })
           )
+        }
         if ("fail" in answer) {
           const failure = answer.fail
           return Effect.fail(

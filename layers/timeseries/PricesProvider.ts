@@ -12,7 +12,12 @@
  */
 import { Duration, Effect } from "effect"
 import { GLIGABAO_VERSION } from "../../src/Config.js"
-import { type FetchedSeries, ProviderFailed, type SeriesPoint, type TimeseriesProvider } from "../../src/services/TimeseriesProviders.js"
+import {
+  type FetchedSeries,
+  ProviderFailed,
+  type SeriesPoint,
+  type TimeseriesProvider
+} from "../../src/services/TimeseriesProviders.js"
 
 export interface PricesProviderOptions {
   readonly name: string
@@ -24,7 +29,8 @@ export interface PricesProviderOptions {
 export const PRICES_DEFAULT_TIMEOUT_MS = 30_000
 
 /** Told to the model with the configured description, so it writes queries the endpoint knows. */
-export const PRICES_QUERY_HINT = "query: the instrument's symbol as this endpoint names it, such as AAPL.US, ^SPX or EURUSD"
+export const PRICES_QUERY_HINT =
+  "query: the instrument's symbol as this endpoint names it, such as AAPL.US, ^SPX or EURUSD"
 
 const compactDate = (iso: string): string => iso.slice(0, 10).replaceAll("-", "")
 
@@ -69,7 +75,11 @@ export const makePricesProvider = (options: PricesProviderOptions): TimeseriesPr
   const timeoutMs = options.timeoutMs ?? PRICES_DEFAULT_TIMEOUT_MS
   const failed = (message: string) => new ProviderFailed({ message: `${options.name}: ${message}` })
 
-  const fetchSeries = (query: string, from: string, to: string): Effect.Effect<ReadonlyArray<FetchedSeries>, ProviderFailed> =>
+  const fetchSeries = (
+    query: string,
+    from: string,
+    to: string
+  ): Effect.Effect<ReadonlyArray<FetchedSeries>, ProviderFailed> =>
     Effect.tryPromise({
       try: (signal) =>
         fetch(pricesUrl(options.baseUrl, query, from, to), {
@@ -78,11 +88,16 @@ export const makePricesProvider = (options: PricesProviderOptions): TimeseriesPr
         }).then(async (res) => ({ status: res.status, body: await res.text() })),
       catch: (e) => failed(`request failed: ${e instanceof Error ? e.message : String(e)}`)
     }).pipe(
-      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => failed(`timed out after ${timeoutMs}ms`) }),
+      Effect.timeoutFail({
+        duration: Duration.millis(timeoutMs),
+        onTimeout: () => failed(`timed out after ${timeoutMs}ms`)
+      }),
       Effect.flatMap(({ body, status }) => {
         if (status !== 200) return Effect.fail(failed(`HTTP ${status}: ${oneLine(body)}`))
         const points = parsePricesCsv(body, from, to)
-        if (points === undefined) return Effect.fail(failed(`the answer is not a CSV with Date and Close columns: ${oneLine(body, 80)}`))
+        if (points === undefined) {
+          return Effect.fail(failed(`the answer is not a CSV with Date and Close columns: ${oneLine(body, 80)}`))
+        }
         return Effect.succeed([{ key: pricesKey(query), points }])
       }),
       Effect.withSpan("TimeseriesProvider.fetch", { attributes: { provider: options.name, kind: "prices" } })

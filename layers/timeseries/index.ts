@@ -7,10 +7,18 @@ import type { AppConfig, TimeseriesProviderConfig } from "../../src/Config.js"
 import { type TimeseriesProvider, TimeseriesProviders } from "../../src/services/TimeseriesProviders.js"
 import { makePricesProvider } from "./PricesProvider.js"
 
-export { makePricesProvider, parsePricesCsv, pricesKey, pricesUrl, type PricesProviderOptions } from "./PricesProvider.js"
+export {
+  makePricesProvider,
+  parsePricesCsv,
+  pricesKey,
+  type PricesProviderOptions,
+  pricesUrl
+} from "./PricesProvider.js"
 
 /** The providers of the configuration, in its order. */
-export const providersFromConfig = (configs: ReadonlyArray<TimeseriesProviderConfig>): ReadonlyArray<TimeseriesProvider> =>
+export const providersFromConfig = (
+  configs: ReadonlyArray<TimeseriesProviderConfig>
+): ReadonlyArray<TimeseriesProvider> =>
   configs.map((c) => {
     switch (c.kind) {
       case "prices":
@@ -19,7 +27,9 @@ export const providersFromConfig = (configs: ReadonlyArray<TimeseriesProviderCon
   })
 
 /** Exactly these providers (none: `timeseries.fetch` is a 503). Repeated names fail the layer. */
-export const TimeseriesProvidersLive = (providers: ReadonlyArray<TimeseriesProvider>): Layer.Layer<TimeseriesProviders> =>
+export const TimeseriesProvidersLive = (
+  providers: ReadonlyArray<TimeseriesProvider>
+): Layer.Layer<TimeseriesProviders> =>
   Layer.effect(
     TimeseriesProviders,
     Effect.suspend(() => {

@@ -60,12 +60,14 @@ export class MemoryVectorStore extends Context.Tag("gligabao/testing/MemoryVecto
           if (options.failQueries?.(index)) return Effect.fail(failed("query", index))
           const matches: Array<VectorMatch> = []
           for (const item of data.get(index)?.values() ?? []) {
-            if (item.values.length !== vector.length)
+            if (item.values.length !== vector.length) {
               return Effect.fail(
                 new VectorWriteFailed({
-                  message: `${NAME}: the query vector for ${index} has ${vector.length} numbers, vector ${item.id} has ${item.values.length}`
+                  message:
+                    `${NAME}: the query vector for ${index} has ${vector.length} numbers, vector ${item.id} has ${item.values.length}`
                 })
               )
+            }
             matches.push({ id: item.id, score: cosine(vector, item.values), metadata: { ...item.metadata } })
           }
           return Effect.succeed(bestMatches(matches, k, minScore))
@@ -100,5 +102,6 @@ export class MemoryVectorStore extends Context.Tag("gligabao/testing/MemoryVecto
 }
 
 /** The memory store without failures (vector_store = "memory"). */
-export const MemoryVectorStoreLive = (options: MemoryVectorStoreOptions = {}): Layer.Layer<VectorStore | MemoryVectorStore> =>
-  MemoryVectorStore.layer(options)
+export const MemoryVectorStoreLive = (
+  options: MemoryVectorStoreOptions = {}
+): Layer.Layer<VectorStore | MemoryVectorStore> => MemoryVectorStore.layer(options)

@@ -70,8 +70,9 @@ class PineconeHttpFailure extends Error {
 const describeBody = (status: number, text: string): string => {
   try {
     const body = JSON.parse(text) as { code?: unknown; message?: unknown }
-    if (typeof body.message === "string")
+    if (typeof body.message === "string") {
       return `HTTP ${status} ${body.message}${body.code !== undefined ? ` (code ${String(body.code)})` : ""}`
+    }
   } catch {
     // not JSON: the text itself says what went wrong
   }
@@ -79,14 +80,17 @@ const describeBody = (status: number, text: string): string => {
 }
 
 const failingFetch =
-  (timeoutMs: number) =>
-  async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  (timeoutMs: number) => async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const timeout = AbortSignal.timeout(timeoutMs)
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout
     const response = await fetch(url, { ...init, signal })
     if (response.ok) return response
     const text = await response.text()
-    throw new PineconeHttpFailure(response.status, describeBody(response.status, text), parseRetryAfter(response.headers))
+    throw new PineconeHttpFailure(
+      response.status,
+      describeBody(response.status, text),
+      parseRetryAfter(response.headers)
+    )
   }
 
 /** Follows `cause` links (the SDK wraps what our fetch throws). */
@@ -100,28 +104,29 @@ const causes = (error: unknown): ReadonlyArray<unknown> => {
   return out
 }
 
-const classify =
-  (timeoutMs: number) =>
-  (error: unknown): AttemptFailed => {
-    const chain = causes(error)
-    const http = chain.find((e): e is PineconeHttpFailure => e instanceof PineconeHttpFailure)
-    if (http !== undefined)
-      return new AttemptFailed({
-        message: http.message,
-        status: http.httpStatus,
-        retryable: isRetryableStatus(http.httpStatus),
-        retryAfterMs: http.retryAfterMs
-      })
-    if (chain.some((e) => e instanceof Error && e.name === "TimeoutError"))
-      return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
-    const first = chain[0]
-    if (first instanceof Error && first.name === "PineconeArgumentError")
-      return new AttemptFailed({ message: first.message, retryable: false })
-    // the innermost message names the network problem (ECONNREFUSED, ENOTFOUND, ...)
-    const innermost = chain.at(-1)
-    const detail = innermost instanceof Error ? `${innermost.name}: ${innermost.message}` : String(innermost)
-    return new AttemptFailed({ message: `connection failed: ${detail}`, retryable: true })
+const classify = (timeoutMs: number) => (error: unknown): AttemptFailed => {
+  const chain = causes(error)
+  const http = chain.find((e): e is PineconeHttpFailure => e instanceof PineconeHttpFailure)
+  if (http !== undefined) {
+    return new AttemptFailed({
+      message: http.message,
+      status: http.httpStatus,
+      retryable: isRetryableStatus(http.httpStatus),
+      retryAfterMs: http.retryAfterMs
+    })
   }
+  if (chain.some((e) => e instanceof Error && e.name === "TimeoutError")) {
+    return new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })
+  }
+  const first = chain[0]
+  if (first instanceof Error && first.name === "PineconeArgumentError") {
+    return new AttemptFailed({ message: first.message, retryable: false })
+  }
+  // the innermost message names the network problem (ECONNREFUSED, ENOTFOUND, ...)
+  const innermost = chain.at(-1)
+  const detail = innermost instanceof Error ? `${innermost.name}: ${innermost.message}` : String(innermost)
+  return new AttemptFailed({ message: `connection failed: ${detail}`, retryable: true })
+}
 
 export const makePineconeStore = (options: PineconeStoreOptions): Context.Tag.Service<VectorStore> => {
   const timeoutMs = options.timeoutMs ?? 30_000
@@ -189,20 +194,19 @@ export const makePineconeStore = (options: PineconeStoreOptions): Context.Tag.Se
         if (!(topK > 0)) return Effect.succeed([])
         const namespace = namespaceFor(options.namespacePrefix, name)
         return call("query", namespace, () =>
-          index.query({ namespace, vector: [...vector], topK, includeMetadata: true, includeValues: false })
-        ).pipe(
-          Effect.map((response) =>
-            bestMatches(
-              response.matches.flatMap((match): Array<VectorMatch> =>
-                typeof match.score === "number"
-                  ? [{ id: match.id, score: match.score, metadata: toMetadata(match.metadata) }]
-                  : []
-              ),
-              topK,
-              minScore
+          index.query({ namespace, vector: [...vector], topK, includeMetadata: true, includeValues: false })).pipe(
+            Effect.map((response) =>
+              bestMatches(
+                response.matches.flatMap((match): Array<VectorMatch> =>
+                  typeof match.score === "number"
+                    ? [{ id: match.id, score: match.score, metadata: toMetadata(match.metadata) }]
+                    : []
+                ),
+                topK,
+                minScore
+              )
             )
           )
-        )
       }),
     delete: (name, ids) =>
       Effect.suspend(() => {

@@ -45,9 +45,9 @@
  * code scan holds its thread for 10-25 ms at 100,000 vectors, which on the main connection
  * held every other request and the pipeline.
  */
+import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, type SqlError } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import * as Reactivity from "@effect/experimental/Reactivity"
 import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
@@ -55,8 +55,8 @@ import * as sqliteVec from "sqlite-vec"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
 import { binaryCode, codeBits, CODES_VERSION } from "./binaryCodes.js"
-import { startVecReader, type VecReader } from "./VecReader.js"
 import { checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
+import { startVecReader, type VecReader } from "./VecReader.js"
 
 const NAME = "sqlite-vec"
 /** sqlite-vec refuses a larger k */
@@ -129,9 +129,12 @@ const createFloatTable = (sql: SqlClient.SqlClient, dimensions: number) =>
  * (`vectorTableName`): they move to the plain table, in one statement, and the vec0 table goes.
  */
 const moveLegacyFloats = (sql: SqlClient.SqlClient, dimensions: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const legacy = vectorTableName(dimensions)
-    const found = yield* sql.unsafe<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`, [legacy])
+    const found = yield* sql.unsafe<{ name: string }>(
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`,
+      [legacy]
+    )
     if (found.length === 0) return
     yield* Effect.logInfo(`${NAME}: moving float vectors out of ${legacy}`)
     yield* sql.withTransaction(
@@ -151,7 +154,7 @@ const moveLegacyFloats = (sql: SqlClient.SqlClient, dimensions: number) =>
  * two tables are counted, and only differing counts make it look at keys.
  */
 const syncCodes = (sql: SqlClient.SqlClient, dimensions: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const floats = floatTableName(dimensions)
     const codes = codeTableName(dimensions)
     const [counts] = yield* sql.unsafe<{ vectors: number; codes: number }>(
@@ -160,7 +163,7 @@ const syncCodes = (sql: SqlClient.SqlClient, dimensions: number) =>
     if (counts === undefined || counts.vectors === counts.codes) return
     yield* Effect.logInfo(`${NAME}: backfilling binary codes`, { vectors: counts.vectors, codes: counts.codes })
     yield* sql.withTransaction(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const orphans = yield* sql.unsafe<{ id: string }>(
           `SELECT id FROM ${codes}_rowids WHERE id NOT IN (SELECT key FROM ${floats})`
         )
@@ -198,9 +201,10 @@ export const makeSqliteVecStore = <E = never, R = never>(
   dimensions: number,
   startReader?: Effect.Effect<VecReader, E, R>
 ) =>
-  Effect.gen(function* () {
-    if (!Number.isInteger(dimensions) || dimensions <= 0)
+  Effect.gen(function*() {
+    if (!Number.isInteger(dimensions) || dimensions <= 0) {
       return yield* Effect.dieMessage(`${NAME}: dimensions must be a positive integer (got ${dimensions})`)
+    }
     const coded = dimensions >= MIN_CODE_DIMENSIONS
     if (coded) {
       yield* createFloatTable(sql, dimensions)
@@ -226,7 +230,9 @@ export const makeSqliteVecStore = <E = never, R = never>(
       )
     const failed = (operation: string, index: string) => (error: SqlError.SqlError) =>
       new VectorWriteFailed({
-        message: `${NAME}: ${operation} on ${index} failed: ${String((error.cause as Error | undefined)?.message ?? error.message)}`
+        message: `${NAME}: ${operation} on ${index} failed: ${
+          String((error.cause as Error | undefined)?.message ?? error.message)
+        }`
       })
 
     // `key IN (...)` on the vec0 table is a full scan, so deletes go one key at a time, and
@@ -260,24 +266,38 @@ export const makeSqliteVecStore = <E = never, R = never>(
       coded ? Effect.zipRight(deleteKeysFrom(codes, keys), deleteFloats(keys)) : deleteKeysFrom(table, keys)
 
     type Row = { vector_id: string; distance: number | null; metadata: string | null }
-    const read = (statement: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> => {
+    const read = (
+      statement: string,
+      params: ReadonlyArray<unknown>
+    ): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> => {
       const here = sql.unsafe<Row>(statement, params as Array<unknown>)
       if (reader === undefined || !reader.alive()) return here
       return reader.all<Row>(statement, params).pipe(
         Effect.catchAll((error) =>
-          Effect.zipRight(Effect.logWarning(`${NAME}: the reader failed, querying on the main connection`, { error: error.message }), here)
+          Effect.zipRight(
+            Effect.logWarning(`${NAME}: the reader failed, querying on the main connection`, { error: error.message }),
+            here
+          )
         )
       )
     }
     /** The exact scan of the partition. */
-    const exact = (index: string, vector: ReadonlyArray<number>, limit: number): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
+    const exact = (
+      index: string,
+      vector: ReadonlyArray<number>,
+      limit: number
+    ): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
       read(
         `SELECT vector_id, distance, metadata FROM ${table} ` +
           `WHERE embedding MATCH ? AND k = ? AND index_name = ? ORDER BY distance`,
         [toBlob(vector), limit, index]
       )
     /** The nearest codes, rescored on their float vectors (CROSS JOIN: the codes drive the key lookups). */
-    const rescored = (index: string, vector: ReadonlyArray<number>, limit: number): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
+    const rescored = (
+      index: string,
+      vector: ReadonlyArray<number>,
+      limit: number
+    ): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
       read(
         `WITH candidates AS (SELECT key FROM ${codes} WHERE code MATCH vec_bit(?) AND k = ? AND index_name = ?) ` +
           `SELECT v.vector_id, vec_distance_cosine(v.embedding, ?) AS distance, v.metadata ` +
@@ -294,18 +314,21 @@ export const makeSqliteVecStore = <E = never, R = never>(
 
     /** vec0 has no upsert: the existing keys are deleted, then every item inserted */
     const writeExact = (index: string, items: ReadonlyArray<VectorItem>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* deleteKeysFrom(table, items.map((item) => keyOf(index, item.id)))
-        for (const batch of chunksOf(items, INSERT_BATCH))
+        for (const batch of chunksOf(items, INSERT_BATCH)) {
           yield* sql.unsafe(
             `INSERT INTO ${table}(key, index_name, embedding, vector_id, metadata) VALUES ` +
               batch.map(() => "(?, ?, ?, ?, ?)").join(", "),
-            batch.flatMap((item) => [keyOf(index, item.id), index, toBlob(item.values), item.id, JSON.stringify(item.metadata)])
+            batch.flatMap((
+              item
+            ) => [keyOf(index, item.id), index, toBlob(item.values), item.id, JSON.stringify(item.metadata)])
           )
+        }
       })
     /** the codes as above; the floats' plain table takes an upsert */
     const writeCoded = (index: string, items: ReadonlyArray<VectorItem>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* deleteKeysFrom(codes, items.map((item) => keyOf(index, item.id)))
         for (const batch of chunksOf(items, INSERT_BATCH)) {
           yield* sql.unsafe(
@@ -317,7 +340,9 @@ export const makeSqliteVecStore = <E = never, R = never>(
               batch.map(() => "(?, ?, ?, ?, ?)").join(", ") +
               ` ON CONFLICT(key) DO UPDATE SET index_name = excluded.index_name, vector_id = excluded.vector_id, ` +
               `metadata = excluded.metadata, embedding = excluded.embedding`,
-            batch.flatMap((item) => [keyOf(index, item.id), index, item.id, JSON.stringify(item.metadata), toBlob(item.values)])
+            batch.flatMap((
+              item
+            ) => [keyOf(index, item.id), index, item.id, JSON.stringify(item.metadata), toBlob(item.values)])
           )
         }
       })
@@ -348,8 +373,9 @@ export const makeSqliteVecStore = <E = never, R = never>(
                   // a zero vector has no direction: sqlite-vec gives it no distance
                   if (row.distance === null) continue
                   const score = 1 - row.distance
-                  if (score >= minScore)
+                  if (score >= minScore) {
                     matches.push({ id: row.vector_id, score, metadata: parseMetadata(row.metadata) })
+                  }
                 }
                 return matches
               }),
@@ -360,8 +386,8 @@ export const makeSqliteVecStore = <E = never, R = never>(
         ids.length === 0
           ? Effect.void
           : sql
-              .withTransaction(deleteKeys([...new Set(ids)].map((id) => keyOf(index, id))))
-              .pipe(Effect.mapError(failed("delete", index)))
+            .withTransaction(deleteKeys([...new Set(ids)].map((id) => keyOf(index, id))))
+            .pipe(Effect.mapError(failed("delete", index)))
     })
   })
 
@@ -384,7 +410,7 @@ export const SqliteVecStoreLive = (
 ): Layer.Layer<VectorStore, SqlError.SqlError, SqlClient.SqlClient> =>
   Layer.scoped(
     VectorStore,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return yield* reader === undefined || isMemory(reader.filename)
         ? makeSqliteVecStore(sql, dimensions)
@@ -407,7 +433,7 @@ export const SqliteVecFileStoreLive = (
 ): Layer.Layer<VectorStore, SqlError.SqlError> =>
   Layer.scoped(
     VectorStore,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const memory = isMemory(filename)
       if (!memory) yield* Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
       const client = yield* SqliteClient.make({ filename, disableWAL: memory })

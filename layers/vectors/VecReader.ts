@@ -59,14 +59,16 @@ parentPort.on("message", ({ id, sql, params }) => {
 parentPort.postMessage({ ready: true })
 `
 
-type Reply = { readonly id: number; readonly rows?: ReadonlyArray<unknown>; readonly error?: string } | { readonly ready: true }
+type Reply = { readonly id: number; readonly rows?: ReadonlyArray<unknown>; readonly error?: string } | {
+  readonly ready: true
+}
 
 /** Starts the worker on `filename` (which must exist, in WAL mode) and stops it with the scope. */
 export const startVecReader = (
   filename: string,
   options: VecReaderOptions = { mmapBytes: 0 }
 ): Effect.Effect<VecReader, VecReaderFailed, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const ready = yield* Deferred.make<void, VecReaderFailed>()
     const pending = new Map<number, (reply: { rows?: ReadonlyArray<unknown>; error?: string }) => void>()

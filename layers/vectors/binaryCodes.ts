@@ -13,7 +13,8 @@
 export const CODES_VERSION = 1
 
 /** Bits per code for `dimensions`: the dimensions rounded up to 64 bits, at most the padded size. */
-export const codeBits = (dimensions: number): number => Math.min(paddedSize(dimensions), Math.ceil(dimensions / 64) * 64)
+export const codeBits = (dimensions: number): number =>
+  Math.min(paddedSize(dimensions), Math.ceil(dimensions / 64) * 64)
 
 const paddedSize = (dimensions: number): number => {
   let size = 1

@@ -7,8 +7,9 @@ export type Metadata = VectorMatch["metadata"]
 /** A message naming the vector, when `values` cannot be stored or searched with `dimensions` numbers. */
 export const vectorProblem = (values: ReadonlyArray<number>, dimensions: number | undefined): string | undefined => {
   if (values.length === 0) return "is empty"
-  if (dimensions !== undefined && values.length !== dimensions)
+  if (dimensions !== undefined && values.length !== dimensions) {
     return `has ${values.length} numbers, the store holds ${dimensions}-dimensional vectors`
+  }
   for (const value of values) if (!Number.isFinite(value)) return "contains a number that is not finite"
   return undefined
 }
@@ -24,8 +25,9 @@ export const checkItems = (
   for (const item of items) {
     if (item.id === "") return new VectorWriteFailed({ message: `${store}: a vector for ${index} has an empty id` })
     const problem = vectorProblem(item.values, dimensions)
-    if (problem !== undefined)
+    if (problem !== undefined) {
       return new VectorWriteFailed({ message: `${store}: vector ${item.id} for ${index} ${problem}` })
+    }
   }
   return undefined
 }

@@ -63,7 +63,15 @@ export const startFakes = async (latencyMs: number): Promise<Fakes> => {
       const index = openAi.requests.length
       if (index !== lastRequest) {
         lastRequest = index
-        calls.push({ kind: "embeddings", stage: "embeddings", at: performance.now(), latencyMs: latency, inputTokens: 0, outputTokens: 0, inputs: 0 })
+        calls.push({
+          kind: "embeddings",
+          stage: "embeddings",
+          at: performance.now(),
+          latencyMs: latency,
+          inputTokens: 0,
+          outputTokens: 0,
+          inputs: 0
+        })
       }
       const call = calls[calls.length - 1]! as { inputTokens: number; inputs: number }
       call.inputTokens += countTokens(text)

@@ -59,7 +59,11 @@ export interface LoadResult {
   readonly requests: { readonly remember: number; readonly search: number; readonly total: number }
   readonly errors: { readonly count: number; readonly first: ReadonlyArray<string> }
   /** remembers a second over the whole run (its tail included), and in each whole window of the nominal run */
-  readonly throughput: { readonly remembersPerSecond: number; readonly windows: ReadonlyArray<number>; readonly searchesPerSecond: number }
+  readonly throughput: {
+    readonly remembersPerSecond: number
+    readonly windows: ReadonlyArray<number>
+    readonly searchesPerSecond: number
+  }
   readonly latencyMs: { readonly remember: Percentiles; readonly search: Percentiles }
   /** the server's resident set, MB; slope over the second half of the run, MB a minute */
   readonly rssMB: {
@@ -112,7 +116,15 @@ interface Spawned {
 /** Like server.ts's startServer, but the stop reports how the process ended (a check). */
 const spawnServer = (db: string, configFile: string, anthropicUrl: string, openAiUrl: string, dims: number) =>
   new Promise<Spawned>((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [...serverNodeFlags(), "bin/gligabao.js", "serve", "--port", "0", "--db", db], {
+    const child: ChildProcess = spawn(process.execPath, [
+      ...serverNodeFlags(),
+      "bin/gligabao.js",
+      "serve",
+      "--port",
+      "0",
+      "--db",
+      db
+    ], {
       cwd: ROOT,
       env: {
         ...serverEnv(),
@@ -250,28 +262,43 @@ export const runLoad = async (input: LoadOptions): Promise<LoadResult> => {
             given[k]!.set(dataset, ids)
             if (!shared) own = dataset
           }
-          if (own !== undefined && i % options.searchEvery === options.searchEvery - 1 && performance.now() < deadline) {
+          if (
+            own !== undefined && i % options.searchEvery === options.searchEvery - 1 && performance.now() < deadline
+          ) {
             const query = cast[Math.floor(random() * cast.length)]!
             await post(k, "search", { user_id: USER, dataset: own, query, limit: 10 })
           }
         }
       }
-      log(`load: ${options.clients} clients, ${options.datasets} datasets (+ "${SHARED}" for ${Math.min(SHARING, options.clients)}), ${options.textsPerDataset > 0 ? `a new generation every ${options.textsPerDataset} texts` : "datasets growing for the whole run"}, ${options.seconds} s, ${options.latencyMs} ms models`)
+      log(
+        `load: ${options.clients} clients, ${options.datasets} datasets (+ "${SHARED}" for ${
+          Math.min(SHARING, options.clients)
+        }), ${
+          options.textsPerDataset > 0
+            ? `a new generation every ${options.textsPerDataset} texts`
+            : "datasets growing for the whole run"
+        }, ${options.seconds} s, ${options.latencyMs} ms models`
+      )
       await Promise.all(Array.from({ length: options.clients }, (_, k) => client(k)))
       const seconds = (performance.now() - t0) / 1000
       clearInterval(sampler)
       const rssEnd = rssMiB(server.pid) * MB
       stopped = await server.stop()
-      log(`load: ${done.length} requests in ${seconds.toFixed(1)} s; server stopped (${stopped.code ?? stopped.signal})`)
+      log(
+        `load: ${done.length} requests in ${seconds.toFixed(1)} s; server stopped (${stopped.code ?? stopped.signal})`
+      )
 
       const remembers = done.filter((d) => d.endpoint === "remember")
       const searches = done.filter((d) => d.endpoint === "search")
       const windowMs = options.windowSeconds * 1000
       // whole windows of the nominal run: the tail after the deadline (requests finishing) is no window
-      const windows = Array.from({ length: Math.max(1, Math.floor(options.seconds / options.windowSeconds + 1e-9)) }, (_, w) => {
-        const from = w * windowMs
-        return remembers.filter((d) => d.at >= from && d.at < from + windowMs).length / options.windowSeconds
-      })
+      const windows = Array.from(
+        { length: Math.max(1, Math.floor(options.seconds / options.windowSeconds + 1e-9)) },
+        (_, w) => {
+          const from = w * windowMs
+          return remembers.filter((d) => d.at >= from && d.at < from + windowMs).length / options.windowSeconds
+        }
+      )
       const warmUp = Math.min(10, options.seconds / 6)
       const afterWarmUp = rss.find(([t]) => t >= warmUp)?.[1] ?? NaN
       const secondHalf = rss.filter(([t]) => t >= seconds / 2).map(([t, mb]) => [t / 60, mb] as const)
@@ -282,8 +309,15 @@ export const runLoad = async (input: LoadOptions): Promise<LoadResult> => {
         seconds,
         requests: { remember: remembers.length, search: searches.length, total: done.length + errors.length },
         errors: { count: errors.length, first: errors.slice(0, 5) },
-        throughput: { remembersPerSecond: remembers.length / seconds, windows, searchesPerSecond: searches.length / seconds },
-        latencyMs: { remember: percentiles(remembers.map((d) => d.ms)), search: percentiles(searches.map((d) => d.ms)) },
+        throughput: {
+          remembersPerSecond: remembers.length / seconds,
+          windows,
+          searchesPerSecond: searches.length / seconds
+        },
+        latencyMs: {
+          remember: percentiles(remembers.map((d) => d.ms)),
+          search: percentiles(searches.map((d) => d.ms))
+        },
         rssMB: {
           start: rssStart,
           afterWarmUp,
@@ -317,8 +351,16 @@ const check = (
 ): Array<LoadCheck> => {
   const checks: Array<LoadCheck> = []
   const add = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
-  add("the server stopped cleanly on SIGTERM", stopped.code === 0, `exit code ${stopped.code}, signal ${stopped.signal}`)
-  add("every request answered 200", errors.length === 0, errors.length === 0 ? "" : `${errors.length} failed, first: ${errors[0]}`)
+  add(
+    "the server stopped cleanly on SIGTERM",
+    stopped.code === 0,
+    `exit code ${stopped.code}, signal ${stopped.signal}`
+  )
+  add(
+    "every request answered 200",
+    errors.length === 0,
+    errors.length === 0 ? "" : `${errors.length} failed, first: ${errors[0]}`
+  )
   const db = openReadonly(file)
   try {
     const integrity = db.prepare("PRAGMA integrity_check").pluck().all() as Array<string>
@@ -335,7 +377,13 @@ const check = (
       { id: number; dataset: string; status: string }
     >
     const notSucceeded = runs.filter((r) => r.status !== "succeeded")
-    add("every run succeeded", notSucceeded.length === 0, notSucceeded.length === 0 ? `${runs.length} runs` : `${notSucceeded.length} of ${runs.length}: ${[...new Set(notSucceeded.map((r) => r.status))].join(", ")}`)
+    add(
+      "every run succeeded",
+      notSucceeded.length === 0,
+      notSucceeded.length === 0
+        ? `${runs.length} runs`
+        : `${notSucceeded.length} of ${runs.length}: ${[...new Set(notSucceeded.map((r) => r.status))].join(", ")}`
+    )
     // each client's answers against the log: its run ids are there, in its datasets, and every
     // logged run was answered to some client (no run lost, none the clients were not told of)
     const byId = new Map(runs.map((r) => [r.id, r]))
@@ -351,8 +399,14 @@ const check = (
     const perDataset = new Map<string, number>()
     for (const r of runs) perDataset.set(r.dataset, (perDataset.get(r.dataset) ?? 0) + 1)
     const answeredPerDataset = new Map<string, number>()
-    for (const datasets of given) for (const [d, ids] of datasets) answeredPerDataset.set(d, (answeredPerDataset.get(d) ?? 0) + ids.length)
-    for (const [d, n] of perDataset) if (answeredPerDataset.get(d) !== n) wrong.push(`${d}: ${n} in the log, ${answeredPerDataset.get(d) ?? 0} answered`)
+    for (const datasets of given) {
+      for (const [d, ids] of datasets) answeredPerDataset.set(d, (answeredPerDataset.get(d) ?? 0) + ids.length)
+    }
+    for (const [d, n] of perDataset) {
+      if (answeredPerDataset.get(d) !== n) {
+        wrong.push(`${d}: ${n} in the log, ${answeredPerDataset.get(d) ?? 0} answered`)
+      }
+    }
     add(
       "each client's runs are in the run log, and the log holds no others",
       wrong.length === 0 && answered.size === runs.length,

@@ -69,7 +69,9 @@ const resolveAnswer = (user: string): string => {
   const duplicates: Array<{ new: number; existing: number }> = []
   const contradictions: Array<{ new: number; existing: Array<number> }> = []
   for (const n of input.new_facts) {
-    const same = input.existing_facts.find((e) => e.source === n.source && e.relation === n.relation && e.target === n.target)
+    const same = input.existing_facts.find((e) =>
+      e.source === n.source && e.relation === n.relation && e.target === n.target
+    )
     if (same !== undefined) {
       duplicates.push({ new: n.index, existing: same.id })
       continue

@@ -69,7 +69,8 @@ export class Report {
   constructor(readonly quick: boolean) {}
 
   bar(scenario: string, name: string, value: number, op: Bar["op"], threshold: number, unit: string): Bar {
-    const pass = Number.isFinite(value) && (op === "<" ? value < threshold : op === "<=" ? value <= threshold : value >= threshold)
+    const pass = Number.isFinite(value) &&
+      (op === "<" ? value < threshold : op === "<=" ? value <= threshold : value >= threshold)
     const bar = { scenario, name, value, op, threshold, unit, pass, quick: this.quick }
     this.bars.push(bar)
     return bar
@@ -99,7 +100,8 @@ export class Report {
   }
 }
 
-export const barText = (bar: Bar) => `${bar.op} ${Number.isInteger(bar.threshold) ? count(bar.threshold) : fmt(bar.threshold)}${bar.unit}`
+export const barText = (bar: Bar) =>
+  `${bar.op} ${Number.isInteger(bar.threshold) ? count(bar.threshold) : fmt(bar.threshold)}${bar.unit}`
 export const resultText = (bar: Bar) => `${bar.pass ? "PASS" : "**MISS**"}${bar.quick ? " (quick)" : ""}`
 
 /** A number for a table: 3 significant figures at most, thousands separated. */
@@ -133,7 +135,16 @@ export const machine = () => {
 
 export const markdown = (report: Report, header: ReadonlyArray<string>): string => {
   const hasC16 = report.rows.some((r) => r.c16 !== undefined)
-  const cols = ["scenario", "measure", "seed", "defaults", ...(hasC16 ? ["concurrency 16"] : []), "ratio", "bar", "result"]
+  const cols = [
+    "scenario",
+    "measure",
+    "seed",
+    "defaults",
+    ...(hasC16 ? ["concurrency 16"] : []),
+    "ratio",
+    "bar",
+    "result"
+  ]
   const lines = [...header, "", `| ${cols.join(" | ")} |`, `| ${cols.map(() => "---").join(" | ")} |`]
   for (const r of report.rows) {
     const cells = [
@@ -150,7 +161,9 @@ export const markdown = (report: Report, header: ReadonlyArray<string>): string 
   }
   for (const t of report.tables) lines.push("", t.title, "", ...t.lines)
   lines.push("", "Correctness checks (a failure makes the bench exit non-zero):", "")
-  for (const c of report.checks) lines.push(`- ${c.ok ? "ok" : "**FAILED**"}: ${c.scenario}: ${c.name}${c.detail === "" ? "" : ` (${c.detail})`}`)
+  for (const c of report.checks) {
+    lines.push(`- ${c.ok ? "ok" : "**FAILED**"}: ${c.scenario}: ${c.name}${c.detail === "" ? "" : ` (${c.detail})`}`)
+  }
   for (const e of report.errors) lines.push(`- **FAILED**: ${e.scenario}: ${e.error}`)
   return lines.join("\n")
 }

@@ -26,8 +26,45 @@ const random = () => {
 export const resetRandom = (seed = 42) => void (state = seed)
 const pick = <A>(items: ReadonlyArray<A>): A => items[Math.floor(random() * items.length)]!
 
-const FIRST = ["Alice", "Bob", "Carol", "Dmitri", "Emma", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemal", "Lena", "Maya", "Nils", "Olga", "Pedro", "Quinn", "Rosa", "Sami", "Tara"]
-const LAST = ["Smith", "Novak", "Okafor", "Tanaka", "Garcia", "Müller", "Rossi", "Haddad", "Larsen", "Kowalski", "Silva", "Chen", "Dubois", "Ivanova", "Moreau"]
+const FIRST = [
+  "Alice",
+  "Bob",
+  "Carol",
+  "Dmitri",
+  "Emma",
+  "Farid",
+  "Grace",
+  "Hiro",
+  "Ines",
+  "Jonas",
+  "Kemal",
+  "Lena",
+  "Maya",
+  "Nils",
+  "Olga",
+  "Pedro",
+  "Quinn",
+  "Rosa",
+  "Sami",
+  "Tara"
+]
+const LAST = [
+  "Smith",
+  "Novak",
+  "Okafor",
+  "Tanaka",
+  "Garcia",
+  "Müller",
+  "Rossi",
+  "Haddad",
+  "Larsen",
+  "Kowalski",
+  "Silva",
+  "Chen",
+  "Dubois",
+  "Ivanova",
+  "Moreau"
+]
 const ORG = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay", "Stark", "Wayne", "Cyberdyne", "Tyrell"]
 const ORG_KIND = ["Labs", "Bank", "Foods", "Motors", "Studios", "Energy", "Robotics", "Press"]
 const CITY = ["Berlin", "Paris", "Lagos", "Tokyo", "Lima", "Oslo", "Cairo", "Quito", "Seoul", "Perth", "Porto", "Riga"]
@@ -41,7 +78,18 @@ const RELATIONS: ReadonlyArray<readonly [string, string]> = [
   ["moved to", "moved to"],
   ["studied at", "studied at"]
 ]
-const TOPICS = ["rockets", "coffee", "batteries", "films", "chess", "solar panels", "bread", "satellites", "jazz", "robots"]
+const TOPICS = [
+  "rockets",
+  "coffee",
+  "batteries",
+  "films",
+  "chess",
+  "solar panels",
+  "bread",
+  "satellites",
+  "jazz",
+  "robots"
+]
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const START = Date.UTC(2015, 0, 1)
@@ -56,9 +104,17 @@ const entityName = (i: number): { name: string; type: string; description: strin
   switch (i % 4) {
     case 0:
     case 1:
-      return { name: `${pick(FIRST)} ${pick(LAST)} ${i}`, type: "person", description: `a person who likes ${pick(TOPICS)}` }
+      return {
+        name: `${pick(FIRST)} ${pick(LAST)} ${i}`,
+        type: "person",
+        description: `a person who likes ${pick(TOPICS)}`
+      }
     case 2:
-      return { name: `${pick(ORG)} ${pick(ORG_KIND)} ${i}`, type: "organization", description: `a company making ${pick(TOPICS)}` }
+      return {
+        name: `${pick(ORG)} ${pick(ORG_KIND)} ${i}`,
+        type: "organization",
+        description: `a company making ${pick(TOPICS)}`
+      }
     default:
       return { name: `${pick(CITY)} ${i}`, type: "place", description: `a district known for ${pick(TOPICS)}` }
   }

@@ -9,7 +9,11 @@ import Database from "better-sqlite3"
 
 export const BIG = { user: "bench", dataset: "big" } as const
 
-export const seedEdges = (file: string, edges: number, dataset: string = BIG.dataset): { people: number; seconds: number } => {
+export const seedEdges = (
+  file: string,
+  edges: number,
+  dataset: string = BIG.dataset
+): { people: number; seconds: number } => {
   const started = performance.now()
   const people = Math.max(100, Math.floor(edges / 5))
   const db = new Database(file)
@@ -20,7 +24,8 @@ export const seedEdges = (file: string, edges: number, dataset: string = BIG.dat
   db.transaction(() => {
     const now = iso(0)
     const datasetId = Number(
-      db.prepare("INSERT INTO gb_datasets (user_id, name, created_at) VALUES (?, ?, ?)").run(BIG.user, dataset, now).lastInsertRowid
+      db.prepare("INSERT INTO gb_datasets (user_id, name, created_at) VALUES (?, ?, ?)").run(BIG.user, dataset, now)
+        .lastInsertRowid
     )
     const entity = db.prepare(
       "INSERT INTO gb_entities (dataset_id, name, name_key, type, description, created_at, updated_at) VALUES (?, ?, ?, 'person', 'a person', ?, ?)"
@@ -35,7 +40,9 @@ export const seedEdges = (file: string, edges: number, dataset: string = BIG.dat
       "INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, valid_at, created_at, artifact_id) VALUES (?, ?, ?, 'knows', ?, ?, ?, ?)"
     )
     const edgeArtifact = db.prepare("INSERT INTO gb_edge_artifacts (edge_id, artifact_id) VALUES (?, ?)")
-    const entityArtifact = db.prepare("INSERT OR IGNORE INTO gb_entity_artifacts (entity_id, artifact_id) VALUES (?, ?)")
+    const entityArtifact = db.prepare(
+      "INSERT OR IGNORE INTO gb_entity_artifacts (entity_id, artifact_id) VALUES (?, ?)"
+    )
     const linked = new Uint8Array(people)
     let x = 42
     const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) % people
@@ -52,7 +59,9 @@ export const seedEdges = (file: string, edges: number, dataset: string = BIG.dat
         artifact.run(datasetId, pairs.map(([a, b]) => `P${a} knows P${b}.`).join(" "), at, at).lastInsertRowid
       )
       for (const [a, b] of pairs) {
-        const edgeId = Number(edge.run(datasetId, ids[a], ids[b], `P${a} knows P${b}`, at, at, artifactId).lastInsertRowid)
+        const edgeId = Number(
+          edge.run(datasetId, ids[a], ids[b], `P${a} knows P${b}`, at, at, artifactId).lastInsertRowid
+        )
         edgeArtifact.run(edgeId, artifactId)
         for (const p of [a, b]) {
           if (linked[p] === 0) {

@@ -63,7 +63,9 @@ export const startServer = (options: ServerOptions): Promise<Server> =>
     // the bench's own GLIGABAO_* variables reach the server (to try a setting:
     // GLIGABAO_DATABASE_MMAP_SIZE=1073741824 scripts/bench --only search); the rest is set here
     const passed = Object.fromEntries(
-      Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("GLIGABAO_") && e[1] !== undefined)
+      Object.entries(process.env).filter((e): e is [string, string] =>
+        e[0].startsWith("GLIGABAO_") && e[1] !== undefined
+      )
     )
     const env: Record<string, string> = {
       ...passed,
@@ -98,8 +100,20 @@ export const startServer = (options: ServerOptions): Promise<Server> =>
     // --entry bypasses it, so the flag goes on the command line instead (without it a 1 MiB
     // remember peaks near 500 MB, which once passed for a regression of the change under test)
     const growing = process.env.GLIGABAO_HEAP_GROWING_PERCENT ?? "25"
-    const heap = options.entry === undefined || !/^\d+$/.test(growing) || growing === "0" ? [] : [`--heap-growing-percent=${growing}`]
-    const child = spawn(process.execPath, [...serverNodeFlags(), ...profile, ...heap, options.entry ?? "bin/gligabao.js", "serve", "--port", "0", "--db", options.db], {
+    const heap = options.entry === undefined || !/^\d+$/.test(growing) || growing === "0"
+      ? []
+      : [`--heap-growing-percent=${growing}`]
+    const child = spawn(process.execPath, [
+      ...serverNodeFlags(),
+      ...profile,
+      ...heap,
+      options.entry ?? "bin/gligabao.js",
+      "serve",
+      "--port",
+      "0",
+      "--db",
+      options.db
+    ], {
       cwd: ROOT,
       env,
       stdio: ["ignore", "pipe", "pipe"]
@@ -119,7 +133,9 @@ export const startServer = (options: ServerOptions): Promise<Server> =>
     child.stderr!.on("data", (chunk) => (err = (err + chunk).slice(-4000)))
     child.on("exit", (code) => {
       if (!up) reject(new Error(`gligabao serve exited with ${code} before listening: ${out}${err}`))
-      else if (code !== 0 && code !== null) process.stderr.write(`gligabao serve (${options.config}) exited with ${code}: ${err}\n`)
+      else if (code !== 0 && code !== null) {
+        process.stderr.write(`gligabao serve (${options.config}) exited with ${code}: ${err}\n`)
+      }
     })
   })
 
@@ -144,7 +160,10 @@ export const migrate = (db: string, configFile: string) =>
     })
     let err = ""
     child.stderr!.on("data", (chunk) => (err += chunk))
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`gligabao migrate exited with ${code}: ${err}`))))
+    child.on(
+      "exit",
+      (code) => (code === 0 ? resolve() : reject(new Error(`gligabao migrate exited with ${code}: ${err}`)))
+    )
   })
 
 /** Requests that answered something other than 200: a correctness failure of the bench. */

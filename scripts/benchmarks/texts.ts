@@ -20,10 +20,71 @@ export const makeRandom = (seed: number): Random => {
 
 const pick = <A>(r: Random, items: ReadonlyArray<A>): A => items[Math.floor(r() * items.length)]!
 
-const FIRST = ["Alice", "Bruno", "Carla", "Dmitri", "Emma", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemal", "Lena", "Maya", "Nils", "Olga", "Pedro", "Quinn", "Rosa", "Sami", "Tara"]
-const LAST = ["Smith", "Novak", "Okafor", "Tanaka", "Garcia", "Mueller", "Rossi", "Haddad", "Larsen", "Kowalski", "Silva", "Chen", "Dubois", "Ivanova", "Moreau"]
-const ORGS = ["Acme Labs", "Globex Bank", "Initech Foods", "Umbrella Motors", "Hooli Studios", "Vandelay Energy", "Stark Robotics", "Wayne Press", "Cyberdyne Systems", "Tyrell Works"]
-const CITIES = ["Berlin", "Paris", "Lagos", "Tokyo", "Lima", "Oslo", "Cairo", "Quito", "Seoul", "Perth", "Porto", "Riga"]
+const FIRST = [
+  "Alice",
+  "Bruno",
+  "Carla",
+  "Dmitri",
+  "Emma",
+  "Farid",
+  "Grace",
+  "Hiro",
+  "Ines",
+  "Jonas",
+  "Kemal",
+  "Lena",
+  "Maya",
+  "Nils",
+  "Olga",
+  "Pedro",
+  "Quinn",
+  "Rosa",
+  "Sami",
+  "Tara"
+]
+const LAST = [
+  "Smith",
+  "Novak",
+  "Okafor",
+  "Tanaka",
+  "Garcia",
+  "Mueller",
+  "Rossi",
+  "Haddad",
+  "Larsen",
+  "Kowalski",
+  "Silva",
+  "Chen",
+  "Dubois",
+  "Ivanova",
+  "Moreau"
+]
+const ORGS = [
+  "Acme Labs",
+  "Globex Bank",
+  "Initech Foods",
+  "Umbrella Motors",
+  "Hooli Studios",
+  "Vandelay Energy",
+  "Stark Robotics",
+  "Wayne Press",
+  "Cyberdyne Systems",
+  "Tyrell Works"
+]
+const CITIES = [
+  "Berlin",
+  "Paris",
+  "Lagos",
+  "Tokyo",
+  "Lima",
+  "Oslo",
+  "Cairo",
+  "Quito",
+  "Seoul",
+  "Perth",
+  "Porto",
+  "Riga"
+]
 
 // Prose the fake model ignores: no sentence has a relation word after a capitalized one.
 const PROSE = [
@@ -128,7 +189,9 @@ export const textOfBytes = (bytes: number, seed: number, cast: ReadonlyArray<str
 export const costTexts = (): { background: string; texts: Array<{ name: string; text: string }> } => {
   const cast = people(12, 7)
   const r = makeRandom(11)
-  const background = cast.map((p, i) => `${p} lives in ${CITIES[i % CITIES.length]} in 2010. ${p} works at ${ORGS[i % ORGS.length]}.`).join(" ")
+  const background = cast.map((p, i) =>
+    `${p} lives in ${CITIES[i % CITIES.length]} in 2010. ${p} works at ${ORGS[i % ORGS.length]}.`
+  ).join(" ")
   const sentences = (n: number) => Array.from({ length: n }, () => factSentence(r, cast)).join(" ")
   const texts = [
     { name: "one sentence", text: sentences(1) },

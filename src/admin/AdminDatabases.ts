@@ -19,7 +19,9 @@ export interface AdminDatabase {
  * The databases of the admin UI, by name. The composition root provides it (`serve --db a --db b`);
  * an app composed without it shows its one database as `default` (see `adminDatabases`).
  */
-export class AdminDatabases extends Context.Tag("gligabao/AdminDatabases")<AdminDatabases, ReadonlyArray<AdminDatabase>>() {}
+export class AdminDatabases
+  extends Context.Tag("gligabao/AdminDatabases")<AdminDatabases, ReadonlyArray<AdminDatabase>>()
+{}
 
 /** A database's name in the admin UI: the SQLite file's name without extension, or the PostgreSQL database's. */
 export const databaseName = (location: { readonly path: string } | { readonly url: string }): string => {
@@ -64,9 +66,18 @@ export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effec
   }]
 })
 
-export const findDatabase = (databases: ReadonlyArray<AdminDatabase>, name: string): Effect.Effect<AdminDatabase, NotFound> => {
+export const findDatabase = (
+  databases: ReadonlyArray<AdminDatabase>,
+  name: string
+): Effect.Effect<AdminDatabase, NotFound> => {
   const found = databases.find((d) => d.name === name)
   return found === undefined
-    ? Effect.fail(new NotFound({ message: `no database named ${JSON.stringify(name)} (known: ${databases.map((d) => d.name).join(", ") || "none"})` }))
+    ? Effect.fail(
+      new NotFound({
+        message: `no database named ${JSON.stringify(name)} (known: ${
+          databases.map((d) => d.name).join(", ") || "none"
+        })`
+      })
+    )
     : Effect.succeed(found)
 }

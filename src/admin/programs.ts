@@ -2,10 +2,10 @@
  * The admin API's programs: what each endpoint answers, over the named database.
  */
 import { Effect, Option } from "effect"
-import type { RunWithStages } from "../domain/Rows.js"
 import { NotFound } from "../domain/Errors.js"
-import { IMAGE_STAGES, TEXT_STAGES } from "../domain/Stages.js"
+import type { RunWithStages } from "../domain/Rows.js"
 import { runView } from "../domain/runView.js"
+import { IMAGE_STAGES, TEXT_STAGES } from "../domain/Stages.js"
 import { type AdminDatabase, findDatabase } from "./AdminDatabases.js"
 import type { AdminGraphRequest, DatasetsRequest, RunRequest, RunsRequest, UsageRequest } from "./requests.js"
 
@@ -49,7 +49,9 @@ export const getRun = (databases: ReadonlyArray<AdminDatabase>, request: RunRequ
     const db = yield* findDatabase(databases, request.db)
     const run = yield* db.runLog.get(request.id)
     if (Option.isNone(run)) {
-      return yield* Effect.fail(new NotFound({ message: `no remember run with id ${request.id} in database ${JSON.stringify(request.db)}` }))
+      return yield* Effect.fail(
+        new NotFound({ message: `no remember run with id ${request.id} in database ${JSON.stringify(request.db)}` })
+      )
     }
     const inferences = yield* db.inferences.listByRun(request.id)
     return { run: { ...runView(run.value), flagged: isFlagged(run.value) }, inferences }
@@ -74,7 +76,12 @@ export const datasetGraph = (databases: ReadonlyArray<AdminDatabase>, request: A
     const db = yield* findDatabase(databases, request.db)
     const graph = yield* db.admin.graph(request.dataset_id, request.limit)
     return yield* Option.match(graph, {
-      onNone: () => Effect.fail(new NotFound({ message: `no dataset with id ${request.dataset_id} in database ${JSON.stringify(request.db)}` })),
+      onNone: () =>
+        Effect.fail(
+          new NotFound({
+            message: `no dataset with id ${request.dataset_id} in database ${JSON.stringify(request.db)}`
+          })
+        ),
       onSome: Effect.succeed
     })
   })

@@ -98,7 +98,9 @@ export const validateUsageRequest = (params: Params, nowMs: number): Either.Eith
     else if (params.bucket === "hour" || params.bucket === "day") bucket = params.bucket
     else return fail("bucket must be hour or day")
     if (span / (bucket === "hour" ? HOUR_MS : DAY_MS) > MAX_BUCKETS) {
-      return fail(`the period from..to spans more than ${MAX_BUCKETS} ${bucket}s: choose a shorter period or bucket=day`)
+      return fail(
+        `the period from..to spans more than ${MAX_BUCKETS} ${bucket}s: choose a shorter period or bucket=day`
+      )
     }
     return { db: name, from, to, bucket }
   })

@@ -6,8 +6,8 @@
  * without stopping at the first match: how long a check takes says nothing about which byte or
  * which entry differed. Hashing first also makes the comparison length-independent.
  */
-import { createHash, timingSafeEqual } from "node:crypto"
 import { Redacted } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
 import type { AuthToken } from "../config/tables.js"
 
 /** Who is calling. `Open`: authentication is off, anyone may act for any user. */

@@ -14,7 +14,9 @@ import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { SearchRepo } from "../services/SearchRepo.js"
 
 /** `extract_graph=m1,resolve_edges=m2` -> the models map, checked as a request's `models` is. */
-export const parseModelsFlag = (flag: string | undefined): Either.Either<Partial<Record<ModelStage, string>>, string> => {
+export const parseModelsFlag = (
+  flag: string | undefined
+): Either.Either<Partial<Record<ModelStage, string>>, string> => {
   if (flag === undefined || flag.trim() === "") return Either.right({})
   const models: Record<string, string> = {}
   for (const pair of flag.split(",")) {
@@ -39,7 +41,11 @@ export const evalLabel = Effect.gen(function*() {
 
 export const runEvalCommand = (
   dir: string,
-  flags: { readonly models?: string | undefined; readonly output?: string | undefined; readonly userId?: string | undefined }
+  flags: {
+    readonly models?: string | undefined
+    readonly output?: string | undefined
+    readonly userId?: string | undefined
+  }
 ): Effect.Effect<void, Error, RememberManager | DatasetsRepo | SearchRepo | FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const models = parseModelsFlag(flags.models)

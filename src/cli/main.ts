@@ -14,19 +14,30 @@ import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Either, Fiber, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
-import { AppLive, adminDatabasesFor, embeddingsFor, llmFor, settingsFor, storageFor, vectorStoreFor } from "../../layers/App.js"
-import { type AppConfig, AppConfigTag, type ConfigFlags, describeConfig, GLIGABAO_VERSION, loadConfig } from "../Config.js"
+import {
+  adminDatabasesFor,
+  AppLive,
+  embeddingsFor,
+  llmFor,
+  settingsFor,
+  storageFor,
+  vectorStoreFor
+} from "../../layers/App.js"
 import { Authentication } from "../auth/Authentication.js"
 import { bindRefusal, isLoopback } from "../auth/bind.js"
 import { tokenTable } from "../auth/tokens.js"
-import { HttpAppLive } from "../http/Http.js"
+import {
+  type AppConfig,
+  AppConfigTag,
+  type ConfigFlags,
+  describeConfig,
+  GLIGABAO_VERSION,
+  loadConfig
+} from "../Config.js"
 import { validateRememberRequest } from "../domain/Remember.js"
-import { RememberManager } from "../pipeline/RememberManager.js"
+import { HttpAppLive } from "../http/Http.js"
 import { reembed } from "../pipeline/reembed.js"
-import { RunLogRepo } from "../services/RunLogRepo.js"
-import { runEvalCommand } from "./eval.js"
-import { progressBar } from "./progress.js"
-import { readBody, type ReadFlags, readParams, writeDocument } from "./read.js"
+import { RememberManager } from "../pipeline/RememberManager.js"
 import { readDeps } from "../query/deps.js"
 import { runExportGraph } from "../query/export.js"
 import { validateGraphRequest, validateQueryRequest, validateSearchRequest } from "../query/requests.js"
@@ -36,8 +47,12 @@ import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { Embeddings } from "../services/Embeddings.js"
 import { GraphRepo } from "../services/GraphRepo.js"
 import { InferencesRepo } from "../services/InferencesRepo.js"
+import { RunLogRepo } from "../services/RunLogRepo.js"
 import { VectorOutbox } from "../services/VectorOutbox.js"
 import { VectorStore } from "../services/VectorStore.js"
+import { runEvalCommand } from "./eval.js"
+import { progressBar } from "./progress.js"
+import { readBody, type ReadFlags, readParams, writeDocument } from "./read.js"
 
 const configOption = Options.file("config").pipe(
   Options.withDescription("the configuration file (default ./gligabao.toml; a missing default file is fine)"),
@@ -56,11 +71,17 @@ const imageDirOption = Options.text("image-dir").pipe(
   Options.optional
 )
 const geoOption = Options.boolean("geo").pipe(Options.withDescription("resolve places to coordinates (geo stage)"))
-const hostOption = Options.text("host").pipe(Options.withDescription("the address to listen on (default 127.0.0.1)"), Options.optional)
+const hostOption = Options.text("host").pipe(
+  Options.withDescription("the address to listen on (default 127.0.0.1)"),
+  Options.optional
+)
 const insecureBindOption = Options.boolean("insecure-bind").pipe(
   Options.withDescription("allow a non-loopback --host without [auth] tokens (something in front authenticates)")
 )
-const portOption = Options.integer("port").pipe(Options.withDescription("the port to listen on (default 8080; 0 = any free port)"), Options.optional)
+const portOption = Options.integer("port").pipe(
+  Options.withDescription("the port to listen on (default 8080; 0 = any free port)"),
+  Options.optional
+)
 
 /** A whole request (headers and body) must arrive within this; its headers within the next. */
 const REQUEST_TIMEOUT_MS = 60_000
@@ -88,7 +109,9 @@ const flags = (o: {
 const loggingFor = (config: AppConfig) =>
   Layer.mergeAll(
     config.logFormat === "json" ? Logger.json : Logger.pretty,
-    Logger.minimumLogLevel(LogLevel.fromLiteral(config.logLevel === "warning" ? "Warning" : capitalize(config.logLevel)))
+    Logger.minimumLogLevel(
+      LogLevel.fromLiteral(config.logLevel === "warning" ? "Warning" : capitalize(config.logLevel))
+    )
   )
 
 const capitalize = (s: string) => (s.charAt(0).toUpperCase() + s.slice(1)) as "Debug" | "Info" | "Error"
@@ -104,7 +127,9 @@ const serve = Command.make(
   {
     config: configOption,
     dbs: Options.text("db").pipe(
-      Options.withDescription("a SQLite database file (default build/gligabao.db); give several to see them all in the admin UI, the first serves the API"),
+      Options.withDescription(
+        "a SQLite database file (default build/gligabao.db); give several to see them all in the admin UI, the first serves the API"
+      ),
       Options.repeated
     ),
     databaseUrl: databaseUrlOption,
@@ -166,8 +191,14 @@ const migrate = Command.make(
       }))
 ).pipe(Command.withDescription("create or update the database schema, then exit"))
 
-const userIdOption = Options.text("user-id").pipe(Options.withDescription("only this user's datasets"), Options.optional)
-const datasetOption = Options.text("dataset").pipe(Options.withDescription("only datasets of this name"), Options.optional)
+const userIdOption = Options.text("user-id").pipe(
+  Options.withDescription("only this user's datasets"),
+  Options.optional
+)
+const datasetOption = Options.text("dataset").pipe(
+  Options.withDescription("only datasets of this name"),
+  Options.optional
+)
 
 const reembedCommand = Command.make(
   "reembed",
@@ -207,7 +238,10 @@ const rememberCommand = Command.make(
     userId: Options.text("user-id").pipe(Options.withDescription("the user who owns the dataset")),
     dataset: Options.text("dataset").pipe(Options.withDescription("the dataset (default main)"), Options.optional),
     kind: Options.text("kind").pipe(Options.withDescription("knowledge (default) or episode"), Options.optional),
-    referenceTime: Options.text("reference-time").pipe(Options.withDescription("RFC 3339; default now"), Options.optional),
+    referenceTime: Options.text("reference-time").pipe(
+      Options.withDescription("RFC 3339; default now"),
+      Options.optional
+    ),
     sessionId: Options.text("session-id").pipe(Options.optional)
   },
   (o) =>
@@ -229,7 +263,8 @@ const rememberCommand = Command.make(
         const showProgress = runLog.get(run.runId).pipe(
           Effect.flatMap((row) =>
             Effect.sync(() => {
-              const progress = Option.flatMap(row, (r) => Option.fromNullable(r.stages.find((s) => s.stage === "chunk_text")?.progress))
+              const progress = Option.flatMap(row, (r) =>
+                Option.fromNullable(r.stages.find((s) => s.stage === "chunk_text")?.progress))
               if (Option.isSome(progress) && process.stderr.isTTY) {
                 process.stderr.write(`\r${progressBar(progress.value.chunks_done, progress.value.chunks_total)}`)
               }
@@ -240,10 +275,11 @@ const rememberCommand = Command.make(
         )
         const bar = yield* showProgress
         const outcome = yield* run.await.pipe(Effect.ensuring(Fiber.interrupt(bar)))
-        if (process.stderr.isTTY) process.stderr.write("\n")
+        if (process.stderr.isTTY) {
+          process.stderr.write("\n")
+        }
         console.log(JSON.stringify({ remember_run_id: outcome.runId, ...outcome.response }, null, 2))
-      }).pipe(Effect.provide(AppLive), Effect.provide(Layer.succeed(AppConfigTag, config)))
-    )
+      }).pipe(Effect.provide(AppLive), Effect.provide(Layer.succeed(AppConfigTag, config))))
 ).pipe(Command.withDescription("remember a text file without a server (long files show a progress bar)"))
 
 /** What the read commands use: the storage, and the models when configured (no remember machinery). */
@@ -258,19 +294,36 @@ const readOptions = {
   databaseUrl: databaseUrlOption,
   userId: Options.text("user-id").pipe(Options.withDescription("the user whose data is read")),
   dataset: Options.text("dataset").pipe(Options.withDescription("the dataset (default main)"), Options.optional),
-  asOf: Options.text("as-of").pipe(Options.withDescription("event time, RFC 3339: facts valid then (default now)"), Options.optional),
-  knownAt: Options.text("known-at").pipe(Options.withDescription("ingestion time, RFC 3339: what was known then"), Options.optional),
-  includeExpired: Options.boolean("include-expired").pipe(Options.withDescription("also facts that had ended by --as-of")),
-  sessionId: Options.text("session-id").pipe(Options.withDescription("only what this session discovered"), Options.optional),
+  asOf: Options.text("as-of").pipe(
+    Options.withDescription("event time, RFC 3339: facts valid then (default now)"),
+    Options.optional
+  ),
+  knownAt: Options.text("known-at").pipe(
+    Options.withDescription("ingestion time, RFC 3339: what was known then"),
+    Options.optional
+  ),
+  includeExpired: Options.boolean("include-expired").pipe(
+    Options.withDescription("also facts that had ended by --as-of")
+  ),
+  sessionId: Options.text("session-id").pipe(
+    Options.withDescription("only what this session discovered"),
+    Options.optional
+  ),
   kind: Options.text("kind").pipe(Options.withDescription("only what artifacts of this kind support"), Options.optional)
 }
 
 const rankingOptions = {
   limit: Options.integer("limit").pipe(Options.withDescription("results per list (1-100)"), Options.optional),
-  hops: Options.integer("hops").pipe(Options.withDescription("graph neighbourhood depth, 0-2 (default 1)"), Options.optional)
+  hops: Options.integer("hops").pipe(
+    Options.withDescription("graph neighbourhood depth, 0-2 (default 1)"),
+    Options.optional
+  )
 }
 
-const searchBody = (o: ReadFlags & { readonly limit: Option.Option<number>; readonly hops: Option.Option<number> }, query: string) => ({
+const searchBody = (
+  o: ReadFlags & { readonly limit: Option.Option<number>; readonly hops: Option.Option<number> },
+  query: string
+) => ({
   ...readBody(o),
   query,
   limit: Option.getOrUndefined(o.limit),
@@ -298,7 +351,10 @@ const queryCommand = Command.make(
     ...readOptions,
     ...rankingOptions,
     model: Options.text("model").pipe(Options.withDescription("the model of the query stage"), Options.optional),
-    reasoning: Options.text("reasoning").pipe(Options.withDescription("none (default), low, medium or high"), Options.optional)
+    reasoning: Options.text("reasoning").pipe(
+      Options.withDescription("none (default), low, medium or high"),
+      Options.optional
+    )
   },
   (o) =>
     withConfig(flags(o), (config) =>
@@ -318,7 +374,10 @@ const exportCommand = Command.make(
   {
     ...readOptions,
     format: Options.text("format").pipe(Options.withDescription("json (default) or graphml"), Options.optional),
-    output: Options.text("output").pipe(Options.withDescription("write to this file instead of stdout"), Options.optional)
+    output: Options.text("output").pipe(
+      Options.withDescription("write to this file instead of stdout"),
+      Options.optional
+    )
   },
   (o) =>
     withConfig(flags(o), (config) =>
@@ -341,8 +400,14 @@ const evalCommand = Command.make(
       Options.withDescription("stage=model pairs, comma-separated, for every text (over a case's own models)"),
       Options.optional
     ),
-    output: Options.text("output").pipe(Options.withDescription("where trajectories and results.json go (default build/evals/<label>)"), Options.optional),
-    userId: Options.text("user-id").pipe(Options.withDescription("the user owning the eval datasets (default gligabao-eval)"), Options.optional)
+    output: Options.text("output").pipe(
+      Options.withDescription("where trajectories and results.json go (default build/evals/<label>)"),
+      Options.optional
+    ),
+    userId: Options.text("user-id").pipe(
+      Options.withDescription("the user owning the eval datasets (default gligabao-eval)"),
+      Options.optional
+    )
   },
   (o) =>
     withConfig(flags(o), (config) =>
@@ -351,11 +416,24 @@ const evalCommand = Command.make(
         output: Option.getOrUndefined(o.output),
         userId: Option.getOrUndefined(o.userId)
       }).pipe(Effect.provide(AppLive), Effect.provide(Layer.succeed(AppConfigTag, config))))
-).pipe(Command.withDescription("run the knowledge eval cases of DIR (each into a fresh dataset) and print their scores, tokens and cost"))
+).pipe(
+  Command.withDescription(
+    "run the knowledge eval cases of DIR (each into a fresh dataset) and print their scores, tokens and cost"
+  )
+)
 
 const gligabao = Command.make("gligabao").pipe(
   Command.withDescription("a memory server for AI agents: texts in, a bi-temporal knowledge graph out"),
-  Command.withSubcommands([serve, migrate, reembedCommand, rememberCommand, searchCommand, queryCommand, exportCommand, evalCommand])
+  Command.withSubcommands([
+    serve,
+    migrate,
+    reembedCommand,
+    rememberCommand,
+    searchCommand,
+    queryCommand,
+    exportCommand,
+    evalCommand
+  ])
 )
 
 const cli = Command.run(gligabao, { name: "gligabao", version: GLIGABAO_VERSION })
@@ -366,7 +444,9 @@ cli(process.argv).pipe(
     const failure = Cause.failureOption(cause)
     if (Option.isSome(failure) && !ValidationError.isValidationError(failure.value)) {
       const message = (failure.value as { message?: unknown }).message
-      return Effect.sync(() => console.error(`gligabao: ${typeof message === "string" ? message : String(failure.value)}`))
+      return Effect.sync(() =>
+        console.error(`gligabao: ${typeof message === "string" ? message : String(failure.value)}`)
+      )
     }
     return Option.isSome(failure) ? Effect.void : Effect.logError(cause)
   }),

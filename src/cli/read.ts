@@ -58,8 +58,9 @@ export const writeDocument = (body: Stream.Stream<string>, output: Option.Option
       Effect.acquireUseRelease(
         Effect.sync(() => createWriteStream(path)),
         (file) => Stream.runForEach(body, (piece) => write(file, piece)),
-        (file) => Effect.async<void>((resume) => {
-          file.end(() => resume(Effect.void))
-        })
+        (file) =>
+          Effect.async<void>((resume) => {
+            file.end(() => resume(Effect.void))
+          })
       )
   })

@@ -65,7 +65,7 @@ export const envValue = (env: Sources["env"], name: string): string | undefined 
  * does not wait for the override to be removed to surface.
  */
 export const resolveKey = <A>(sources: Sources, def: KeyDef<A>): Effect.Effect<Option.Option<A>, ConfigInvalid> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const decode = (raw: unknown, source: ConfigSource, fromText: boolean) =>
       Option.match(def.spec.decode(raw, fromText), {
         onNone: () => Effect.fail(invalidValue(def.key, raw, source, def.spec.expected, def.secret === true)),
@@ -105,14 +105,13 @@ export const readConfigFile = (
   env: Sources["env"],
   defaultPath: string
 ): Effect.Effect<ConfigFile | undefined, ConfigInvalid, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const envPath = envValue(env, "GLIGABAO_CONFIG")
-    const explicit: ConfigSource | undefined =
-      flags.config !== undefined
-        ? { _tag: "Flag", name: "config" }
-        : envPath !== undefined
-          ? { _tag: "Env", name: "GLIGABAO_CONFIG" }
-          : undefined
+    const explicit: ConfigSource | undefined = flags.config !== undefined
+      ? { _tag: "Flag", name: "config" }
+      : envPath !== undefined
+      ? { _tag: "Env", name: "GLIGABAO_CONFIG" }
+      : undefined
     const path = flags.config ?? envPath ?? defaultPath
     const from = explicit === undefined ? "" : ` (from ${sourceName(explicit)})`
     const fail = (why: string) =>

@@ -1,9 +1,9 @@
 import { Effect, Option, Redacted } from "effect"
+import { DEFAULT_PRICES, type ModelPrice } from "../pipeline/cost.js"
 import { ConfigInvalid, type ConfigSource, invalidValue, missingValue, sourceName } from "./ConfigInvalid.js"
 import { AUTH_TOKENS_ENV } from "./keys.js"
-import { envValue, fileSource, isTable, type Sources, type TomlTable, tomlAt } from "./sources.js"
+import { envValue, fileSource, isTable, type Sources, tomlAt, type TomlTable } from "./sources.js"
 import * as V from "./values.js"
-import { DEFAULT_PRICES, type ModelPrice } from "../pipeline/cost.js"
 
 /**
  * The keys of gligabao.toml that hold tables or arrays of tables: `[prices]`,
@@ -35,17 +35,22 @@ const tomlKey = (name: string): string => (/^[A-Za-z0-9_-]+$/.test(name) ? name 
 /** Reads the fields of one entry: rejects unknown ones, checks each present one. */
 const entryReader = (entry: TomlTable, label: string, source: ConfigSource, allowed: ReadonlyArray<string>) => {
   const unknown = Object.keys(entry).find((name) => !allowed.includes(name))
-  const check =
-    unknown === undefined
-      ? Effect.void
-      : Effect.fail(
-          new ConfigInvalid({
-            message: `invalid config: unknown key ${label}.${tomlKey(unknown)} in ${sourceName(source)} (allowed: ${allowed.join(", ")})`,
-            key: `${label}.${unknown}`,
-            source: sourceName(source)
-          })
-        )
-  const read = <A>(name: string, spec: V.ValueSpec<A>, secret = false): Effect.Effect<Option.Option<A>, ConfigInvalid> => {
+  const check = unknown === undefined
+    ? Effect.void
+    : Effect.fail(
+      new ConfigInvalid({
+        message: `invalid config: unknown key ${label}.${tomlKey(unknown)} in ${sourceName(source)} (allowed: ${
+          allowed.join(", ")
+        })`,
+        key: `${label}.${unknown}`,
+        source: sourceName(source)
+      })
+    )
+  const read = <A>(
+    name: string,
+    spec: V.ValueSpec<A>,
+    secret = false
+  ): Effect.Effect<Option.Option<A>, ConfigInvalid> => {
     const raw = entry[name]
     if (raw === undefined) return Effect.succeed(Option.none())
     return Option.match(spec.decode(raw, false), {
@@ -76,7 +81,7 @@ const notTable = (label: string, raw: unknown, source: ConfigSource, expected: s
 export const parsePrices = (
   sources: Sources
 ): Effect.Effect<Readonly<Record<string, Partial<ModelPrice>>>, ConfigInvalid> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const file = sources.file
     const table = file === undefined ? undefined : tomlAt(file.doc, ["prices"])
     if (file === undefined || table === undefined) return {}
@@ -95,10 +100,9 @@ export const parsePrices = (
       const known = Object.hasOwn(DEFAULT_PRICES, model)
       const price: { -readonly [K in keyof ModelPrice]?: number } = {}
       for (const field of fields) {
-        const value =
-          !known && (field === "input" || field === "output")
-            ? Option.some(yield* entry.require(field, V.nonNegativeNumber))
-            : yield* entry.read(field, V.nonNegativeNumber)
+        const value = !known && (field === "input" || field === "output")
+          ? Option.some(yield* entry.require(field, V.nonNegativeNumber))
+          : yield* entry.read(field, V.nonNegativeNumber)
         if (Option.isSome(value)) price[field] = value.value
       }
       prices[model] = price
@@ -116,7 +120,7 @@ const providerName: V.ValueSpec<string> = {
 export const parseTimeseriesProviders = (
   sources: Sources
 ): Effect.Effect<ReadonlyArray<TimeseriesProviderConfig>, ConfigInvalid> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const file = sources.file
     const list = file === undefined ? undefined : tomlAt(file.doc, ["timeseries", "providers"])
     if (file === undefined || list === undefined) return []
@@ -148,7 +152,7 @@ export const parseTimeseriesProviders = (
 const SHA256 = /^sha256:([0-9a-fA-F]{64})$/
 
 const tokenSpec: V.ValueSpec<{ kind: "plain" | "sha256"; value: string }> = {
-  expected: 'a token without whitespace, or "sha256:" and 64 hex digits',
+  expected: "a token without whitespace, or \"sha256:\" and 64 hex digits",
   decode: (raw) => {
     if (typeof raw !== "string" || !/^\S+$/.test(raw)) return Option.none()
     if (raw.toLowerCase().startsWith("sha256:")) {
@@ -159,7 +163,7 @@ const tokenSpec: V.ValueSpec<{ kind: "plain" | "sha256"; value: string }> = {
   }
 }
 
-const AUTH_ENTRY = '{ token = "...", user_id = "..." } or { token = "...", admin = true }'
+const AUTH_ENTRY = "{ token = \"...\", user_id = \"...\" } or { token = \"...\", admin = true }"
 const AUTH_SHAPE = `an array of ${AUTH_ENTRY}`
 
 /**
@@ -167,7 +171,7 @@ const AUTH_SHAPE = `an array of ${AUTH_ENTRY}`
  * replaces the file's list. An empty list leaves authentication off.
  */
 export const parseAuthTokens = (sources: Sources): Effect.Effect<ReadonlyArray<AuthToken>, ConfigInvalid> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fromEnv = envValue(sources.env, AUTH_TOKENS_ENV)
     let list: unknown
     let source: ConfigSource
@@ -202,7 +206,13 @@ export const parseAuthTokens = (sources: Sources): Effect.Effect<ReadonlyArray<A
       const earlier = seen.get(key)
       if (earlier !== undefined) {
         return yield* Effect.fail(
-          invalidValue(`${label}.token`, token.value, source, `a token not already listed in auth.tokens[${earlier}]`, true)
+          invalidValue(
+            `${label}.token`,
+            token.value,
+            source,
+            `a token not already listed in auth.tokens[${earlier}]`,
+            true
+          )
         )
       }
       seen.set(key, index)
@@ -212,7 +222,7 @@ export const parseAuthTokens = (sources: Sources): Effect.Effect<ReadonlyArray<A
       } else if (!admin && Option.isSome(userId)) {
         tokens.push({ kind: token.kind, secret, admin: false, userId: userId.value })
       } else {
-        const why = admin ? "either user_id or admin = true, not both" : 'user_id = "..." or admin = true'
+        const why = admin ? "either user_id or admin = true, not both" : "user_id = \"...\" or admin = true"
         return yield* Effect.fail(
           new ConfigInvalid({
             message: `invalid config: ${label} (from ${sourceName(source)}): expected ${why}`,

@@ -95,7 +95,9 @@ export const decodeBase64 = (text: string): Either.Either<Uint8Array, string> =>
         : "image is not base64: padding (=) may only end it"
     )
   }
-  if (clean.length % 4 !== 0) return Either.left("image is not base64: its length is not a multiple of 4 (missing padding?)")
+  if (clean.length % 4 !== 0) {
+    return Either.left("image is not base64: its length is not a multiple of 4 (missing padding?)")
+  }
   return Either.right(new Uint8Array(Buffer.from(clean, "base64")))
 }
 

@@ -45,7 +45,7 @@ export interface RememberRequest {
 }
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
-// eslint-disable-next-line no-control-regex
+
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
 export { hasLoneSurrogate }
@@ -58,8 +58,7 @@ export const unstorableText = (field: string, text: string): string | undefined 
     ? `${field} must be valid Unicode: it has a lone surrogate (an unpaired \\uD800-\\uDFFF escape)`
     : undefined
 
-const isObject = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 class Invalid {
   constructor(readonly message: string) {}
@@ -127,7 +126,9 @@ const parse = (body: unknown): RememberRequest => {
   const hasText = body.text !== undefined && body.text !== null
   let image_file: ValidImage | undefined
   if (hasImage) {
-    if (typeof body.image !== "string" || body.image.length === 0) return fail("image must be a non-empty base64 string")
+    if (typeof body.image !== "string" || body.image.length === 0) {
+      return fail("image must be a non-empty base64 string")
+    }
     if (hasText) return fail("text must not be given together with image")
     if (body.kind !== undefined && body.kind !== null) return fail("kind must not be given together with image")
     if (body.timeseries !== undefined && body.timeseries !== null) {
@@ -229,7 +230,11 @@ export const runParams = (request: RememberRequest): Record<string, unknown> => 
     },
   ...(request.text === undefined ? {} : { text_length: request.text.length, text_bytes: utf8Bytes(request.text) }),
   ...(request.image_file !== undefined
-    ? { media_type: request.image_file.media_type, image_bytes: request.image_file.bytes.length, sha256: request.image_file.sha256 }
+    ? {
+      media_type: request.image_file.media_type,
+      image_bytes: request.image_file.bytes.length,
+      sha256: request.image_file.sha256
+    }
     : request.image === undefined
     ? {}
     : { image_base64_length: request.image.length })

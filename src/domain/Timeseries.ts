@@ -36,7 +36,11 @@ export interface SeriesPointInput {
 export type AnchorSelector =
   | { readonly entity: { readonly name: string; readonly type?: string | undefined }; readonly required: boolean }
   | {
-    readonly edge: { readonly source: string; readonly relation?: string | undefined; readonly target?: string | undefined }
+    readonly edge: {
+      readonly source: string
+      readonly relation?: string | undefined
+      readonly target?: string | undefined
+    }
     readonly required: boolean
   }
   | { readonly artifact: true; readonly required: boolean }
@@ -77,7 +81,7 @@ const fail = (message: string): never => {
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const given = (u: unknown): boolean => u !== undefined && u !== null
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
-// eslint-disable-next-line no-control-regex
+
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
 const text = (field: string, value: unknown, maxBytes: number): string => {
@@ -152,7 +156,10 @@ const anchor = (field: string, value: unknown): AnchorSelector => {
     const e = value.entity
     if (!isObject(e)) return fail(`${field}.entity must be an object {"name": ..., "type"?: ...}`)
     const type = optionalText(`${field}.entity.type`, e.type, MAX_NAME_BYTES)
-    return { entity: { name: text(`${field}.entity.name`, e.name, MAX_NAME_BYTES), ...(type === undefined ? {} : { type }) }, required: req }
+    return {
+      entity: { name: text(`${field}.entity.name`, e.name, MAX_NAME_BYTES), ...(type === undefined ? {} : { type }) },
+      required: req
+    }
   }
   const e = value.edge
   if (!isObject(e)) return fail(`${field}.edge must be an object {"source": ..., "relation"?: ..., "target"?: ...}`)
@@ -173,7 +180,9 @@ const point = (field: string, value: unknown): SeriesPointInput => {
   const [time, number] = value as [unknown, unknown]
   if (typeof time !== "string") return fail(`${field}[0] must be a time string (RFC 3339 or YYYY-MM-DD)`)
   const ts = parsePointTime(time)
-  if (ts === undefined) return fail(`${field}[0] must be an RFC 3339 time such as 2025-01-31T00:00:00Z (or a date 2025-01-31)`)
+  if (ts === undefined) {
+    return fail(`${field}[0] must be an RFC 3339 time such as 2025-01-31T00:00:00Z (or a date 2025-01-31)`)
+  }
   if (typeof number !== "number" || !Number.isFinite(number)) return fail(`${field}[1] must be a finite number`)
   return { ts, value: number }
 }
@@ -196,7 +205,9 @@ const series = (field: string, value: unknown): SeriesInput => {
   let anchors: ReadonlyArray<AnchorSelector> = []
   if (given(value.anchors)) {
     if (!Array.isArray(value.anchors)) return fail(`${field}.anchors must be an array of selectors`)
-    if (value.anchors.length > MAX_ANCHORS_PER_SERIES) return fail(`${field}.anchors must have at most ${MAX_ANCHORS_PER_SERIES} selectors`)
+    if (value.anchors.length > MAX_ANCHORS_PER_SERIES) {
+      return fail(`${field}.anchors must have at most ${MAX_ANCHORS_PER_SERIES} selectors`)
+    }
     anchors = value.anchors.map((a, i) => anchor(`${field}.anchors[${i}]`, a))
   }
   return {
@@ -211,18 +222,26 @@ const duration = (field: string, value: unknown, fallback: string): { readonly t
   if (!given(value)) return { text: fallback, ms: parseDuration(fallback)! }
   if (typeof value !== "string") return fail(`${field} must be a duration string such as "30d", "12h" or "0"`)
   const ms = parseDuration(value)
-  if (ms === undefined) return fail(`${field} must be a duration such as "30d", "12h" or "0" (units ms, s, m, h, d, w; at most 100 years)`)
+  if (ms === undefined) {
+    return fail(`${field} must be a duration such as "30d", "12h" or "0" (units ms, s, m, h, d, w; at most 100 years)`)
+  }
   return { text: value.trim(), ms }
 }
 
 const fetchRequest = (value: unknown): FetchRequest => {
   if (value === true) value = {}
-  if (!isObject(value)) return fail(`timeseries.fetch must be an object {"providers"?: [...], "before"?: "30d", "after"?: "0"}`)
+  if (!isObject(value)) {
+    return fail(`timeseries.fetch must be an object {"providers"?: [...], "before"?: "30d", "after"?: "0"}`)
+  }
   let providers: ReadonlyArray<string> | undefined
   if (given(value.providers)) {
     if (!Array.isArray(value.providers)) return fail("timeseries.fetch.providers must be an array of provider names")
-    if (value.providers.length === 0) return fail("timeseries.fetch.providers must not be empty (leave it out for all providers)")
-    if (value.providers.length > MAX_FETCH_PROVIDERS) return fail(`timeseries.fetch.providers must have at most ${MAX_FETCH_PROVIDERS} names`)
+    if (value.providers.length === 0) {
+      return fail("timeseries.fetch.providers must not be empty (leave it out for all providers)")
+    }
+    if (value.providers.length > MAX_FETCH_PROVIDERS) {
+      return fail(`timeseries.fetch.providers must have at most ${MAX_FETCH_PROVIDERS} names`)
+    }
     providers = [...new Set(value.providers.map((p, i) => text(`timeseries.fetch.providers[${i}]`, p, MAX_KEY_BYTES)))]
   }
   const before = duration("timeseries.fetch.before", value.before, DEFAULT_FETCH_BEFORE)
@@ -234,7 +253,9 @@ const parse = (value: unknown): TimeseriesRequest => {
   if (!isObject(value)) return fail("timeseries must be an object")
   const wantsFetch = given(value.fetch) && value.fetch !== false
   if (!given(value.series) && !wantsFetch) {
-    return fail(`timeseries must have series or fetch: {"series": [{"key": ..., "points": [[time, number]]}]} or {"fetch": {}}`)
+    return fail(
+      `timeseries must have series or fetch: {"series": [{"key": ..., "points": [[time, number]]}]} or {"fetch": {}}`
+    )
   }
   let list: ReadonlyArray<SeriesInput> = []
   if (given(value.series)) {
@@ -244,7 +265,9 @@ const parse = (value: unknown): TimeseriesRequest => {
     const keys = new Map<string, number>()
     list.forEach((s, i) => {
       const earlier = keys.get(s.key)
-      if (earlier !== undefined) return fail(`timeseries.series[${i}].key repeats the key of series[${earlier}] (${JSON.stringify(s.key)})`)
+      if (earlier !== undefined) {
+        return fail(`timeseries.series[${i}].key repeats the key of series[${earlier}] (${JSON.stringify(s.key)})`)
+      }
       keys.set(s.key, i)
     })
     const total = list.reduce((n, s) => n + s.points.length, 0)

@@ -9,7 +9,14 @@ export const runView = (run: RunWithStages) => {
   for (const name of names) {
     const s = byName.get(name)
     stages[name] = s === undefined
-      ? { status: "not_started", started_at: null, finished_at: null, duration_ms: null, error: null, inference_ids: [] }
+      ? {
+        status: "not_started",
+        started_at: null,
+        finished_at: null,
+        duration_ms: null,
+        error: null,
+        inference_ids: []
+      }
       : {
         status: s.status,
         started_at: s.started_at,

@@ -3,8 +3,7 @@
  * (`2025-01-31T00:00:00.000Z`): fixed width, so they sort and compare as text.
  */
 
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
 
 /** Parses an RFC 3339 timestamp (with offset) into the canonical UTC form, or undefined. */
 export const parseRfc3339 = (input: string): string | undefined => {

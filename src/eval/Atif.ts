@@ -10,7 +10,16 @@ import { Either, ParseResult, Schema } from "effect"
 /** what gligabao writes */
 export const ATIF_SCHEMA_VERSION = "ATIF-v1.7" as const
 /** what the schema accepts (a v1.7 reader reads the older versions) */
-export const ATIF_VERSIONS = ["ATIF-v1.0", "ATIF-v1.1", "ATIF-v1.2", "ATIF-v1.3", "ATIF-v1.4", "ATIF-v1.5", "ATIF-v1.6", "ATIF-v1.7"] as const
+export const ATIF_VERSIONS = [
+  "ATIF-v1.0",
+  "ATIF-v1.1",
+  "ATIF-v1.2",
+  "ATIF-v1.3",
+  "ATIF-v1.4",
+  "ATIF-v1.5",
+  "ATIF-v1.6",
+  "ATIF-v1.7"
+] as const
 
 /** Unknown keys fail decoding, wherever the struct is used. */
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -87,7 +96,14 @@ const StepFields = Schema.Struct({
   extra: Schema.optional(Extra)
 }).annotations(strict)
 
-const AGENT_ONLY = ["model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics", "llm_call_count"] as const
+const AGENT_ONLY = [
+  "model_name",
+  "reasoning_effort",
+  "reasoning_content",
+  "tool_calls",
+  "metrics",
+  "llm_call_count"
+] as const
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/
 
@@ -150,7 +166,9 @@ export const Trajectory: Schema.Schema<Trajectory, any> = Schema.Struct({
   notes: Schema.optional(Schema.String),
   final_metrics: Schema.optional(FinalMetrics),
   continued_trajectory_ref: Schema.optional(Schema.String),
-  subagent_trajectories: Schema.optional(Schema.Array(Schema.suspend((): Schema.Schema<Trajectory, any> => Trajectory))),
+  subagent_trajectories: Schema.optional(
+    Schema.Array(Schema.suspend((): Schema.Schema<Trajectory, any> => Trajectory))
+  ),
   extra: Schema.optional(Extra)
 }).annotations(strict).pipe(
   Schema.filter((t) => {

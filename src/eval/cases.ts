@@ -43,7 +43,8 @@ export const EvalCaseFile = Schema.Struct({
   texts: Schema.NonEmptyArray(CaseText),
   expected: Schema.Struct({
     entities: Schema.Array(
-      Schema.Struct({ name: Schema.String, aliases: Schema.optional(Names), sessions: Schema.optional(Names) }).annotations(strict)
+      Schema.Struct({ name: Schema.String, aliases: Schema.optional(Names), sessions: Schema.optional(Names) })
+        .annotations(strict)
     ),
     live: Schema.Array(ExpectedFact),
     closed: Schema.Array(ExpectedFact)
@@ -71,13 +72,18 @@ export const parseCase = <R>(
 ): Effect.Effect<EvalCase, EvalCaseInvalid, R> =>
   Effect.gen(function*() {
     const invalid = (message: string) => new EvalCaseInvalid({ message: `case ${name}: ${message}` })
-    const raw = yield* Effect.try({ try: () => JSON.parse(json) as unknown, catch: (e) => invalid(`not JSON: ${(e as Error).message}`) })
+    const raw = yield* Effect.try({
+      try: () => JSON.parse(json) as unknown,
+      catch: (e) => invalid(`not JSON: ${(e as Error).message}`)
+    })
     const file = yield* Schema.decodeUnknown(EvalCaseFile, { errors: "all" })(raw).pipe(
       Effect.mapError((e) => invalid(ParseResult.TreeFormatter.formatErrorSync(e)))
     )
     const texts = yield* Effect.forEach(file.texts, (t, i) =>
       Effect.gen(function*() {
-        if ((t.text === undefined) === (t.file === undefined)) return yield* invalid(`texts[${i}] needs exactly one of text and file`)
+        if ((t.text === undefined) === (t.file === undefined)) {
+          return yield* invalid(`texts[${i}] needs exactly one of text and file`)
+        }
         const text = t.text ?? (yield* readFile(t.file!))
         const { file: _, ...body } = t
         const request = validateRememberRequest({ ...body, text, user_id: "eval", dataset: "eval" })
@@ -89,7 +95,9 @@ export const parseCase = <R>(
   })
 
 /** Every `*.json` of `dir`, by file name. */
-export const loadCases = (dir: string): Effect.Effect<ReadonlyArray<EvalCase>, EvalCaseInvalid, FileSystem.FileSystem | Path.Path> =>
+export const loadCases = (
+  dir: string
+): Effect.Effect<ReadonlyArray<EvalCase>, EvalCaseInvalid, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path

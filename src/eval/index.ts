@@ -14,4 +14,11 @@ export {
   runEvals
 } from "./runner.js"
 export * from "./score.js"
-export { type EvalRun, makeTrajectoryRecorder, rememberWithTrajectory, requestInput, type RunEnd, type TrajectoryRecorder } from "./trajectory.js"
+export {
+  type EvalRun,
+  makeTrajectoryRecorder,
+  rememberWithTrajectory,
+  requestInput,
+  type RunEnd,
+  type TrajectoryRecorder
+} from "./trajectory.js"

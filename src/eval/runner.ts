@@ -80,7 +80,10 @@ const EVERYTHING: ReadFilters = {
 const PAGE = 500
 
 /** The graph of a dataset, all of it (no dataset: an empty graph). */
-export const readGraph = (userId: string, dataset: string): Effect.Effect<GraphSnapshot, never, DatasetsRepo | SearchRepo> =>
+export const readGraph = (
+  userId: string,
+  dataset: string
+): Effect.Effect<GraphSnapshot, never, DatasetsRepo | SearchRepo> =>
   Effect.gen(function*() {
     const found = yield* (yield* DatasetsRepo).find(userId, dataset)
     if (found._tag === "None") return { entities: [], edges: [] }
@@ -214,18 +217,32 @@ interface Scores {
 
 const pct = (x: number) => `${Math.round(x * 100)}%`
 const pr = (r: { readonly precision: number; readonly recall: number }) => `${pct(r.precision)}/${pct(r.recall)}`
-const acc = (c: { readonly checked: number; readonly correct: number }) => (c.checked === 0 ? "-" : `${c.correct}/${c.checked}`)
+const acc = (
+  c: { readonly checked: number; readonly correct: number }
+) => (c.checked === 0 ? "-" : `${c.correct}/${c.checked}`)
 const usd = (x: number) => `$${x.toFixed(4)}`
 
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)))
-  const line = (r: ReadonlyArray<string>) => r.map((cell, col) => (col === 0 ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!))).join("  ")
+  const line = (r: ReadonlyArray<string>) =>
+    r.map((cell, col) => (col === 0 ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!))).join("  ")
   return [line(rows[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice(1).map(line)].join("\n")
 }
 
 /** The report as text: one row per case (entity and fact precision/recall, checks, tokens, cost), a total, then what went wrong. */
 export const formatReport = (report: EvalReport): string => {
-  const header = ["case", "runs", "entities P/R", "facts P/R", "state ok", "dates ok", "sessions ok", "prompt tok", "output tok", "cost"]
+  const header = [
+    "case",
+    "runs",
+    "entities P/R",
+    "facts P/R",
+    "state ok",
+    "dates ok",
+    "sessions ok",
+    "prompt tok",
+    "output tok",
+    "cost"
+  ]
   const row = (name: string, runs: string, s: Scores, u: Usage) => [
     name,
     runs,

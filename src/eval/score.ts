@@ -46,7 +46,9 @@ export interface Expected {
 
 /** What a dataset holds at the end of a case. */
 export interface GraphSnapshot {
-  readonly entities: ReadonlyArray<{ readonly id: number; readonly name: string; readonly type: string; readonly session_ids?: ReadonlyArray<string> }>
+  readonly entities: ReadonlyArray<
+    { readonly id: number; readonly name: string; readonly type: string; readonly session_ids?: ReadonlyArray<string> }
+  >
   readonly edges: ReadonlyArray<{
     readonly id: number
     readonly source: string
@@ -90,8 +92,32 @@ export interface CaseScore {
 // names and relations
 
 const STOP_WORDS = new Set([
-  "a", "an", "the", "in", "at", "of", "to", "for", "on", "by", "with", "from", "as", "is", "are", "was", "were", "be", "been",
-  "has", "have", "had", "its", "their", "his", "her"
+  "a",
+  "an",
+  "the",
+  "in",
+  "at",
+  "of",
+  "to",
+  "for",
+  "on",
+  "by",
+  "with",
+  "from",
+  "as",
+  "is",
+  "are",
+  "was",
+  "were",
+  "be",
+  "been",
+  "has",
+  "have",
+  "had",
+  "its",
+  "their",
+  "his",
+  "her"
 ])
 
 export const normalizeName = (name: string): string =>
@@ -105,7 +131,8 @@ export const normalizeName = (name: string): string =>
 
 const words = (normalized: string): ReadonlyArray<string> => normalized.split(" ").filter((w) => w.length > 0)
 
-const subsetOf = <A>(small: ReadonlySet<A>, big: ReadonlySet<A>) => small.size > 0 && [...small].every((x) => big.has(x))
+const subsetOf = <A>(small: ReadonlySet<A>, big: ReadonlySet<A>) =>
+  small.size > 0 && [...small].every((x) => big.has(x))
 
 /** Whether `actual` is one of `names`, fuzzily (see the module comment). */
 export const nameMatches = (names: ReadonlyArray<string>, actual: string): boolean => {
@@ -146,7 +173,14 @@ export const relationMatches = (accepted: ReadonlyArray<string>, actual: string)
 const ratio = (expected: number, actual: number, matched: number): Ratio => {
   const precision = actual === 0 ? 1 : matched / actual
   const recall = expected === 0 ? 1 : matched / expected
-  return { expected, actual, matched, precision, recall, f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall) }
+  return {
+    expected,
+    actual,
+    matched,
+    precision,
+    recall,
+    f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall)
+  }
 }
 
 const check = (checked: number, wrong: ReadonlyArray<string>): Check => ({
@@ -162,10 +196,13 @@ const sameSet = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
   return x.size === y.size && [...x].every((v) => y.has(v))
 }
 
-const relations = (f: ExpectedFact): ReadonlyArray<string> => (typeof f.relation === "string" ? [f.relation] : f.relation)
+const relations = (
+  f: ExpectedFact
+): ReadonlyArray<string> => (typeof f.relation === "string" ? [f.relation] : f.relation)
 
-const describe = (f: { readonly source: string; readonly target: string; readonly relation: string | ReadonlyArray<string> }) =>
-  `${f.source} -${typeof f.relation === "string" ? f.relation : f.relation.join("|")}-> ${f.target}`
+const describe = (
+  f: { readonly source: string; readonly target: string; readonly relation: string | ReadonlyArray<string> }
+) => `${f.source} -${typeof f.relation === "string" ? f.relation : f.relation.join("|")}-> ${f.target}`
 
 /**
  * Pairs each expected item with at most one actual item: for each expected item in order, the
@@ -180,10 +217,12 @@ const pair = <E, A>(
   const pairs = new Map<number, number>()
   // the best ranks first across all expected items, so an exact match is never stolen by a fuzzy one
   const options: Array<{ e: number; a: number; r: number }> = []
-  expected.forEach((e, ei) => actual.forEach((a, ai) => {
-    const r = rank(e, a)
-    if (r !== undefined) options.push({ e: ei, a: ai, r })
-  }))
+  expected.forEach((e, ei) =>
+    actual.forEach((a, ai) => {
+      const r = rank(e, a)
+      if (r !== undefined) options.push({ e: ei, a: ai, r })
+    })
+  )
   options.sort((x, y) => x.r - y.r || x.e - y.e || x.a - y.a)
   for (const o of options) {
     if (pairs.has(o.e) || taken.has(o.a)) continue
@@ -232,13 +271,19 @@ export const scoreCase = (expected: Expected, actual: GraphSnapshot): CaseScore 
     const { fact, closed } = facts[i]!
     const a = actual.edges[ai]!
     if (isClosed(a) !== closed) {
-      invalidationWrong.push(`${describe(fact)}: expected ${closed ? "closed" : "live"}, stored ${closed ? "live" : "closed"}`)
+      invalidationWrong.push(
+        `${describe(fact)}: expected ${closed ? "closed" : "live"}, stored ${closed ? "live" : "closed"}`
+      )
     } else if (closed && fact.invalid_at !== undefined && !(a.invalid_at ?? "").startsWith(fact.invalid_at)) {
-      invalidationWrong.push(`${describe(fact)}: expected closed at ${fact.invalid_at}, stored ${a.invalid_at ?? "without an end"}`)
+      invalidationWrong.push(
+        `${describe(fact)}: expected closed at ${fact.invalid_at}, stored ${a.invalid_at ?? "without an end"}`
+      )
     }
     if (fact.valid_at !== undefined) {
       datesChecked++
-      if (!a.valid_at.startsWith(fact.valid_at)) datesWrong.push(`${describe(fact)}: valid_at ${a.valid_at}, expected ${fact.valid_at}`)
+      if (!a.valid_at.startsWith(fact.valid_at)) {
+        datesWrong.push(`${describe(fact)}: valid_at ${a.valid_at}, expected ${fact.valid_at}`)
+      }
     }
     if (fact.sessions !== undefined) {
       sessionsChecked++
@@ -263,8 +308,12 @@ export const scoreCase = (expected: Expected, actual: GraphSnapshot): CaseScore 
     },
     facts: {
       ...ratio(facts.length, actual.edges.length, factPairs.size),
-      missing: facts.filter((_, i) => !factPairs.has(i)).map(({ fact, closed }) => `${describe(fact)}${closed ? " (closed)" : ""}`),
-      unexpected: actual.edges.filter((_, i) => !matchedActualEdges.has(i)).map((e) => `${describe(e)}${isClosed(e) ? " (closed)" : ""}`)
+      missing: facts.filter((_, i) => !factPairs.has(i)).map(({ fact, closed }) =>
+        `${describe(fact)}${closed ? " (closed)" : ""}`
+      ),
+      unexpected: actual.edges.filter((_, i) => !matchedActualEdges.has(i)).map((e) =>
+        `${describe(e)}${isClosed(e) ? " (closed)" : ""}`
+      )
     },
     invalidation: check(factPairs.size, invalidationWrong),
     dates: check(datesChecked, datesWrong),

@@ -5,8 +5,8 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Error400, Error401, Error403, Error404, Error500 } from "./ErrorBodies.js"
-import { RunDoc } from "./Shapes.js"
 import { required, text } from "./ReadApi.js"
+import { RunDoc } from "./Shapes.js"
 
 const db = required("the database's name (see /v1/gb/admin/api/databases)")
 
@@ -27,11 +27,19 @@ export const AdminDatabasesDoc = Schema.Struct({
 }).annotations({ identifier: "AdminDatabases" })
 
 export const AdminRunsDoc = Schema.Struct({
-  counts: Schema.Struct({ total: Schema.Number, started: Schema.Number, succeeded: Schema.Number, failed: Schema.Number }),
+  counts: Schema.Struct({
+    total: Schema.Number,
+    started: Schema.Number,
+    succeeded: Schema.Number,
+    failed: Schema.Number
+  }),
   stages: Schema.Array(Schema.String),
-  runs: Schema.Array(Schema.extend(RunDoc, Schema.Struct({
-    flagged: Schema.Boolean.annotations({ description: "succeeded, but a stage failed" })
-  }))),
+  runs: Schema.Array(Schema.extend(
+    RunDoc,
+    Schema.Struct({
+      flagged: Schema.Boolean.annotations({ description: "succeeded, but a stage failed" })
+    })
+  )),
   total: Schema.Number,
   limit: Schema.Number,
   offset: Schema.Number
@@ -126,8 +134,10 @@ const adminGet = <Name extends string>(name: Name, path: `/${string}`) =>
   HttpApiEndpoint.get(name, path).addError(Error400).addError(Error404).addError(Error500)
 
 export class AdminApiGroup extends HttpApiGroup.make("admin")
-  .add(adminGet("databases", "/v1/gb/admin/api/databases").addSuccess(AdminDatabasesDoc)
-    .annotate(OpenApi.Summary, "The databases the admin UI shows (the first serves the API)"))
+  .add(
+    adminGet("databases", "/v1/gb/admin/api/databases").addSuccess(AdminDatabasesDoc)
+      .annotate(OpenApi.Summary, "The databases the admin UI shows (the first serves the API)")
+  )
   .add(
     adminGet("rememberRuns", "/v1/gb/admin/api/remember-runs")
       .setUrlParams(Schema.Struct({
@@ -177,7 +187,8 @@ export class AdminApiGroup extends HttpApiGroup.make("admin")
   )
   .addError(Error401)
   .addError(Error403)
-  .annotate(OpenApi.Description, "Operators' views of every database; behind an admin token when [auth] is configured.") {}
+  .annotate(OpenApi.Description, "Operators' views of every database; behind an admin token when [auth] is configured.")
+{}
 
 /** The page and its static code: public (no data in them), never cached stale, CSP-locked. */
 export class AdminPageGroup extends HttpApiGroup.make("adminPage")
@@ -193,4 +204,5 @@ export class AdminPageGroup extends HttpApiGroup.make("adminPage")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/plain" }))
       .addError(Error404)
   )
-  .annotate(OpenApi.Exclude, true) {}
+  .annotate(OpenApi.Exclude, true)
+{}

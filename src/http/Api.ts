@@ -14,8 +14,17 @@ import { ReadGroup } from "./ReadApi.js"
 import { edgeFields, RunDoc } from "./Shapes.js"
 
 export { RunDoc }
-import { Error400, Error401, Error403, Error404, Error413, Error422, Error500, Error502, Error503 } from "./ErrorBodies.js"
-
+import {
+  Error400,
+  Error401,
+  Error403,
+  Error404,
+  Error413,
+  Error422,
+  Error500,
+  Error502,
+  Error503
+} from "./ErrorBodies.js"
 
 const stageMap = <V extends Schema.Schema.Any>(stages: ReadonlyArray<string>, value: V) =>
   Schema.partial(Schema.Struct(Object.fromEntries(stages.map((s) => [s, value])) as Record<string, V>))
@@ -133,7 +142,8 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .annotate(OpenApi.Summary, "One remember run with its stages")
   )
   .addError(Error401)
-  .addError(Error403) {}
+  .addError(Error403)
+{}
 
 export class ImagesGroup extends HttpApiGroup.make("images").add(
   HttpApiEndpoint.get("getImage", "/v1/gb/images/:id")
@@ -148,7 +158,8 @@ export class ImagesGroup extends HttpApiGroup.make("images").add(
     )
 )
   .addError(Error401)
-  .addError(Error403) {}
+  .addError(Error403)
+{}
 
 export class HealthGroup extends HttpApiGroup.make("health").add(
   HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
@@ -162,4 +173,5 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(AdminApiGroup)
   .add(AdminPageGroup)
   .annotate(OpenApi.Title, "gligabao")
-  .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.") {}
+  .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.")
+{}

@@ -14,7 +14,10 @@ const ErrorBody = (status: number, description: string) =>
 
 export const Error400 = ErrorBody(400, "The request is malformed; the message names the field.")
 export const Error401 = ErrorBody(401, "Authentication is configured and the request has no valid bearer token.")
-export const Error403 = ErrorBody(403, "The token may not do this: act for another user, or use the admin API without an admin token.")
+export const Error403 = ErrorBody(
+  403,
+  "The token may not do this: act for another user, or use the admin API without an admin token."
+)
 export const Error404 = ErrorBody(404, "Not found.")
 export const Error413 = ErrorBody(413, "The body is over the size limit.")
 export const Error422 = ErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored.")

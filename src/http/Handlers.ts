@@ -9,6 +9,7 @@ import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
 import { statusOf } from "../domain/Errors.js"
 import { validateRememberRequest } from "../domain/Remember.js"
+import { runView } from "../domain/runView.js"
 import { rememberWithTrajectory } from "../eval/trajectory.js"
 import { loadImage } from "../pipeline/image/library.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
@@ -16,21 +17,19 @@ import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { ImagesRepo } from "../services/ImagesRepo.js"
 import { ImageStore } from "../services/ImageStore.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
+import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
 import { actingFor, refuseCaller } from "./authentication.js"
-import { AdminHandlersLive } from "./AdminHandlers.js"
-import { ReadHandlersLive } from "./ReadHandlers.js"
 import { parseJsonBytes, readBytesUpTo } from "./readBody.js"
+import { ReadHandlersLive } from "./ReadHandlers.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
-import { runView } from "../domain/runView.js"
 
 /** A text request: 1 MiB of text plus room for JSON escaping and the other fields. */
 export const TEXT_BODY_LIMIT = 2 * 1024 * 1024
 /** An image request: 5 MiB decoded is about 6.7 MiB of base64, plus the envelope. */
 export const IMAGE_BODY_LIMIT = 7 * 1024 * 1024
 
-const tooLarge = (limit: number) =>
-  errorResponse(413, `request body is over the limit of ${limit} bytes`)
+const tooLarge = (limit: number) => errorResponse(413, `request body is over the limit of ${limit} bytes`)
 
 /** A chunked body past this is cut off (connection reset) instead of drained for its 413. */
 const DRAIN_LIMIT = 4 * IMAGE_BODY_LIMIT
@@ -47,7 +46,8 @@ const readJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
     const parsed = parseJsonBytes(bytes)
     if (Either.isLeft(parsed)) return parsed
     const body = parsed.right
-    const isImage = typeof body === "object" && body !== null && "image" in body && (body as { image: unknown }).image != null
+    const isImage = typeof body === "object" && body !== null && "image" in body &&
+      (body as { image: unknown }).image != null
     if (!isImage && bytes.length > TEXT_BODY_LIMIT) {
       return Either.left(tooLarge(TEXT_BODY_LIMIT))
     }
@@ -99,7 +99,10 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
           const caller = yield* currentCaller
           if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
           // another user's run is as absent as a missing one: its id says nothing
-          const run = Option.filter(yield* runLog.get(Number(raw)), (r) => caller._tag === "Open" || r.user_id === caller.userId)
+          const run = Option.filter(
+            yield* runLog.get(Number(raw)),
+            (r) => caller._tag === "Open" || r.user_id === caller.userId
+          )
           return Option.match(run, {
             onNone: () => errorResponse(404, `no remember run with id ${raw}`),
             onSome: (r) => jsonResponse(runView(r))

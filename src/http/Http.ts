@@ -36,7 +36,10 @@ const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
         return errorResponse(503, "the server is shutting down")
       }
       yield* Effect.logError("request failed", cause)
-      return errorResponse(500, `internal error while handling ${request.method} ${new URL(request.url, "http://x").pathname}`)
+      return errorResponse(
+        500,
+        `internal error while handling ${request.method} ${new URL(request.url, "http://x").pathname}`
+      )
     }))
 
 export const ApiLive = HttpApiBuilder.api(GligabaoApi).pipe(Layer.provide(ApiHandlersLive))

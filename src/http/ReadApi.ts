@@ -8,9 +8,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ARTIFACT_KINDS, REASONING_LEVELS } from "../domain/Stages.js"
-import { edgeFields } from "./Shapes.js"
 import { Error400, Error401, Error403, Error404, Error413, Error500, Error502, Error503 } from "./ErrorBodies.js"
-
+import { edgeFields } from "./Shapes.js"
 
 const firstValue = (u: string | ReadonlyArray<string>): string => (typeof u === "string" ? u : u[0] ?? "")
 
@@ -75,7 +74,9 @@ export const FactDoc = Schema.Struct(factFields).annotations({ identifier: "Fact
 export const EntityViewDoc = Schema.Struct(entityFields).annotations({ identifier: "EntityView" })
 export const ArtifactDoc = Schema.Struct(artifactFields).annotations({ identifier: "Artifact" })
 export const ScoredFactDoc = Schema.Struct({ ...factFields, ...Ranking }).annotations({ identifier: "ScoredFact" })
-export const ScoredEntityDoc = Schema.Struct({ ...entityFields, ...Ranking }).annotations({ identifier: "ScoredEntity" })
+export const ScoredEntityDoc = Schema.Struct({ ...entityFields, ...Ranking }).annotations({
+  identifier: "ScoredEntity"
+})
 export const ScoredChunkDoc = Schema.Struct({
   ...artifactFields,
   summary: Schema.optional(Schema.String.annotations({ description: "the chunk's summary, when it has one" })),
@@ -85,13 +86,17 @@ export const ScoredChunkDoc = Schema.Struct({
 const readOptions = {
   user_id: Schema.String,
   dataset: Schema.optional(Schema.String.annotations({ description: "default main" })),
-  as_of: Schema.optional(Schema.String.annotations({ description: "event time, RFC 3339: facts valid then (default now)" })),
+  as_of: Schema.optional(
+    Schema.String.annotations({ description: "event time, RFC 3339: facts valid then (default now)" })
+  ),
   known_at: Schema.optional(
     Schema.String.annotations({ description: "ingestion time, RFC 3339: only what was stored by then, as it was then" })
   ),
   include_expired: Schema.optional(Schema.Boolean.annotations({ description: "also facts that had ended by as_of" })),
   session_id: Schema.optional(Schema.String.annotations({ description: "only what this session discovered" })),
-  kind: Schema.optional(Schema.Literal(...ARTIFACT_KINDS).annotations({ description: "only what artifacts of this kind support" }))
+  kind: Schema.optional(
+    Schema.Literal(...ARTIFACT_KINDS).annotations({ description: "only what artifacts of this kind support" })
+  )
 }
 
 export const SearchRequestDoc = Schema.Struct({
@@ -142,7 +147,9 @@ export const QueryResponseDoc = Schema.Struct({
   facts: Schema.Array(ScoredFactDoc),
   entities: Schema.Array(ScoredEntityDoc),
   artifacts: Schema.Array(ScoredChunkDoc),
-  inference: Schema.NullOr(QueryInferenceDoc).annotations({ description: "null when no fact was found (no model call)" })
+  inference: Schema.NullOr(QueryInferenceDoc).annotations({
+    description: "null when no fact was found (no model call)"
+  })
 }).annotations({ identifier: "QueryResponse" })
 
 export const GraphDoc = Schema.Struct({
@@ -265,4 +272,5 @@ export class ReadGroup extends HttpApiGroup.make("read")
       .annotate(OpenApi.Summary, "A dataset's sessions with counts")
   )
   .addError(Error401)
-  .addError(Error403) {}
+  .addError(Error403)
+{}

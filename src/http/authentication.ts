@@ -28,7 +28,7 @@ const isAdminApi = (path: string): boolean => path.startsWith("/v1/gb/admin/api/
 const OFF: TokenTable = { enabled: false, entries: [] }
 
 const unauthorized = (reason: string) =>
-  HttpServerResponse.setHeader(errorResponse(401, reason), "www-authenticate", 'Bearer realm="gligabao"')
+  HttpServerResponse.setHeader(errorResponse(401, reason), "www-authenticate", "Bearer realm=\"gligabao\"")
 
 export const authenticate = (table: TokenTable) => (app: HttpApp.Default): HttpApp.Default =>
   Effect.gen(function*() {

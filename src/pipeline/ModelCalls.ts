@@ -40,7 +40,10 @@ const zeroUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWr
  * Calls the LLM and records the call. An answer cut by the output limit is recorded (its
  * tokens were paid for) and then fails with LlmFailed: a truncated answer is never used.
  */
-export const callLlm = (ctx: CallContext, request: LlmRequest): Effect.Effect<RecordedResponse, LlmFailed | LlmUnavailable> =>
+export const callLlm = (
+  ctx: CallContext,
+  request: LlmRequest
+): Effect.Effect<RecordedResponse, LlmFailed | LlmUnavailable> =>
   Effect.gen(function*() {
     const startedMs = yield* Clock.currentTimeMillis
     const result = yield* Effect.either(ctx.llm.complete(request))
@@ -69,7 +72,9 @@ export const callLlm = (ctx: CallContext, request: LlmRequest): Effect.Effect<Re
         cost_usd: 0,
         error: result.left.message
       })
-      if (ctx.recorder !== null) yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response: null })
+      if (ctx.recorder !== null) {
+        yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response: null })
+      }
       return yield* new LlmFailed({ message: `${request.stage}: ${result.left.message}`, stage: request.stage })
     }
     const response = result.right
@@ -88,7 +93,9 @@ export const callLlm = (ctx: CallContext, request: LlmRequest): Effect.Effect<Re
       cost_usd: cost,
       error: truncated ? `the answer was cut by the output limit (${request.maxTokens} tokens)` : null
     })
-    if (ctx.recorder !== null) yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response })
+    if (ctx.recorder !== null) {
+      yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response })
+    }
     if (truncated) {
       return yield* new LlmFailed({
         message: `${request.stage}: the model's answer was cut by the output limit of ${request.maxTokens} tokens`,

@@ -116,7 +116,9 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
               const failure = Cause.failureOption(exit.cause)
               const error = Option.isSome(failure) ? failure.value.message : describeCause(exit.cause)
               // a failure after commit (a vector write) still names what was stored
-              const stored = Option.isSome(failure) && failure.value._tag === "VectorWriteFailed" ? failure.value : undefined
+              const stored = Option.isSome(failure) && failure.value._tag === "VectorWriteFailed"
+                ? failure.value
+                : undefined
               yield* runLog.finish(runId, {
                 ...base,
                 status: "failed",
@@ -148,7 +150,9 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           // A defect becomes a 500 whose message names no stack trace; the run log has the detail.
           Effect.catchAllDefect((defect) =>
             Effect.logError("remember run died", defect).pipe(
-              Effect.zipRight(Effect.fail(new InternalFailure({ message: `remember run ${row.id} failed with an internal error` })))
+              Effect.zipRight(
+                Effect.fail(new InternalFailure({ message: `remember run ${row.id} failed with an internal error` }))
+              )
             )
           ),
           // completes the waiters even when shutdown interrupts the run (Effect.exit would not)
@@ -184,4 +188,3 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
 
 export const RememberManagerLive = (options: RememberManagerOptions) =>
   Layer.scoped(RememberManager, makeRememberManager(options))
-

@@ -48,8 +48,9 @@ const currentStageRun = FiberRef.unsafeMake<StageRunRef | null>(null)
 const stepLabels = FiberRef.unsafeMake<Readonly<Record<string, unknown>>>({})
 
 /** Labels the stages and model calls of `effect` for observers (e.g. the chunk index). */
-export const withStepLabels = (labels: Readonly<Record<string, unknown>>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.locallyWith(effect, stepLabels, (outer) => ({ ...outer, ...labels }))
+export const withStepLabels =
+  (labels: Readonly<Record<string, unknown>>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.locallyWith(effect, stepLabels, (outer) => ({ ...outer, ...labels }))
 
 const safely = <R>(what: string, effect: Effect.Effect<void, never, R>) =>
   effect.pipe(Effect.catchAllDefect((defect) => Effect.logWarning(`run log: could not ${what}`, defect)))
@@ -87,8 +88,7 @@ interface Observing {
   nextStageRun: number
 }
 
-const notify = (what: string, f: () => void) =>
-  safely(what, Effect.sync(f))
+const notify = (what: string, f: () => void) => safely(what, Effect.sync(f))
 
 /**
  * Runs `effect` as one execution of a stage for the observer: the current stage run is set
@@ -104,7 +104,12 @@ const observed = <A, E, R>(
 ): Effect.Effect<A, E, R> =>
   Effect.gen(function*() {
     const startedMs = yield* Clock.currentTimeMillis
-    const run: StageRunRef = { id: observing.nextStageRun++, stage: name, within, labels: yield* FiberRef.get(stepLabels) }
+    const run: StageRunRef = {
+      id: observing.nextStageRun++,
+      stage: name,
+      within,
+      labels: yield* FiberRef.get(stepLabels)
+    }
     return yield* effect.pipe(
       Effect.locally(currentStageRun, run),
       Effect.onExit((exit) =>
@@ -129,8 +134,14 @@ const observed = <A, E, R>(
 const reportCall = (observing: Observing | null, runStage: string, inference: InferenceRow, call: ModelCall) =>
   observing === null
     ? Effect.void
-    : Effect.flatMap(FiberRef.get(currentStageRun), (run) =>
-      notify("report a model call to the observer", () => observing.observer.modelCalled({ run, runStage, inference, call })))
+    : Effect.flatMap(
+      FiberRef.get(currentStageRun),
+      (run) =>
+        notify(
+          "report a model call to the observer",
+          () => observing.observer.modelCalled({ run, runStage, inference, call })
+        )
+    )
 
 /** See RunRecorder.within. */
 const scopedTo = (parent: RunRecorder, stage: string, observing: Observing | null): RunRecorder => {

@@ -21,7 +21,9 @@ export interface RememberSettingsShape {
   readonly webSearch: boolean
 }
 
-export class RememberSettings extends Context.Tag("gligabao/RememberSettings")<RememberSettings, RememberSettingsShape>() {
+export class RememberSettings
+  extends Context.Tag("gligabao/RememberSettings")<RememberSettings, RememberSettingsShape>()
+{
   static readonly defaults: RememberSettingsShape = {
     prices: DEFAULT_PRICES,
     maxCandidates: 50,

@@ -30,7 +30,9 @@ const FNV_OFFSET = 0x811c9dc5
 const FNV_PRIME = 0x01000193
 
 const BASE64 = new Int8Array(128).fill(-1)
-for (let i = 0; i < 64; i++) BASE64["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".charCodeAt(i)] = i
+for (let i = 0; i < 64; i++) {
+  BASE64["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".charCodeAt(i)] = i
+}
 
 /** Parses the `.tiktoken` text; ranks must be 0, 1, 2, ... in order, as in the shipped file. */
 export const parseTiktoken = (file: Uint8Array): Vocabulary => {
@@ -92,7 +94,7 @@ const NONE = -1
 export const rankOfByteString = (v: Vocabulary, s: string): number => {
   let h = FNV_OFFSET
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME)
-  for (let slot = (h >>> 0) & MASK; ; slot = (slot + 1) & MASK) {
+  for (let slot = (h >>> 0) & MASK;; slot = (slot + 1) & MASK) {
     const entry = v.slots[slot]!
     if (entry === 0) return NONE
     const start = v.offsets[entry - 1]!
@@ -114,7 +116,7 @@ export const rankOfJoin = (v: Vocabulary, a: number, b: number): number => {
   let h = FNV_OFFSET
   for (let i = a0; i < a1; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME)
   for (let i = b0; i < b1; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME)
-  for (let slot = (h >>> 0) & MASK; ; slot = (slot + 1) & MASK) {
+  for (let slot = (h >>> 0) & MASK;; slot = (slot + 1) & MASK) {
     const entry = v.slots[slot]!
     if (entry === 0) return NONE
     const start = offsets[entry - 1]!

@@ -65,8 +65,7 @@ export const priceFor = (model: string, table: PriceTable): ModelPrice | undefin
 export const costUsd = (model: string, usage: TokenUsage, table: PriceTable): number => {
   const price = priceFor(model, table)
   if (price === undefined) return 0
-  const perMillion =
-    usage.inputTokens * price.input +
+  const perMillion = usage.inputTokens * price.input +
     usage.outputTokens * price.output +
     usage.cacheReadTokens * (price.cache_read ?? price.input) +
     usage.cacheWriteTokens * (price.cache_write ?? price.input)

@@ -101,7 +101,14 @@ export const reembed = (
       for (;;) {
         const rows = yield* deps.graph.entitiesWithoutVectors(dataset.id, after, BATCH)
         if (rows.length === 0) break
-        yield* embedBatch(deps, dataset, rows, entityText, entityItem, (ids, at) => deps.graph.markEmbedded(ids, [], at))
+        yield* embedBatch(
+          deps,
+          dataset,
+          rows,
+          entityText,
+          entityItem,
+          (ids, at) => deps.graph.markEmbedded(ids, [], at)
+        )
         entities += rows.length
         after = rows[rows.length - 1]!.id
       }
@@ -109,7 +116,14 @@ export const reembed = (
       for (;;) {
         const rows = yield* deps.graph.edgesWithoutVectors(dataset.id, after, BATCH)
         if (rows.length === 0) break
-        yield* embedBatch(deps, dataset, rows, (e) => e.description, edgeItem, (ids, at) => deps.graph.markEmbedded([], ids, at))
+        yield* embedBatch(
+          deps,
+          dataset,
+          rows,
+          (e) => e.description,
+          edgeItem,
+          (ids, at) => deps.graph.markEmbedded([], ids, at)
+        )
         edges += rows.length
         after = rows[rows.length - 1]!.id
       }

@@ -19,7 +19,7 @@
  *   Ordinary text has no such runs, and then the count is exactly the library's.
  */
 import { CL100K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants"
-import { cl100k, type Vocabulary as Cl100k, rankOfByteString, rankOfJoin } from "./cl100kVocabulary.js"
+import { cl100k, rankOfByteString, rankOfJoin, type Vocabulary as Cl100k } from "./cl100kVocabulary.js"
 
 export const TOKENIZER = { library: "gpt-tokenizer", version: "4.0.0", encoding: "cl100k_base" } as const
 
@@ -242,7 +242,13 @@ export const pieces = (text: string): Pieces => {
     count += 1
   })
   starts[count] = text.length
-  return { text, count, starts: starts.subarray(0, count + 1), before: before.subarray(0, count + 1), cut: cut.subarray(0, count) }
+  return {
+    text,
+    count,
+    starts: starts.subarray(0, count + 1),
+    before: before.subarray(0, count + 1),
+    cut: cut.subarray(0, count)
+  }
 }
 
 /** The index of the piece that contains `offset` (the last piece for `offset === text.length`). */

@@ -47,7 +47,10 @@ export const drainOutbox = (
       // a later row for the same vector id wins (it was queued later)
       const latest = new Map(list.map((r) => [r.vector_id, r] as const))
       const outcome = yield* Effect.either(
-        deps.vectors.upsert(index, [...latest.values()].map((r) => ({ id: r.vector_id, values: r.values, metadata: r.metadata })))
+        deps.vectors.upsert(
+          index,
+          [...latest.values()].map((r) => ({ id: r.vector_id, values: r.values, metadata: r.metadata }))
+        )
       )
       if (outcome._tag === "Left") {
         yield* deps.outbox.recordFailure(list.map((r) => r.id), outcome.left.message)

@@ -4,9 +4,9 @@
  * the facts it used by id; citations of anything else are dropped.
  */
 import { Either, Schema } from "effect"
-import type { LlmMessage } from "../services/Llm.js"
 import { parseModelJson } from "../pipeline/json.js"
-import type { LinkedEntityOut, FactOut } from "./views.js"
+import type { LlmMessage } from "../services/Llm.js"
+import type { FactOut, LinkedEntityOut } from "./views.js"
 
 export const QUERY_STAGE = "query"
 /** the answer's own output budget (a thinking budget is added on top) */

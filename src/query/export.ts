@@ -11,14 +11,7 @@ import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
 import type { ReadFilters, SearchRepo } from "../services/SearchRepo.js"
 import { filtersAt, findDataset, type ReadDeps, readDeps } from "./deps.js"
-import {
-  artifactNode,
-  entityNode,
-  factEdge,
-  graphmlFooter,
-  graphmlHeader,
-  mentionEdge
-} from "./graphml.js"
+import { artifactNode, entityNode, factEdge, graphmlFooter, graphmlHeader, mentionEdge } from "./graphml.js"
 import type { GraphFormat, GraphRequest } from "./requests.js"
 import { artifactOut, entityOut, factOut } from "./views.js"
 
@@ -47,17 +40,28 @@ const paged = <A extends { readonly id: number }>(
 /** A JSON array's elements, comma-separated across pages. */
 const jsonElements = <A>(pages: Stream.Stream<ReadonlyArray<A>>, encode: (a: A) => unknown) =>
   pages.pipe(
-    Stream.mapAccum(true, (first, rows) => [false, (first ? "\n" : ",\n") + rows.map((r) => JSON.stringify(encode(r))).join(",\n")])
+    Stream.mapAccum(true, (first, rows) => [
+      false,
+      (first ? "\n" : ",\n") + rows.map((r) => JSON.stringify(encode(r))).join(",\n")
+    ])
   )
 
-const asJson = (deps: ReadDeps, datasetId: number, filters: ReadFilters, head: Record<string, unknown>): Stream.Stream<string> => {
+const asJson = (
+  deps: ReadDeps,
+  datasetId: number,
+  filters: ReadFilters,
+  head: Record<string, unknown>
+): Stream.Stream<string> => {
   const { search } = deps
   const opening = JSON.stringify(head).slice(0, -1)
   return Stream.concatAll(Chunk.make(
     Stream.succeed(`${opening},"entities":[`),
     jsonElements(paged((after) => search.entityPage(datasetId, filters, after, EXPORT_PAGE)), entityOut),
     Stream.succeed(`\n],"edges":[`),
-    jsonElements(paged((after) => search.factPage(datasetId, filters, after, EXPORT_PAGE)), (f) => factOut(f, filters.knownAt)),
+    jsonElements(
+      paged((after) => search.factPage(datasetId, filters, after, EXPORT_PAGE)),
+      (f) => factOut(f, filters.knownAt)
+    ),
     Stream.succeed(`\n],"artifacts":[`),
     jsonElements(paged((after) => search.artifactPage(datasetId, filters, after, EXPORT_PAGE)), artifactOut),
     Stream.succeed("\n]}\n")
@@ -70,11 +74,21 @@ const asJson = (deps: ReadDeps, datasetId: number, filters: ReadFilters, head: R
  * restated a fact without naming an endpoint again) brings that endpoint's node along, so every
  * edge points at a node of the document.
  */
-const asGraphml = (deps: ReadDeps, datasetId: number, filters: ReadFilters, graph: Parameters<typeof graphmlHeader>[0]) =>
+const asGraphml = (
+  deps: ReadDeps,
+  datasetId: number,
+  filters: ReadFilters,
+  graph: Parameters<typeof graphmlHeader>[0]
+) =>
   // the sets of exported ids belong to one run of the stream
   Stream.suspend(() => graphmlPieces(deps, datasetId, filters, graph))
 
-const graphmlPieces = (deps: ReadDeps, datasetId: number, filters: ReadFilters, graph: Parameters<typeof graphmlHeader>[0]) => {
+const graphmlPieces = (
+  deps: ReadDeps,
+  datasetId: number,
+  filters: ReadFilters,
+  graph: Parameters<typeof graphmlHeader>[0]
+) => {
   const { search } = deps
   const artifacts = new Set<number>()
   const entities = new Set<number>()

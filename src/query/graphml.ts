@@ -4,7 +4,7 @@
  * (`edge_kind`); every attribute is a declared key, so Gephi and yEd show them as columns.
  * `label` is the attribute Gephi takes for a node's and an edge's label.
  */
-import type { ArtifactOut, LinkedEntityOut, FactOut } from "./views.js"
+import type { ArtifactOut, FactOut, LinkedEntityOut } from "./views.js"
 
 type KeyType = "string" | "long"
 
@@ -74,7 +74,9 @@ const data = (id: string, value: string | number | undefined | null): string =>
 const idList = (ids: ReadonlyArray<number>) => (ids.length === 0 ? undefined : ids.join(" "))
 const labelList = (labels: ReadonlyArray<string>) => (labels.length === 0 ? undefined : JSON.stringify(labels))
 
-export const graphmlHeader = (graph: { readonly id: string; readonly dataset: string; readonly asOf: string; readonly knownAt: string }) =>
+export const graphmlHeader = (
+  graph: { readonly id: string; readonly dataset: string; readonly asOf: string; readonly knownAt: string }
+) =>
   [
     `<?xml version="1.0" encoding="UTF-8"?>`,
     `<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"`,
@@ -91,7 +93,9 @@ export const entityNodeId = (id: number) => `e${id}`
 export const artifactNodeId = (id: number) => `a${id}`
 
 export const entityNode = (e: LinkedEntityOut): string =>
-  `    <node id="${entityNodeId(e.id)}">${data("n_kind", "entity")}${data("n_label", e.name)}${data("n_type", e.type)}` +
+  `    <node id="${entityNodeId(e.id)}">${data("n_kind", "entity")}${data("n_label", e.name)}${
+    data("n_type", e.type)
+  }` +
   `${data("n_description", e.description)}${data("n_model_id", e.model_id)}${data("n_model", e.model)}` +
   `${data("n_created_at", e.created_at)}${data("n_artifact_ids", idList(e.artifact_ids))}` +
   `${data("n_session_ids", labelList(e.session_ids))}</node>\n`
@@ -111,5 +115,7 @@ export const factEdge = (f: FactOut): string =>
 
 /** The artifact `artifactId` mentions (yields) the entity. */
 export const mentionEdge = (artifactId: number, entityId: number): string =>
-  `    <edge id="m${artifactId}-${entityId}" source="${artifactNodeId(artifactId)}" target="${entityNodeId(entityId)}">` +
+  `    <edge id="m${artifactId}-${entityId}" source="${artifactNodeId(artifactId)}" target="${
+    entityNodeId(entityId)
+  }">` +
   `${data("e_kind", "mentions")}${data("e_label", "mentions")}</edge>\n`

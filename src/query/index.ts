@@ -1,5 +1,5 @@
 /** The read side as a library: the same programs the HTTP handlers and the CLI run. */
-export { buildQueryPrompt, NOTHING_KNOWN, parseQueryAnswer, type ParsedAnswer, QUERY_STAGE } from "./answer.js"
+export { buildQueryPrompt, NOTHING_KNOWN, type ParsedAnswer, parseQueryAnswer, QUERY_STAGE } from "./answer.js"
 export {
   type DatasetOut,
   type DatasetsResponse,
@@ -14,7 +14,7 @@ export {
 } from "./datasets.js"
 export { filtersAt, filtersOf, findDataset, type ReadDeps, readDeps, readDepsOption } from "./deps.js"
 export { EXPORT_PAGE, exportGraph, type GraphExport, runExportGraph } from "./export.js"
-export { fuseRanks, type Fused, type RankedList, RRF_K, type Source, SOURCES } from "./fusion.js"
+export { type Fused, fuseRanks, type RankedList, RRF_K, type Source, SOURCES } from "./fusion.js"
 export {
   type GraphFormat,
   type GraphRequest,
@@ -40,4 +40,4 @@ export {
   type SearchResponse
 } from "./search.js"
 export { queryTerms } from "./terms.js"
-export type { ArtifactOut, ChunkOut, LinkedEntityOut, FactOut, Scored } from "./views.js"
+export type { ArtifactOut, ChunkOut, FactOut, LinkedEntityOut, Scored } from "./views.js"

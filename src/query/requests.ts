@@ -5,7 +5,13 @@
  */
 import { Either } from "effect"
 import { InvalidRequest } from "../domain/Errors.js"
-import { DEFAULT_DATASET, hasLoneSurrogate, MAX_LABEL_BYTES, MAX_USER_ID_BYTES, unstorableText } from "../domain/Remember.js"
+import {
+  DEFAULT_DATASET,
+  hasLoneSurrogate,
+  MAX_LABEL_BYTES,
+  MAX_USER_ID_BYTES,
+  unstorableText
+} from "../domain/Remember.js"
 import { ARTIFACT_KINDS, type ArtifactKind, REASONING_LEVELS, type ReasoningLevel } from "../domain/Stages.js"
 import { parseRfc3339 } from "../domain/time.js"
 
@@ -53,9 +59,9 @@ export interface GraphRequest extends ReadScope, ReadOptions {
 }
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
-// eslint-disable-next-line no-control-regex
+
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-// eslint-disable-next-line no-control-regex
+
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
 
 class Invalid {
@@ -205,11 +211,17 @@ export const validateSearchRequest = (input: unknown): Either.Either<SearchReque
 export const validateQueryRequest = (input: unknown): Either.Either<QueryRequest, InvalidRequest> =>
   attempt(() => {
     const b = body(input)
-    return { ...parseSearch(b, DEFAULT_QUERY_LIMIT), model: queryModel(b.models), reasoning: queryReasoning(b.reasoning) }
+    return {
+      ...parseSearch(b, DEFAULT_QUERY_LIMIT),
+      model: queryModel(b.models),
+      reasoning: queryReasoning(b.reasoning)
+    }
   })
 
 /** `GET /v1/gb/graph` from its query parameters. */
-export const validateGraphRequest = (params: Record<string, string | undefined>): Either.Either<GraphRequest, InvalidRequest> =>
+export const validateGraphRequest = (
+  params: Record<string, string | undefined>
+): Either.Either<GraphRequest, InvalidRequest> =>
   attempt(() => {
     const format = (params.format ?? "json").trim().toLowerCase()
     if (format !== "json" && format !== "graphml") return fail("format must be json or graphml")

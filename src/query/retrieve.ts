@@ -13,11 +13,19 @@ import type { ArtifactRow, DatasetRow } from "../domain/Rows.js"
 import { callEmbeddings } from "../pipeline/ModelCalls.js"
 import { indexName, type VectorKind } from "../pipeline/vectors.js"
 import type { EntityView, FactView, ReadFilters } from "../services/SearchRepo.js"
-import { type ReadDeps, filtersOf, findDataset } from "./deps.js"
+import { filtersOf, findDataset, type ReadDeps } from "./deps.js"
 import { type Fused, fuseRanks, type RankedList } from "./fusion.js"
 import type { SearchRequest } from "./requests.js"
 import { queryTerms } from "./terms.js"
-import { artifactOut, type ChunkOut, entityOut, type LinkedEntityOut, factOut, type FactOut, type Scored } from "./views.js"
+import {
+  artifactOut,
+  type ChunkOut,
+  entityOut,
+  type FactOut,
+  factOut,
+  type LinkedEntityOut,
+  type Scored
+} from "./views.js"
 
 /** Vector hits below this cosine similarity are noise, not candidates. */
 export const MIN_SIMILARITY = 0.2
@@ -132,7 +140,8 @@ const graphFacts = (
     const seenEntities = new Set<number>(seeds)
     let frontier = seeds
     for (let hop = 0; hop < hops && frontier.length > 0; hop++) {
-      const around = yield* Effect.forEach(frontier, (seed) => deps.search.factsAround(datasetId, seed, filters, perSeed), {
+      const around = yield* Effect.forEach(frontier, (seed) =>
+        deps.search.factsAround(datasetId, seed, filters, perSeed), {
         concurrency: "unbounded"
       })
       const frontierSet = new Set(frontier)
@@ -141,14 +150,18 @@ const graphFacts = (
         list.forEach((fact, i) => {
           const position = i * frontier.length + seedIndex
           const seen = order.get(fact.id)
-          if (seen !== undefined) return
+          if (seen !== undefined) {
+            return
+          }
           const touches = (frontierSet.has(fact.source_id) ? 1 : 0) +
             (fact.target_id !== fact.source_id && frontierSet.has(fact.target_id) ? 1 : 0)
           order.set(fact.id, { touches, position, endpoints: [fact.source_id, fact.target_id] })
         })
       )
       const ranked = [...order.entries()]
-        .filter(([id]) => !seenFacts.has(id))
+        .filter(([id]) =>
+          !seenFacts.has(id)
+        )
         .sort(([, a], [, b]) => b.touches - a.touches || a.position - b.position)
       const next: Array<number> = []
       for (const [id, { endpoints }] of ranked) {
@@ -267,7 +280,9 @@ const rankChunks = (
   Effect.gen(function*() {
     const { search } = deps
     const summaries = yield* search.artifacts(datasetId, hits.summaries, { ...filters, sessionId: null, kind: null })
-    const summaryParent = new Map(summaries.flatMap((s) => (s.parent_id === null ? [] : [[s.id, s.parent_id] as const])))
+    const summaryParent = new Map(
+      summaries.flatMap((s) => (s.parent_id === null ? [] : [[s.id, s.parent_id] as const]))
+    )
     const bySummary = hits.summaries.flatMap((id) => summaryParent.get(id) ?? [])
     const provenance = [...new Set(facts.flatMap((f) => [...f.artifact_ids].reverse()))].slice(0, k)
     const rows = byId(yield* search.artifacts(datasetId, [...hits.chunks, ...bySummary, ...provenance], filters))

@@ -11,8 +11,8 @@ import type { SearchRepo } from "../services/SearchRepo.js"
 import { buildQueryPrompt, NOTHING_KNOWN, parseQueryAnswer, QUERY_MAX_TOKENS, QUERY_STAGE } from "./answer.js"
 import { type ReadDeps, readDeps } from "./deps.js"
 import type { QueryRequest, SearchRequest } from "./requests.js"
-import { type Retrieved, retrieve } from "./retrieve.js"
-import type { ChunkOut, LinkedEntityOut, FactOut, Scored } from "./views.js"
+import { retrieve, type Retrieved } from "./retrieve.js"
+import type { ChunkOut, FactOut, LinkedEntityOut, Scored } from "./views.js"
 
 interface Echo {
   readonly dataset: string

@@ -36,7 +36,9 @@ export interface InferenceUsage {
    * per bucket start (`YYYY-MM-DDTHH:00:00.000Z` or `YYYY-MM-DDT00:00:00.000Z`), stage and model,
    * in bucket order; buckets without calls are absent
    */
-  readonly buckets: ReadonlyArray<{ readonly start: string; readonly stage: string; readonly model: string } & UsageTotals>
+  readonly buckets: ReadonlyArray<
+    { readonly start: string; readonly stage: string; readonly model: string } & UsageTotals
+  >
 }
 
 export interface AdminDataset {

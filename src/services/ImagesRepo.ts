@@ -21,7 +21,10 @@ export class ImagesRepo extends Context.Tag("gligabao/ImagesRepo")<
       extraction: NewImageExtraction
     ) => Effect.Effect<{ readonly artifact: ImageArtifactRow; readonly extraction: ImageExtractionRow }>
     /** one more extraction (with its blocks) of a stored artifact */
-    readonly insertExtraction: (imageArtifactId: number, extraction: NewImageExtraction) => Effect.Effect<ImageExtractionRow>
+    readonly insertExtraction: (
+      imageArtifactId: number,
+      extraction: NewImageExtraction
+    ) => Effect.Effect<ImageExtractionRow>
     /** the artifact's newest extraction, with its blocks */
     readonly newestExtraction: (imageArtifactId: number) => Effect.Effect<Option.Option<ImageExtractionRow>>
     readonly getArtifact: (imageArtifactId: number) => Effect.Effect<Option.Option<ImageArtifactRow>>

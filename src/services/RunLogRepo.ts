@@ -67,7 +67,9 @@ export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
     ) => Effect.Effect<void>
     readonly finish: (runId: number, finish: RunFinish) => Effect.Effect<void>
     readonly get: (runId: number) => Effect.Effect<Option.Option<RunWithStages>>
-    readonly list: (filter: RunFilter) => Effect.Effect<{ readonly runs: ReadonlyArray<RunWithStages>; readonly total: number }>
+    readonly list: (
+      filter: RunFilter
+    ) => Effect.Effect<{ readonly runs: ReadonlyArray<RunWithStages>; readonly total: number }>
     readonly counts: () => Effect.Effect<RunCounts>
     /**
      * records that a server process is alive; processes beat every few seconds, so several

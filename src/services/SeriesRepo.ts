@@ -67,7 +67,11 @@ export class SeriesRepo extends Context.Tag("gligabao/SeriesRepo")<
      */
     readonly findAnchorEdges: (
       datasetId: number,
-      selector: { readonly sourceKey: string; readonly relation?: string | undefined; readonly targetKey?: string | undefined },
+      selector: {
+        readonly sourceKey: string
+        readonly relation?: string | undefined
+        readonly targetKey?: string | undefined
+      },
       alsoIds: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
   }

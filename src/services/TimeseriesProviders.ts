@@ -16,7 +16,11 @@ export class ProviderFailed extends Data.TaggedError("ProviderFailed")<{ readonl
 export interface TimeseriesProvider {
   readonly name: string
   readonly description: string
-  readonly fetch: (query: string, from: string, to: string) => Effect.Effect<ReadonlyArray<FetchedSeries>, ProviderFailed>
+  readonly fetch: (
+    query: string,
+    from: string,
+    to: string
+  ) => Effect.Effect<ReadonlyArray<FetchedSeries>, ProviderFailed>
 }
 
 /** The timeseries providers this server was started with (config or a Layer when embedding). */

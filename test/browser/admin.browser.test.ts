@@ -8,10 +8,16 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { launchChromium, type PageWatch, screenshot, watchPage } from "../support/browser.js"
 import { type SpawnedServer, startServer } from "../support/cli.js"
-import { anthropicError, anthropicMessage, type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
-import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
+import {
+  anthropicError,
+  anthropicMessage,
+  type FakeAnthropic,
+  type RecordedRequest,
+  startFakeAnthropic
+} from "../support/fakeAnthropic.js"
 
 const EXTRACT_MARK = "You extract a knowledge graph"
 const RESOLVE_MARK = "You compare new facts"
@@ -24,7 +30,14 @@ const fact = (source: [string, string], target: [string, string], relation: stri
     { name: source[0], type: source[1], description: `${source[0]}, a ${source[1]}` },
     { name: target[0], type: target[1], description: `${target[0]}, a ${target[1]}` }
   ],
-  edges: [{ source: source[0], target: target[0], relation, description: `${source[0]} ${relation} ${target[0]}`, valid_at: validAt, invalid_at: null }]
+  edges: [{
+    source: source[0],
+    target: target[0],
+    relation,
+    description: `${source[0]} ${relation} ${target[0]}`,
+    valid_at: validAt,
+    invalid_at: null
+  }]
 })
 
 /** Gates the extraction of the "Carol" text until released, to hold a run in progress. */
@@ -34,25 +47,35 @@ const carolGate = new Promise<void>((resolve) => (releaseCarol = resolve))
 const answer = async (request: RecordedRequest) => {
   if (request.path !== "/v1/messages") return anthropicError(404, request.path)
   // the web search stage: failing it leaves a succeeded but flagged run
-  if (JSON.stringify(request.body.tools ?? []).includes("web_search")) return anthropicError(400, "web search is not enabled for this key")
+  if (JSON.stringify(request.body.tools ?? []).includes("web_search")) {
+    return anthropicError(400, "web search is not enabled for this key")
+  }
   const system = JSON.stringify(request.body.system)
   const user = JSON.stringify(request.body.messages)
-  const reply = (value: unknown) => anthropicMessage({ text: JSON.stringify(value), model: MODEL, usage: { input_tokens: 1200, output_tokens: 300 } })
+  const reply = (value: unknown) =>
+    anthropicMessage({ text: JSON.stringify(value), model: MODEL, usage: { input_tokens: 1200, output_tokens: 300 } })
   if (system.includes(EXTRACT_MARK)) {
     if (user.includes("makes the model fail")) return anthropicError(400, "prompt is malformed")
     if (user.includes("Carol")) {
       await carolGate
       return reply(fact(["Carol", "person"], ["Lisbon", "place"], "lives in", "2025-06-01T00:00:00Z"))
     }
-    if (user.includes("Bob")) return reply(fact(["Bob", "person"], ["Acme", "organization"], "works at", "2025-02-01T00:00:00Z"))
-    if (user.includes("Paris")) return reply(fact(["Alice Smith", "person"], ["Paris", "place"], "lives in", "2025-01-15T00:00:00Z"))
+    if (user.includes("Bob")) {
+      return reply(fact(["Bob", "person"], ["Acme", "organization"], "works at", "2025-02-01T00:00:00Z"))
+    }
+    if (user.includes("Paris")) {
+      return reply(fact(["Alice Smith", "person"], ["Paris", "place"], "lives in", "2025-01-15T00:00:00Z"))
+    }
     return reply(fact(["Alice Smith", "person"], ["Berlin", "place"], "lives in", "2024-03-01T00:00:00Z"))
   }
   if (system.includes(RESOLVE_MARK)) {
     const data = readResolveEdgesPrompt(request.body.messages[0].content)
     const moved = data.new_facts.find((f: any) => f.target === "Paris")
     const old = data.existing_facts.filter((f: any) => f.target === "Berlin").map((f: any) => f.id)
-    return reply({ duplicates: [], contradictions: moved && old.length > 0 ? [{ new: moved.index, existing: old }] : [] })
+    return reply({
+      duplicates: [],
+      contradictions: moved && old.length > 0 ? [{ new: moved.index, existing: old }] : []
+    })
   }
   return anthropicError(400, `unexpected system prompt: ${system.slice(0, 80)}`)
 }
@@ -60,7 +83,10 @@ const answer = async (request: RecordedRequest) => {
 const remember = async (url: string, body: unknown, token?: string) => {
   const res = await fetch(`${url}/v1/gb/remember`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+    headers: {
+      "content-type": "application/json",
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+    },
     body: JSON.stringify(body)
   })
   return { status: res.status, json: (await res.json()) as any }
@@ -101,7 +127,12 @@ describe("the admin page", { timeout: 120_000 }, () => {
   beforeAll(async () => {
     server = await startServer({ env: { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: fake.url } })
     const seeds: Array<[keyof typeof ids, unknown, number]> = [
-      ["berlin", { user_id: "u1", dataset: "main", text: "Alice lives in Berlin.", reference_time: "2024-03-01T00:00:00Z" }, 200],
+      ["berlin", {
+        user_id: "u1",
+        dataset: "main",
+        text: "Alice lives in Berlin.",
+        reference_time: "2024-03-01T00:00:00Z"
+      }, 200],
       ["paris", { user_id: "u1", dataset: "main", text: "Alice moved to Paris on 2025-01-15." }, 200],
       ["flagged", { user_id: "u2", dataset: "work", text: "Bob works at Acme.", web_search: true }, 200],
       ["failed", { user_id: "u3", dataset: "broken", text: "This text makes the model fail." }, 502]
@@ -112,8 +143,7 @@ describe("the admin page", { timeout: 120_000 }, () => {
       expect(res.status, `${name}: ${JSON.stringify(res.json)}`).toBe(status)
     }
     db = (await adminGet(server.url, "databases")).databases[0].name
-    const listed = await adminGet(server.url, `remember-runs?db=${db}`)
-    // newest first: failed, flagged, paris, berlin
+    const listed = await adminGet(server.url, `remember-runs?db=${db}`) // newest first: failed, flagged, paris, berlin
     ;[ids.failed, ids.flagged, ids.paris, ids.berlin] = listed.runs.map((r: any) => r.id)
     expect(listed.runs.find((r: any) => r.id === ids.flagged)).toMatchObject({ status: "succeeded", flagged: true })
 
@@ -131,7 +161,8 @@ describe("the admin page", { timeout: 120_000 }, () => {
   })
 
   const rows = () => page.getByTestId("run-row")
-  const countOf = async (status: string) => (await page.getByTestId(`count-${status}`).locator(".value").innerText()).trim()
+  const countOf = async (status: string) =>
+    (await page.getByTestId(`count-${status}`).locator(".value").innerText()).trim()
 
   it("lists the runs newest first with the counts by status", async () => {
     expect(await page.title()).toBe("gligabao admin")
@@ -142,7 +173,9 @@ describe("the admin page", { timeout: 120_000 }, () => {
       .toEqual(["4", "0", "3", "1"])
     // the flagged run carries the badge, and only it
     const flagged = page.locator("[data-testid=run-row]:has([data-testid=flag-badge])")
-    expect(await flagged.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute("data-run-id"))))).toEqual([ids.flagged])
+    expect(await flagged.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute("data-run-id"))))).toEqual([
+      ids.flagged
+    ])
     expect(await flagged.getByTestId("flag-badge").getAttribute("title")).toMatch(/stage failed/)
     await screenshot(page, "admin-runs.png")
   })
@@ -172,8 +205,14 @@ describe("the admin page", { timeout: 120_000 }, () => {
       trs.map((tr) => [tr.getAttribute("data-stage"), tr.getAttribute("data-status")])
     )
     expect(stages.map(([name]) => name)).toEqual([...TEXT_STAGES])
-    expect(Object.fromEntries(stages)).toMatchObject({ extract_graph: "succeeded", store: "succeeded", web_search: "failed" })
-    expect(await detail.locator("[data-testid=stage-extra][data-stage=web_search]").innerText()).toMatch(/web search is not enabled/)
+    expect(Object.fromEntries(stages)).toMatchObject({
+      extract_graph: "succeeded",
+      store: "succeeded",
+      web_search: "failed"
+    })
+    expect(await detail.locator("[data-testid=stage-extra][data-stage=web_search]").innerText()).toMatch(
+      /web search is not enabled/
+    )
     expect(await detail.getByTestId("flag-badge").isVisible()).toBe(true)
     // the parameters as the run log keeps them, pretty-printed
     const params = await detail.getByTestId("run-params").innerText()
@@ -181,16 +220,23 @@ describe("the admin page", { timeout: 120_000 }, () => {
     expect(params).toContain("\n  ")
     // the model calls of the run: one row per inference id of the stages table, with its cost
     const stageIds = (await detail.getByTestId("stage-row").evaluateAll((trs) =>
-      trs.map((tr) => tr.children[4]?.textContent ?? ""))).flatMap((cell) => cell.match(/\d+/g) ?? [])
+      trs.map((tr) => tr.children[4]?.textContent ?? "")
+    )).flatMap((cell) => cell.match(/\d+/g) ?? [])
     await expect.poll(() => detail.getByTestId("call-row").count(), WAIT).toBe(stageIds.length)
-    const callIds = await detail.getByTestId("call-row").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-inference-id")))
+    const callIds = await detail.getByTestId("call-row").evaluateAll((trs) =>
+      trs.map((tr) => tr.getAttribute("data-inference-id"))
+    )
     expect([...callIds].sort()).toEqual([...stageIds].sort())
     await screenshot(page, "admin-run-detail.png")
 
     await page.locator(`[data-testid=run-row][data-run-id="${ids.failed}"]`).click()
     await expect.poll(() => detail.getAttribute("data-run-id"), WAIT).toBe(String(ids.failed))
-    expect(await detail.locator("[data-testid=stage-row][data-stage=extract_graph]").getAttribute("data-status")).toBe("failed")
-    expect(await detail.locator("[data-testid=stage-extra][data-stage=extract_graph]").innerText()).toMatch(/prompt is malformed/)
+    expect(await detail.locator("[data-testid=stage-row][data-stage=extract_graph]").getAttribute("data-status")).toBe(
+      "failed"
+    )
+    expect(await detail.locator("[data-testid=stage-extra][data-stage=extract_graph]").innerText()).toMatch(
+      /prompt is malformed/
+    )
     expect(await detail.getByTestId("flag-badge").count()).toBe(0)
   })
 
@@ -214,7 +260,9 @@ describe("the admin page", { timeout: 120_000 }, () => {
     expect((await pending).status).toBe(200)
     // no click from here: the page polls
     await page.locator(`[data-testid=run-row][data-run-id="${id}"][data-status=succeeded]`).waitFor()
-    await expect.poll(() => page.getByTestId("run-detail").getByTestId("status-badge").first().innerText(), WAIT).toBe("succeeded")
+    await expect.poll(() => page.getByTestId("run-detail").getByTestId("status-badge").first().innerText(), WAIT).toBe(
+      "succeeded"
+    )
     await expect.poll(() => countOf("succeeded"), WAIT).toBe("4")
     await page.getByTestId("live").waitFor({ state: "hidden" })
   })
@@ -223,7 +271,9 @@ describe("the admin page", { timeout: 120_000 }, () => {
     await page.getByTestId("tab-inferences").click()
     await page.locator("[data-testid=chart-svg] rect.bar").first().waitFor()
     const usage = await adminGet(server.url, `inferences?db=${db}`)
-    const stages = await page.getByTestId("by-stage-row").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-stage")))
+    const stages = await page.getByTestId("by-stage-row").evaluateAll((trs) =>
+      trs.map((tr) => tr.getAttribute("data-stage"))
+    )
     expect(stages).toEqual(usage.by_stage.map((s: any) => s.stage))
     expect(stages).toEqual(expect.arrayContaining(["extract_graph", "resolve_edges", "web_search"]))
     expect(await page.getByTestId("total-calls").locator(".value").innerText()).toBe(String(usage.totals.calls))
@@ -252,7 +302,9 @@ describe("the admin page", { timeout: 120_000 }, () => {
 
     const closed = graph.edges.find((e: any) => e.invalid_at !== null || e.expired_at !== null)
     expect(closed, JSON.stringify(graph.edges)).toBeDefined()
-    expect(await page.evaluate((id) => (globalThis as any).gligabaoAdmin.cy.$id(`e${id}`).hasClass("closed"), closed.id)).toBe(true)
+    expect(
+      await page.evaluate((id) => (globalThis as any).gligabaoAdmin.cy.$id(`e${id}`).hasClass("closed"), closed.id)
+    ).toBe(true)
     // a real click on the middle of the drawn edge
     const point = await page.evaluate((id) => {
       const cy = (globalThis as any).gligabaoAdmin.cy
@@ -295,7 +347,10 @@ describe("the admin page with [auth] tokens", { timeout: 120_000 }, () => {
   beforeAll(async () => {
     server = await startServer({
       env: {
-        GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "admin-secret", admin: true }, { token: "u1-secret", user_id: "u1" }])
+        GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "admin-secret", admin: true }, {
+          token: "u1-secret",
+          user_id: "u1"
+        }])
       }
     })
     // without a model key the call fails, but its run is logged: something for the list
@@ -319,7 +374,9 @@ describe("the admin page with [auth] tokens", { timeout: 120_000 }, () => {
 
     await page.getByTestId("auth-token").fill("u1-secret")
     await page.getByTestId("auth-submit").click()
-    await expect.poll(() => page.getByTestId("auth-message").innerText(), WAIT).toBe("This token is not an admin token.")
+    await expect.poll(() => page.getByTestId("auth-message").innerText(), WAIT).toBe(
+      "This token is not an admin token."
+    )
     expect(await page.getByTestId("run-row").count()).toBe(0)
 
     await page.getByTestId("auth-token").fill("admin-secret")

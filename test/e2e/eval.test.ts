@@ -3,21 +3,27 @@
  * SDK pointed at the fake Anthropic server; and without an LLM key, the eval stops at the
  * first run with the reason.
  */
+import { Either } from "effect"
 import { cpSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { validateTrajectory } from "../../src/eval/Atif.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { runCli, tempDir } from "../support/cli.js"
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
-import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const CASE = join(import.meta.dirname, "../../evals/knowledge/contradiction-newer.json")
 
 const lives = (city: string, valid_at: string) =>
   JSON.stringify({
     entities: [{ name: "Alice Smith", type: "person" }, { name: city, type: "place" }],
-    edges: [{ source: "Alice Smith", target: city, relation: "lives in", description: `Alice Smith lives in ${city}`, valid_at }]
+    edges: [{
+      source: "Alice Smith",
+      target: city,
+      relation: "lives in",
+      description: `Alice Smith lives in ${city}`,
+      valid_at
+    }]
   })
 
 /** A model that gets this case right: extractions by the text, a contradiction for the same source and relation. */
@@ -26,7 +32,10 @@ const answer = (request: RecordedRequest): string => {
   const user = JSON.stringify(body.messages)
   if (body.system.includes("compare new facts")) {
     const input = readResolveEdgesPrompt(body.messages[0]!.content as string)
-    return JSON.stringify({ duplicates: [], contradictions: [{ new: 0, existing: input.existing_facts.map((f: { id: number }) => f.id) }] })
+    return JSON.stringify({
+      duplicates: [],
+      contradictions: [{ new: 0, existing: input.existing_facts.map((f: { id: number }) => f.id) }]
+    })
   }
   return user.includes("moved to Paris") ? lives("Paris", "2025-01-15") : lives("Berlin", "2024-03-01")
 }
@@ -48,7 +57,16 @@ describe("gligabao eval", { timeout: 90_000 }, () => {
   it("runs the cases, prints the table, and writes a valid trajectory per text", async () => {
     const out = join(dir.path, "out")
     const result = await runCli(
-      ["eval", join(dir.path, "cases"), "--db", join(dir.path, "eval.db"), "--output", out, "--models", "extract_graph=claude-haiku-4-5"],
+      [
+        "eval",
+        join(dir.path, "cases"),
+        "--db",
+        join(dir.path, "eval.db"),
+        "--output",
+        out,
+        "--models",
+        "extract_graph=claude-haiku-4-5"
+      ],
       { env: { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: fake.url } }
     )
     expect(result.code, result.stderr).toBe(0)
@@ -72,7 +90,14 @@ describe("gligabao eval", { timeout: 90_000 }, () => {
   })
 
   it("without an LLM key, stops at the first run and says why", async () => {
-    const result = await runCli(["eval", join(dir.path, "cases"), "--db", join(dir.path, "nokey.db"), "--output", join(dir.path, "nokey")])
+    const result = await runCli([
+      "eval",
+      join(dir.path, "cases"),
+      "--db",
+      join(dir.path, "nokey.db"),
+      "--output",
+      join(dir.path, "nokey")
+    ])
     expect(result.code).not.toBe(0)
     expect(result.stderr).toMatch(/case contradiction-newer: no LLM is configured/)
   })

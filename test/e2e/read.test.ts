@@ -55,13 +55,31 @@ describe("read commands", { timeout: 60_000 }, () => {
     expect(out.facts.map((f: { description: string }) => f.description)).toEqual(["Alice lives in Paris"])
     expect(out.facts[0].found_by).toContain("fulltext")
 
-    const then = await cli("search", "Alice Berlin", "--user-id", "alice", "--as-of", "2024-06-01T00:00:00Z", "--hops", "0")
+    const then = await cli(
+      "search",
+      "Alice Berlin",
+      "--user-id",
+      "alice",
+      "--as-of",
+      "2024-06-01T00:00:00Z",
+      "--hops",
+      "0"
+    )
     expect(JSON.parse(then.stdout).facts.map((f: { target: string }) => f.target)).toEqual(["Berlin"])
   })
 
   it("export writes GraphML to a file and JSON to stdout", async () => {
     const file = join(dir.path, "out.graphml")
-    const written = await cli("export", "--user-id", "alice", "--format", "graphml", "--output", file, "--include-expired")
+    const written = await cli(
+      "export",
+      "--user-id",
+      "alice",
+      "--format",
+      "graphml",
+      "--output",
+      file,
+      "--include-expired"
+    )
     expect(written.code, written.stderr).toBe(0)
     expect(written.stdout).toBe("")
     const graph = parseXml(readFileSync(file, "utf8")).children.find((c) => c.name === "graph")!

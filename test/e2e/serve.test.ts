@@ -9,14 +9,23 @@ import Database from "better-sqlite3"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { GLIGABAO_VERSION } from "../../src/Config.js"
-import { runCli, type SpawnedServer, startServer, tempDir } from "../support/cli.js"
-import { anthropicMessage, type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
+import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
+import { runCli, type SpawnedServer, startServer, tempDir } from "../support/cli.js"
+import {
+  anthropicMessage,
+  type FakeAnthropic,
+  type RecordedRequest,
+  startFakeAnthropic
+} from "../support/fakeAnthropic.js"
 
 const post = async (url: string, body: unknown) => {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
   return { status: res.status, json: (await res.json()) as any }
 }
 const getJson = async (url: string) => {
@@ -28,7 +37,11 @@ const EXTRACT_MARK = "You extract a knowledge graph"
 const RESOLVE_MARK = "You compare new facts"
 
 const livesIn = (city: string, validAt: string) => ({
-  entities: [{ name: "Alice Smith", type: "person", description: "an engineer" }, { name: city, type: "place", description: "a city" }],
+  entities: [{ name: "Alice Smith", type: "person", description: "an engineer" }, {
+    name: city,
+    type: "place",
+    description: "a city"
+  }],
   edges: [{
     source: "Alice Smith",
     target: city,
@@ -45,14 +58,19 @@ const answer = (request: RecordedRequest): string => {
   const user = JSON.stringify(request.body.messages)
   if (system.includes(EXTRACT_MARK)) {
     // prose and a fence around the JSON are tolerated (contracts section 1)
-    const graph = user.includes("Paris") ? livesIn("Paris", "2025-01-15T00:00:00Z") : livesIn("Berlin", "2024-03-01T00:00:00Z")
+    const graph = user.includes("Paris")
+      ? livesIn("Paris", "2025-01-15T00:00:00Z")
+      : livesIn("Berlin", "2024-03-01T00:00:00Z")
     return `Here is the graph:\n\`\`\`json\n${JSON.stringify(graph)}\n\`\`\``
   }
   if (system.includes(RESOLVE_MARK)) {
     const data = readResolveEdgesPrompt(request.body.messages[0].content)
     const moved = data.new_facts.find((f: any) => f.target === "Paris")
     const old = data.existing_facts.filter((f: any) => f.target === "Berlin").map((f: any) => f.id)
-    return JSON.stringify({ duplicates: [], contradictions: moved && old.length > 0 ? [{ new: moved.index, existing: old }] : [] })
+    return JSON.stringify({
+      duplicates: [],
+      contradictions: moved && old.length > 0 ? [{ new: moved.index, existing: old }] : []
+    })
   }
   throw new Error(`unexpected system prompt: ${system.slice(0, 80)}`)
 }
@@ -71,7 +89,11 @@ beforeAll(async () => {
     if (request.path !== "/v1/messages") {
       return { status: 404, json: { type: "error", error: { type: "not_found_error", message: request.path } } }
     }
-    return anthropicMessage({ text: answer(request), model: REPORTED_MODEL, usage: { input_tokens: 120, output_tokens: 45 } })
+    return anthropicMessage({
+      text: answer(request),
+      model: REPORTED_MODEL,
+      usage: { input_tokens: 120, output_tokens: 45 }
+    })
   })
   const [a, b] = await Promise.allSettled([
     startServer(),
@@ -144,7 +166,12 @@ describe("serve with the fake Anthropic API", () => {
     expect(a.status, JSON.stringify(a.json)).toBe(200)
     first = a.json
     expect(first.edges).toHaveLength(1)
-    expect(first.edges[0]).toMatchObject({ source: "Alice Smith", target: "Berlin", relation: "lives_in", valid_at: "2024-03-01T00:00:00.000Z" })
+    expect(first.edges[0]).toMatchObject({
+      source: "Alice Smith",
+      target: "Berlin",
+      relation: "lives_in",
+      valid_at: "2024-03-01T00:00:00.000Z"
+    })
     expect(first.invalidated_edges).toEqual([])
 
     const b = await post(`${server.url}/v1/gb/remember`, {
@@ -160,7 +187,9 @@ describe("serve with the fake Anthropic API", () => {
     expect(second.edges[0]).toMatchObject({ target: "Paris", valid_at: "2025-01-15T00:00:00.000Z" })
     expect(second.edges[0]).not.toHaveProperty("expired_at")
     // the same entity, not a second Alice
-    expect(second.entities.find((e: any) => e.name === "Alice Smith").id).toBe(first.entities.find((e: any) => e.name === "Alice Smith").id)
+    expect(second.entities.find((e: any) => e.name === "Alice Smith").id).toBe(
+      first.entities.find((e: any) => e.name === "Alice Smith").id
+    )
   })
 
   it("the fake saw the key and three calls: extract, extract, resolve with the stored fact", () => {
@@ -195,8 +224,18 @@ describe("serve with the fake Anthropic API", () => {
       const edges = db.prepare("SELECT * FROM gb_edges ORDER BY id").all() as Array<any>
       expect(edges).toHaveLength(2)
       const [berlin, paris] = edges
-      expect(berlin).toMatchObject({ id: first.edges[0].id, relation: "lives_in", invalid_at: "2025-01-15T00:00:00.000Z", expired_at: expect.any(String) })
-      expect(paris).toMatchObject({ id: second.edges[0].id, invalid_at: null, expired_at: null, artifact_id: second.artifact_id })
+      expect(berlin).toMatchObject({
+        id: first.edges[0].id,
+        relation: "lives_in",
+        invalid_at: "2025-01-15T00:00:00.000Z",
+        expired_at: expect.any(String)
+      })
+      expect(paris).toMatchObject({
+        id: second.edges[0].id,
+        invalid_at: null,
+        expired_at: null,
+        artifact_id: second.artifact_id
+      })
 
       const inferences = db.prepare("SELECT * FROM gb_inferences ORDER BY id").all() as Array<any>
       expect(inferences.map((i) => [i.stage, i.run_id])).toEqual([
@@ -205,7 +244,15 @@ describe("serve with the fake Anthropic API", () => {
         ["resolve_edges", second.remember_run_id]
       ])
       for (const i of inferences) {
-        expect(i).toMatchObject({ type: "remember", provider: "anthropic", model: REPORTED_MODEL, reasoning: "none", input_tokens: 120, output_tokens: 45, error: null })
+        expect(i).toMatchObject({
+          type: "remember",
+          provider: "anthropic",
+          model: REPORTED_MODEL,
+          reasoning: "none",
+          input_tokens: 120,
+          output_tokens: 45,
+          error: null
+        })
         expect(i.cost_usd).toBeGreaterThan(0)
       }
       const models = db.prepare("SELECT id, provider, name FROM gb_models").all() as Array<any>
@@ -243,7 +290,9 @@ describe("serve with the fake Anthropic API", () => {
     expect(await exited).toEqual({ code: 0, signal: null })
     const db = new Database(server.db, { readonly: true, fileMustExist: true })
     try {
-      expect(db.prepare("SELECT status FROM gb_remember_runs WHERE id = ?").get(res.json.remember_run_id)).toEqual({ status: "succeeded" })
+      expect(db.prepare("SELECT status FROM gb_remember_runs WHERE id = ?").get(res.json.remember_run_id)).toEqual({
+        status: "succeeded"
+      })
     } finally {
       db.close()
     }
@@ -263,8 +312,20 @@ describe.concurrent("one-shot commands", () => {
       expect(existsSync(db)).toBe(true)
       const conn = new Database(db, { readonly: true })
       try {
-        const tables = (conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((t) => t.name)
-        expect(tables).toEqual(expect.arrayContaining(["gb_datasets", "gb_artifacts", "gb_entities", "gb_edges", "gb_remember_runs", "gb_inferences"]))
+        const tables =
+          (conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((
+            t
+          ) => t.name)
+        expect(tables).toEqual(
+          expect.arrayContaining([
+            "gb_datasets",
+            "gb_artifacts",
+            "gb_entities",
+            "gb_edges",
+            "gb_remember_runs",
+            "gb_inferences"
+          ])
+        )
       } finally {
         conn.close()
       }
@@ -287,7 +348,10 @@ describe.concurrent("one-shot commands", () => {
       const config = `${dir.path}/auth.toml`
       // the user's token is given hashed, as an operator may keep it in the file
       const digest = createHash("sha256").update("alice-secret").digest("hex")
-      writeFileSync(config, `[auth]\ntokens = [{ token = "sha256:${digest}", user_id = "alice" }, { token = "ops", admin = true }]\n`)
+      writeFileSync(
+        config,
+        `[auth]\ntokens = [{ token = "sha256:${digest}", user_id = "alice" }, { token = "ops", admin = true }]\n`
+      )
       const server = await startServer({ args: ["--config", config] })
       try {
         expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
@@ -300,7 +364,9 @@ describe.concurrent("one-shot commands", () => {
         const other = await fetch(`${server.url}/v1/gb/datasets?user_id=bob`, { headers: alice })
         expect(other.status).toBe(403)
         expect(await other.json()).toEqual({ error: expect.stringContaining("user_id") })
-        const admin = await fetch(`${server.url}/v1/gb/admin/api/databases`, { headers: { authorization: "Bearer ops" } })
+        const admin = await fetch(`${server.url}/v1/gb/admin/api/databases`, {
+          headers: { authorization: "Bearer ops" }
+        })
         expect(admin.status).toBe(200)
         expect((await fetch(`${server.url}/v1/gb/admin/api/databases`, { headers: alice })).status).toBe(403)
       } finally {

@@ -22,7 +22,13 @@ const example = () => ({
       reasoning_content: "geocode it",
       tool_calls: [{ tool_call_id: "c1", function_name: "geocode", arguments: { q: "Paris" } }],
       observation: { results: [{ source_call_id: "c1", content: "48.85,2.35" }] },
-      metrics: { prompt_tokens: 520, completion_tokens: 80, cached_tokens: 200, cost_usd: 0.00045, extra: { cache_creation_tokens: 3 } }
+      metrics: {
+        prompt_tokens: 520,
+        completion_tokens: 80,
+        cached_tokens: 200,
+        cost_usd: 0.00045,
+        extra: { cache_creation_tokens: 3 }
+      }
     }
   ],
   final_metrics: { total_prompt_tokens: 520, total_completion_tokens: 80, total_cost_usd: 0.00045, total_steps: 2 }
@@ -37,22 +43,27 @@ const errorOf = (doc: unknown) => {
 describe("ATIF schema", () => {
   it("accepts the format's example, multimodal messages and extra everywhere", () => {
     const doc: any = example()
-    doc.steps[0].message = [{ type: "text", text: "What is this?" }, { type: "image", source: { media_type: "image/png", path: "a.png" } }]
+    doc.steps[0].message = [{ type: "text", text: "What is this?" }, {
+      type: "image",
+      source: { media_type: "image/png", path: "a.png" }
+    }]
     doc.steps[0].extra = { anything: [1, 2] }
     doc.extra = { run_id: 7 }
     expect(Either.isRight(validateTrajectory(doc))).toBe(true)
   })
 
   it("rejects an unknown key at any level", () => {
-    for (const mutate of [
-      (d: any) => (d.foo = 1),
-      (d: any) => (d.agent.foo = 1),
-      (d: any) => (d.steps[1].foo = 1),
-      (d: any) => (d.steps[1].metrics.foo = 1),
-      (d: any) => (d.steps[1].tool_calls[0].foo = 1),
-      (d: any) => (d.steps[1].observation.results[0].foo = 1),
-      (d: any) => (d.final_metrics.foo = 1)
-    ]) {
+    for (
+      const mutate of [
+        (d: any) => (d.foo = 1),
+        (d: any) => (d.agent.foo = 1),
+        (d: any) => (d.steps[1].foo = 1),
+        (d: any) => (d.steps[1].metrics.foo = 1),
+        (d: any) => (d.steps[1].tool_calls[0].foo = 1),
+        (d: any) => (d.steps[1].observation.results[0].foo = 1),
+        (d: any) => (d.final_metrics.foo = 1)
+      ]
+    ) {
       const doc = example()
       mutate(doc)
       expect(errorOf(doc)).toMatch(/foo/)

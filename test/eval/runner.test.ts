@@ -5,8 +5,8 @@
  * writes valid trajectories, and scores what the datasets hold (known numbers: one answer adds
  * an entity the case does not expect).
  */
-import { it } from "@effect/vitest"
 import { NodeContext } from "@effect/platform-node"
+import { it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -17,10 +17,10 @@ import { parseModelsFlag } from "../../src/cli/eval.js"
 import { validateTrajectory } from "../../src/eval/Atif.js"
 import { loadCases, parseCase } from "../../src/eval/cases.js"
 import { formatReport, runEvals } from "../../src/eval/runner.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { graph, rememberLayer, resolution } from "../support/app.js"
 import { forEachDialect } from "../support/databases.js"
-import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const CASES_DIR = join(import.meta.dirname, "../../evals/knowledge")
 
@@ -36,7 +36,9 @@ describe("cases", () => {
       const doc = cases.find((c) => c.name === "chunked-document")!
       expect(doc.texts[0]!.text!.length).toBeGreaterThan(5000)
       expect(new Set(cases.flatMap((c) => c.tags))).toEqual(
-        expect.objectContaining(new Set(["repeats", "paraphrases", "contradictions", "aliases", "relative dates", "chunked", "sessions"]))
+        expect.objectContaining(
+          new Set(["repeats", "paraphrases", "contradictions", "aliases", "relative dates", "chunked", "sessions"])
+        )
       )
     }).pipe(Effect.provide(NodeContext.layer)))
 
@@ -44,17 +46,32 @@ describe("cases", () => {
     Effect.gen(function*() {
       const none = () => Effect.die("no file")
       const parse = (json: unknown) => Effect.flip(parseCase("bad", JSON.stringify(json), none))
-      const base = { description: "d", texts: [{ text: "t", reference_time: "2025-01-01T00:00:00Z" }], expected: { entities: [], live: [], closed: [] } }
+      const base = {
+        description: "d",
+        texts: [{ text: "t", reference_time: "2025-01-01T00:00:00Z" }],
+        expected: { entities: [], live: [], closed: [] }
+      }
       expect((yield* parse({ ...base, surprise: 1 })).message).toMatch(/^case bad: .*surprise/s)
-      expect((yield* parse({ ...base, texts: [{ text: "t", reference_time: "last week" }] })).message).toMatch(/texts\[0\]: reference_time/)
-      expect((yield* parse({ ...base, texts: [{ reference_time: "2025-01-01T00:00:00Z" }] })).message).toMatch(/exactly one of text and file/)
-      expect((yield* parse({ ...base, texts: [{ text: "t", reference_time: "2025-01-01T00:00:00Z", models: { nope: "m" } }] })).message)
+      expect((yield* parse({ ...base, texts: [{ text: "t", reference_time: "last week" }] })).message).toMatch(
+        /texts\[0\]: reference_time/
+      )
+      expect((yield* parse({ ...base, texts: [{ reference_time: "2025-01-01T00:00:00Z" }] })).message).toMatch(
+        /exactly one of text and file/
+      )
+      expect(
+        (yield* parse({
+          ...base,
+          texts: [{ text: "t", reference_time: "2025-01-01T00:00:00Z", models: { nope: "m" } }]
+        })).message
+      )
         .toMatch(/models\.nope/)
       expect((yield* Effect.flip(parseCase("bad", "{", none))).message).toMatch(/not JSON/)
     }))
 
   it("--models takes stage=model pairs and checks them as a request's models", () => {
-    expect(parseModelsFlag("extract_graph=m1, resolve_edges=m2")).toEqual(Either.right({ extract_graph: "m1", resolve_edges: "m2" }))
+    expect(parseModelsFlag("extract_graph=m1, resolve_edges=m2")).toEqual(
+      Either.right({ extract_graph: "m1", resolve_edges: "m2" })
+    )
     expect(parseModelsFlag(undefined)).toEqual(Either.right({}))
     expect(Either.getLeft(parseModelsFlag("extract_graph"))._tag).toBe("Some")
     expect(parseModelsFlag("nope=m")).toEqual(Either.left(expect.stringContaining("models.nope")))
@@ -75,14 +92,23 @@ const lives = (city: string, valid_at: string) =>
 const EXTRACTIONS: ReadonlyArray<readonly [string, ScriptedAnswer]> = [
   ["Alice Smith lives in Berlin.", lives("Berlin", "2024-03-01")],
   ["Alice Smith moved to Paris on 15 January 2025.", lives("Paris", "2025-01-15")],
-  ["Lena Fischer plays in the Vienna Chess Club.", graph(
-    [{ name: "Lena Fischer", type: "person" }, { name: "Vienna Chess Club", type: "organization" }],
-    [{ source: "Lena Fischer", target: "Vienna Chess Club", relation: "plays in" }]
-  )],
-  ["Lena Fischer works at the Vienna Technical School.", graph(
-    [{ name: "Lena Fischer", type: "person" }, { name: "Vienna Technical School", type: "organization" }, { name: "Vienna", type: "place" }],
-    [{ source: "Lena Fischer", target: "Vienna Technical School", relation: "works at" }]
-  )]
+  [
+    "Lena Fischer plays in the Vienna Chess Club.",
+    graph(
+      [{ name: "Lena Fischer", type: "person" }, { name: "Vienna Chess Club", type: "organization" }],
+      [{ source: "Lena Fischer", target: "Vienna Chess Club", relation: "plays in" }]
+    )
+  ],
+  [
+    "Lena Fischer works at the Vienna Technical School.",
+    graph(
+      [{ name: "Lena Fischer", type: "person" }, { name: "Vienna Technical School", type: "organization" }, {
+        name: "Vienna",
+        type: "place"
+      }],
+      [{ source: "Lena Fischer", target: "Vienna Technical School", relation: "works at" }]
+    )
+  ]
 ]
 
 /** The resolution a good model would give: the same source and relation, another target, contradict. */
@@ -133,7 +159,13 @@ forEachDialect((_dialect, makeLayer) => {
           expect(newer!.score.invalidation).toMatchObject({ checked: 2, correct: 2 })
           expect(newer!.score.dates).toMatchObject({ checked: 1, correct: 1 })
           // sessions: the repeat is one fact in both sessions; "Vienna" is an entity the case does not expect
-          expect(sessions!.score.entities).toMatchObject({ expected: 3, actual: 4, matched: 3, precision: 0.75, recall: 1 })
+          expect(sessions!.score.entities).toMatchObject({
+            expected: 3,
+            actual: 4,
+            matched: 3,
+            precision: 0.75,
+            recall: 1
+          })
           expect(sessions!.score.entities.unexpected).toEqual(["Vienna (place)"])
           expect(sessions!.score.facts).toMatchObject({ precision: 1, recall: 1 })
           expect(sessions!.score.sessions).toMatchObject({ checked: 5, correct: 5 })
@@ -158,7 +190,9 @@ forEachDialect((_dialect, makeLayer) => {
 
           const table = formatReport(report)
           expect(table).toMatch(/^case\s+runs\s+entities P\/R\s+facts P\/R/)
-          expect(table).toMatch(/contradiction-newer\s+2\/2\s+100%\/100%\s+100%\/100%\s+2\/2\s+1\/1\s+-\s+250\s+45\s+\$0\.0005/)
+          expect(table).toMatch(
+            /contradiction-newer\s+2\/2\s+100%\/100%\s+100%\/100%\s+2\/2\s+1\/1\s+-\s+250\s+45\s+\$0\.0005/
+          )
           expect(table).toMatch(/TOTAL \(micro\)\s+5\/5/)
           expect(table).toContain("unexpected entity: Vienna (place)")
         }).pipe(

@@ -117,14 +117,19 @@ describe("scoreCase", () => {
     const base = [entity(1, "Alice Smith"), entity(2, "Berlin"), entity(3, "Paris"), entity(4, "Acme Corp")]
     const live = scoreCase(EXPECTED, {
       entities: base,
-      edges: [edge(1, "Alice Smith", "lives_in", "Berlin"), edge(2, "Alice Smith", "lives_in", "Paris", { valid_at: CLOSED_AT })]
+      edges: [
+        edge(1, "Alice Smith", "lives_in", "Berlin"),
+        edge(2, "Alice Smith", "lives_in", "Paris", { valid_at: CLOSED_AT })
+      ]
     })
     expect(live.facts.matched).toBe(2)
     expect(live.invalidation).toMatchObject({ checked: 2, correct: 1, accuracy: 0.5 })
     expect(live.invalidation.wrong[0]).toMatch(/Berlin: expected closed, stored live/)
     const lateClose = scoreCase(EXPECTED, {
       entities: base,
-      edges: [edge(1, "Alice Smith", "lives_in", "Berlin", { invalid_at: "2025-03-01T00:00:00.000Z", expired_at: CLOSED_AT })]
+      edges: [
+        edge(1, "Alice Smith", "lives_in", "Berlin", { invalid_at: "2025-03-01T00:00:00.000Z", expired_at: CLOSED_AT })
+      ]
     })
     expect(lateClose.invalidation).toMatchObject({ checked: 1, correct: 0 })
     expect(lateClose.invalidation.wrong[0]).toMatch(/expected closed at 2025-01-15, stored 2025-03-01/)
@@ -148,10 +153,17 @@ describe("scoreCase", () => {
   it("matches a symmetric fact in either direction, and only that one", () => {
     const expected: Expected = {
       entities: [],
-      live: [{ source: "Alice", relation: "knows", target: "Bob", symmetric: true }, { source: "Alice", relation: "manages", target: "Carol" }],
+      live: [{ source: "Alice", relation: "knows", target: "Bob", symmetric: true }, {
+        source: "Alice",
+        relation: "manages",
+        target: "Carol"
+      }],
       closed: []
     }
-    const s = scoreCase(expected, { entities: [], edges: [edge(1, "Bob", "knows", "Alice"), edge(2, "Carol", "manages", "Alice")] })
+    const s = scoreCase(expected, {
+      entities: [],
+      edges: [edge(1, "Bob", "knows", "Alice"), edge(2, "Carol", "manages", "Alice")]
+    })
     expect(s.facts).toMatchObject({ matched: 1, missing: ["Alice -manages-> Carol"] })
   })
 
@@ -184,7 +196,11 @@ describe("aggregateScores", () => {
       entities: [entity(1, "Alice Smith"), entity(2, "Berlin")],
       edges: [edge(1, "Alice Smith", "works_at", "Acme Corp")]
     })
-    const two = scoreCase({ entities: [{ name: "Bob" }], live: [{ source: "Bob", relation: "knows", target: "Eve" }], closed: [] }, {
+    const two = scoreCase({
+      entities: [{ name: "Bob" }],
+      live: [{ source: "Bob", relation: "knows", target: "Eve" }],
+      closed: []
+    }, {
       entities: [entity(1, "Bob"), entity(2, "Eve"), entity(3, "Mallory")],
       edges: [edge(1, "Bob", "knows", "Eve"), edge(2, "Bob", "knows", "Mallory")]
     })

@@ -4,13 +4,13 @@
  * trajectory is checked against the ATIF schema, and its totals against the run's
  * gb_inferences rows (one model-call step per row).
  */
-import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { it } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
 import { expect } from "vitest"
 import { FakeGeo } from "../../layers/testing/FakeGeo.js"
 import { HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
-import { type LlmScript, ScriptedLlm, type ScriptedAnswer } from "../../layers/testing/ScriptedLlm.js"
+import { type LlmScript, type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { type RememberRequest, validateRememberRequest } from "../../src/domain/Remember.js"
 import { type Trajectory, validateTrajectory } from "../../src/eval/Atif.js"
@@ -31,8 +31,15 @@ const evalRemember = (req: RememberRequest) => Effect.flatMap(RememberManager, (
 const rows = <A extends object>(query: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(query)).pipe(Effect.orDie)
 
-const run = <A, E>(storage: () => StorageLayer, script: LlmScript, options: RememberLayerOptions, program: Effect.Effect<A, E, any>) =>
-  program.pipe(Effect.provide(rememberLayer(storage(), script, options) as Layer.Layer<any, any, never>)) as Effect.Effect<A, E, never>
+const run = <A, E>(
+  storage: () => StorageLayer,
+  script: LlmScript,
+  options: RememberLayerOptions,
+  program: Effect.Effect<A, E, any>
+) =>
+  program.pipe(
+    Effect.provide(rememberLayer(storage(), script, options) as Layer.Layer<any, any, never>)
+  ) as Effect.Effect<A, E, never>
 
 /** The document is valid ATIF; its steps in order, by `extra.step`. */
 const checked = (trajectory: Trajectory) => {
@@ -41,14 +48,17 @@ const checked = (trajectory: Trajectory) => {
   return trajectory.steps.map((s) => (s.extra as any).step as string)
 }
 
-const stepNamed = (t: Trajectory, step: string, nth = 0) => t.steps.filter((s) => (s.extra as any).step === step)[nth] as any
+const stepNamed = (t: Trajectory, step: string, nth = 0) =>
+  t.steps.filter((s) => (s.extra as any).step === step)[nth] as any
 
 /** The trajectory's totals equal the sum of its steps and the run's gb_inferences rows. */
 const expectTotalsMatchInferences = (t: Trajectory, runId: number) =>
   Effect.gen(function*() {
     const inferences = yield* rows<any>(`SELECT * FROM gb_inferences WHERE run_id = ${runId} ORDER BY id`)
     const modelSteps = t.steps.filter((s) => s.metrics !== undefined) as Array<any>
-    expect(modelSteps.map((s) => s.extra.inference_id).sort((a, b) => a - b)).toEqual(inferences.map((r: any) => Number(r.id)))
+    expect(modelSteps.map((s) => s.extra.inference_id).sort((a, b) => a - b)).toEqual(
+      inferences.map((r: any) => Number(r.id))
+    )
     const sumRows = (f: (r: any) => number) => inferences.reduce((n: number, r: any) => n + f(r), 0)
     const sumSteps = (f: (m: any) => number) => modelSteps.reduce((n, s) => n + f(s.metrics), 0)
     const fm = t.final_metrics!
@@ -78,11 +88,21 @@ const PRICES = {
   "hash-embedding": { input: 0.02, output: 0 }
 }
 
-const classifier = Layer.succeed(ComplexityClassifier, ComplexityClassifier.of({
-  enabled: true,
-  classify: () =>
-    Effect.succeed(Option.some({ complexity: "simple" as const, confidence: 0.9, probabilities: { simple: 0.9, medium: 0.08, complex: 0.02 }, latency_ms: 12 }))
-}))
+const classifier = Layer.succeed(
+  ComplexityClassifier,
+  ComplexityClassifier.of({
+    enabled: true,
+    classify: () =>
+      Effect.succeed(
+        Option.some({
+          complexity: "simple" as const,
+          confidence: 0.9,
+          probabilities: { simple: 0.9, medium: 0.08, complex: 0.02 },
+          latency_ms: 12
+        })
+      )
+  })
+)
 
 const withVectors: RememberLayerOptions = {
   embeddings: HashEmbeddingsLive({ dimensions: 64 }),
@@ -98,190 +118,285 @@ const livesIn = (who: string, city: string, valid_at: string) =>
 
 forEachDialect((_dialect, makeLayer) => {
   it.live("a text: one step per model call and per stage, in order, and totals that equal the inference rows", () =>
-    run(makeLayer, {
-      extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), { ...livesIn("Alice", "Paris", "2025-01-15"), usage: USAGE }],
-      resolve_edges: [{ ...resolution([], [{ new: 0, existing: [1] }]), usage: { inputTokens: 50, outputTokens: 10 } }]
-    }, { ...withVectors, classifier }, Effect.gen(function*() {
-      yield* evalRemember(request("Alice Smith lives in Berlin."))
-      const second = yield* evalRemember(request("Alice moved to Paris.", {
-        session_id: "s1",
-        models: { extract_graph: "extractor" },
-        reasoning: { resolve_edges: "low" }
-      }))
-      expect(Either.isRight(second.outcome)).toBe(true)
-      const t = second.trajectory
-      expect(checked(t)).toEqual([
-        "input",
-        "classify_complexity",
-        "extract_graph",
-        // the texts of the similarity lookup and the store, embedded ahead in one request
-        // (a lookup that has to embed for itself is a search_similar_entities step)
-        "embed",
-        "load_candidates",
-        "resolve_edges",
-        "store"
-      ])
-      expect(t).toMatchObject({
-        schema_version: "ATIF-v1.7",
-        session_id: "s1",
-        agent: { name: "gligabao", model_name: "extractor" },
-        extra: { run_id: second.runId, pipeline: "text", status: "succeeded" }
+    run(
+      makeLayer,
+      {
+        extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), {
+          ...livesIn("Alice", "Paris", "2025-01-15"),
+          usage: USAGE
+        }],
+        resolve_edges: [{
+          ...resolution([], [{ new: 0, existing: [1] }]),
+          usage: { inputTokens: 50, outputTokens: 10 }
+        }]
+      },
+      { ...withVectors, classifier },
+      Effect.gen(function*() {
+        yield* evalRemember(request("Alice Smith lives in Berlin."))
+        const second = yield* evalRemember(request("Alice moved to Paris.", {
+          session_id: "s1",
+          models: { extract_graph: "extractor" },
+          reasoning: { resolve_edges: "low" }
+        }))
+        expect(Either.isRight(second.outcome)).toBe(true)
+        const t = second.trajectory
+        expect(checked(t)).toEqual([
+          "input",
+          "classify_complexity",
+          "extract_graph",
+          // the texts of the similarity lookup and the store, embedded ahead in one request
+          // (a lookup that has to embed for itself is a search_similar_entities step)
+          "embed",
+          "load_candidates",
+          "resolve_edges",
+          "store"
+        ])
+        expect(t).toMatchObject({
+          schema_version: "ATIF-v1.7",
+          session_id: "s1",
+          agent: { name: "gligabao", model_name: "extractor" },
+          extra: { run_id: second.runId, pipeline: "text", status: "succeeded" }
+        })
+        // the request, the models requested included, without its text (the user step has it)
+        const input = {
+          user_id: "alice",
+          dataset: "main",
+          session_id: "s1",
+          models: { extract_graph: "extractor" },
+          reasoning: { resolve_edges: "low" }
+        }
+        expect(t.extra!.input).toMatchObject(input)
+        expect(t.steps[0]).toMatchObject({
+          step_id: 1,
+          source: "user",
+          message: "Alice moved to Paris.",
+          extra: { input }
+        })
+
+        const extract = stepNamed(t, "extract_graph")
+        expect(extract).toMatchObject({
+          source: "agent",
+          model_name: "extractor",
+          reasoning_effort: "none",
+          message: expect.stringContaining("Paris"),
+          metrics: {
+            prompt_tokens: 135,
+            completion_tokens: 20,
+            cached_tokens: 30,
+            extra: { cache_creation_tokens: 5 }
+          },
+          extra: {
+            run_stage: "extract_graph",
+            status: "succeeded",
+            result: { edges: [expect.objectContaining({ target: "Paris" })] }
+          }
+        })
+        expect(extract.metrics.cost_usd).toBeCloseTo((100 * 1 + 20 * 5 + 30 * 0.1 + 5 * 1.25) / 1e6, 12)
+        expect(extract.extra.prompt.messages[0].content).toContain("Alice moved to Paris.")
+        expect(extract.extra.prompt.system.length).toBeGreaterThan(0)
+        expect(stepNamed(t, "resolve_edges")).toMatchObject({ reasoning_effort: "low", metrics: { prompt_tokens: 50 } })
+
+        const stages = yield* stagesOf(second.runId)
+        // the candidates with how each was found: the same as the run log says
+        const load = stepNamed(t, "load_candidates")
+        expect(load.tool_calls).toEqual([expect.objectContaining({ function_name: "load_candidates" })])
+        expect(load.observation.results[0].source_call_id).toBe(load.tool_calls[0].tool_call_id)
+        const candidates = JSON.parse(load.observation.results[0].content).candidates
+        expect(candidates).toEqual([
+          expect.objectContaining({ id: 1, source: "Alice Smith", relation: "lives_in", target: "Berlin" })
+        ])
+        expect(Object.fromEntries(candidates.map((c: any) => [c.id, c.found_by]))).toEqual(
+          stages.load_candidates!.detail!.found_by
+        )
+        expect(candidates[0].found_by).toMatch(/similar/)
+        expect(load.extra.result.candidates).toEqual(candidates)
+
+        // the one embeddings request, made ahead for the similarity lookup and the store, is filed under store
+        const embed = stepNamed(t, "embed")
+        expect(embed).toMatchObject({ model_name: "hash-embedding", extra: { run_stage: "store" } })
+        expect(embed.metrics.prompt_tokens).toBeGreaterThan(0)
+        expect(embed.metrics.cost_usd).toBeCloseTo(embed.metrics.prompt_tokens * 0.02 / 1e6, 15)
+        expect(stages.load_candidates!.inference_ids).toEqual([])
+        expect(stages.store!.inference_ids).toEqual([embed.extra.inference_id])
+
+        const classify = stepNamed(t, "classify_complexity")
+        expect(classify.extra).toMatchObject({
+          latency_ms: 12,
+          started_at: expect.any(String),
+          detail: { complexity: "simple" }
+        })
+        const store = stepNamed(t, "store")
+        expect(JSON.parse(store.observation.results[0].content)).toMatchObject({
+          invalidated_edges: [1],
+          inserted_edges: 1
+        })
+
+        const inferences = yield* expectTotalsMatchInferences(t, second.runId)
+        expect(inferences).toHaveLength(3)
+        expect(t.final_metrics!.total_cost_usd).toBeGreaterThan(0)
+        // the run log notes an eval run
+        const runRow = Option.getOrThrow(yield* (yield* RunLogRepo).get(second.runId))
+        expect(runRow.params).toMatchObject({ eval: true, models: { extract_graph: "extractor" } })
       })
-      // the request, the models requested included, without its text (the user step has it)
-      const input = { user_id: "alice", dataset: "main", session_id: "s1", models: { extract_graph: "extractor" }, reasoning: { resolve_edges: "low" } }
-      expect(t.extra!.input).toMatchObject(input)
-      expect(t.steps[0]).toMatchObject({ step_id: 1, source: "user", message: "Alice moved to Paris.", extra: { input } })
-
-      const extract = stepNamed(t, "extract_graph")
-      expect(extract).toMatchObject({
-        source: "agent",
-        model_name: "extractor",
-        reasoning_effort: "none",
-        message: expect.stringContaining("Paris"),
-        metrics: { prompt_tokens: 135, completion_tokens: 20, cached_tokens: 30, extra: { cache_creation_tokens: 5 } },
-        extra: { run_stage: "extract_graph", status: "succeeded", result: { edges: [expect.objectContaining({ target: "Paris" })] } }
-      })
-      expect(extract.metrics.cost_usd).toBeCloseTo((100 * 1 + 20 * 5 + 30 * 0.1 + 5 * 1.25) / 1e6, 12)
-      expect(extract.extra.prompt.messages[0].content).toContain("Alice moved to Paris.")
-      expect(extract.extra.prompt.system.length).toBeGreaterThan(0)
-      expect(stepNamed(t, "resolve_edges")).toMatchObject({ reasoning_effort: "low", metrics: { prompt_tokens: 50 } })
-
-      const stages = yield* stagesOf(second.runId)
-      // the candidates with how each was found: the same as the run log says
-      const load = stepNamed(t, "load_candidates")
-      expect(load.tool_calls).toEqual([expect.objectContaining({ function_name: "load_candidates" })])
-      expect(load.observation.results[0].source_call_id).toBe(load.tool_calls[0].tool_call_id)
-      const candidates = JSON.parse(load.observation.results[0].content).candidates
-      expect(candidates).toEqual([expect.objectContaining({ id: 1, source: "Alice Smith", relation: "lives_in", target: "Berlin" })])
-      expect(Object.fromEntries(candidates.map((c: any) => [c.id, c.found_by]))).toEqual(stages.load_candidates!.detail!.found_by)
-      expect(candidates[0].found_by).toMatch(/similar/)
-      expect(load.extra.result.candidates).toEqual(candidates)
-
-      // the one embeddings request, made ahead for the similarity lookup and the store, is filed under store
-      const embed = stepNamed(t, "embed")
-      expect(embed).toMatchObject({ model_name: "hash-embedding", extra: { run_stage: "store" } })
-      expect(embed.metrics.prompt_tokens).toBeGreaterThan(0)
-      expect(embed.metrics.cost_usd).toBeCloseTo(embed.metrics.prompt_tokens * 0.02 / 1e6, 15)
-      expect(stages.load_candidates!.inference_ids).toEqual([])
-      expect(stages.store!.inference_ids).toEqual([embed.extra.inference_id])
-
-      const classify = stepNamed(t, "classify_complexity")
-      expect(classify.extra).toMatchObject({ latency_ms: 12, started_at: expect.any(String), detail: { complexity: "simple" } })
-      const store = stepNamed(t, "store")
-      expect(JSON.parse(store.observation.results[0].content)).toMatchObject({ invalidated_edges: [1], inserted_edges: 1 })
-
-      const inferences = yield* expectTotalsMatchInferences(t, second.runId)
-      expect(inferences).toHaveLength(3)
-      expect(t.final_metrics!.total_cost_usd).toBeGreaterThan(0)
-      // the run log notes an eval run
-      const runRow = Option.getOrThrow(yield* (yield* RunLogRepo).get(second.runId))
-      expect(runRow.params).toMatchObject({ eval: true, models: { extract_graph: "extractor" } })
-    })))
+    ))
 
   it.live("a chunked text: chunk_text, and each chunk's extraction, summary, candidates and store, labelled by chunk", () =>
-    run(makeLayer, chunkScript, { settings: { chunkSize: 80, chunkOverlapPercent: 20 } }, Effect.gen(function*() {
-      const out = yield* evalRemember(request(DOCUMENT))
-      expect(Either.isRight(out.outcome)).toBe(true)
-      const names = checked(out.trajectory)
-      const chunks = (out.outcome as any).right.response.chunks.length
-      expect(chunks).toBeGreaterThan(1)
-      expect(names.filter((n) => n === "chunk_text")).toHaveLength(1)
-      for (const step of ["extract_graph", "summarize_chunk", "load_candidates", "store"]) {
-        expect(names.filter((n) => n === step)).toHaveLength(chunks)
-        const labels = out.trajectory.steps.filter((s) => (s.extra as any).step === step).map((s) => (s.extra as any).chunk)
-        expect([...labels].sort()).toEqual(Array.from({ length: chunks }, (_, i) => i))
-      }
-      const chunkText = stepNamed(out.trajectory, "chunk_text")
-      expect(JSON.parse(chunkText.observation.results[0].content)).toHaveLength(chunks)
-      expect(stepNamed(out.trajectory, "summarize_chunk").message).toMatch(/^A summary/)
-      // reconciliation runs in document order: each chunk is stored before the next one's candidates load
-      const order = names.filter((n) => n === "load_candidates" || n === "store")
-      expect(order).toEqual(Array.from({ length: chunks }, () => ["load_candidates", "store"]).flat())
-      yield* expectTotalsMatchInferences(out.trajectory, out.runId)
-    })))
+    run(
+      makeLayer,
+      chunkScript,
+      { settings: { chunkSize: 80, chunkOverlapPercent: 20 } },
+      Effect.gen(function*() {
+        const out = yield* evalRemember(request(DOCUMENT))
+        expect(Either.isRight(out.outcome)).toBe(true)
+        const names = checked(out.trajectory)
+        const chunks = (out.outcome as any).right.response.chunks.length
+        expect(chunks).toBeGreaterThan(1)
+        expect(names.filter((n) => n === "chunk_text")).toHaveLength(1)
+        for (const step of ["extract_graph", "summarize_chunk", "load_candidates", "store"]) {
+          expect(names.filter((n) => n === step)).toHaveLength(chunks)
+          const labels = out.trajectory.steps.filter((s) => (s.extra as any).step === step).map((s) =>
+            (s.extra as any).chunk
+          )
+          expect([...labels].sort()).toEqual(Array.from({ length: chunks }, (_, i) => i))
+        }
+        const chunkText = stepNamed(out.trajectory, "chunk_text")
+        expect(JSON.parse(chunkText.observation.results[0].content)).toHaveLength(chunks)
+        expect(stepNamed(out.trajectory, "summarize_chunk").message).toMatch(/^A summary/)
+        // reconciliation runs in document order: each chunk is stored before the next one's candidates load
+        const order = names.filter((n) => n === "load_candidates" || n === "store")
+        expect(order).toEqual(Array.from({ length: chunks }, () => ["load_candidates", "store"]).flat())
+        yield* expectTotalsMatchInferences(out.trajectory, out.runId)
+      })
+    ))
 
   it.live("an image: the vision call notes the image instead of its bytes; a repeat is one find_existing_image step", () =>
-    run(makeLayer, { extract_image: [IMAGE_ANSWER] }, {}, Effect.gen(function*() {
-      const bytes = png({ width: 3, height: 2, rgb: [1, 2, 3] })
-      const first = yield* evalRemember(imageRequest(bytes))
-      expect(checked(first.trajectory)).toEqual(["input", "find_existing_image", "extract_image", "store_image"])
-      const note = `[image: image/png, ${bytes.length} bytes]`
-      expect(first.trajectory.steps[0]!.message).toBe(note)
-      const extract = stepNamed(first.trajectory, "extract_image")
-      expect(extract).toMatchObject({ model_name: ScriptedLlm.DEFAULT_MODEL, reasoning_effort: "low", metrics: { prompt_tokens: 1500 } })
-      expect(extract.extra.prompt.messages[0].content).toContain(note)
-      expect(JSON.stringify(first.trajectory)).not.toContain(b64(bytes))
-      expect(first.trajectory.extra!.input).toMatchObject({ image: { media_type: "image/png", bytes: bytes.length } })
-      yield* expectTotalsMatchInferences(first.trajectory, first.runId)
+    run(
+      makeLayer,
+      { extract_image: [IMAGE_ANSWER] },
+      {},
+      Effect.gen(function*() {
+        const bytes = png({ width: 3, height: 2, rgb: [1, 2, 3] })
+        const first = yield* evalRemember(imageRequest(bytes))
+        expect(checked(first.trajectory)).toEqual(["input", "find_existing_image", "extract_image", "store_image"])
+        const note = `[image: image/png, ${bytes.length} bytes]`
+        expect(first.trajectory.steps[0]!.message).toBe(note)
+        const extract = stepNamed(first.trajectory, "extract_image")
+        expect(extract).toMatchObject({
+          model_name: ScriptedLlm.DEFAULT_MODEL,
+          reasoning_effort: "low",
+          metrics: { prompt_tokens: 1500 }
+        })
+        expect(extract.extra.prompt.messages[0].content).toContain(note)
+        expect(JSON.stringify(first.trajectory)).not.toContain(b64(bytes))
+        expect(first.trajectory.extra!.input).toMatchObject({ image: { media_type: "image/png", bytes: bytes.length } })
+        yield* expectTotalsMatchInferences(first.trajectory, first.runId)
 
-      const repeat = yield* evalRemember(imageRequest(bytes))
-      expect(checked(repeat.trajectory)).toEqual(["input", "find_existing_image"])
-      const find = stepNamed(repeat.trajectory, "find_existing_image")
-      expect(JSON.parse(find.observation.results[0].content)).toMatchObject({ found: true, cached: true })
-      expect(find.message).toMatch(/repeat/)
-      expect(repeat.trajectory.agent.model_name).toBeUndefined()
-      expect(repeat.trajectory.final_metrics).toMatchObject({ total_prompt_tokens: 0, total_cost_usd: 0, total_steps: 2 })
-      yield* expectTotalsMatchInferences(repeat.trajectory, repeat.runId)
-    })))
+        const repeat = yield* evalRemember(imageRequest(bytes))
+        expect(checked(repeat.trajectory)).toEqual(["input", "find_existing_image"])
+        const find = stepNamed(repeat.trajectory, "find_existing_image")
+        expect(JSON.parse(find.observation.results[0].content)).toMatchObject({ found: true, cached: true })
+        expect(find.message).toMatch(/repeat/)
+        expect(repeat.trajectory.agent.model_name).toBeUndefined()
+        expect(repeat.trajectory.final_metrics).toMatchObject({
+          total_prompt_tokens: 0,
+          total_cost_usd: 0,
+          total_steps: 2
+        })
+        yield* expectTotalsMatchInferences(repeat.trajectory, repeat.runId)
+      })
+    ))
 
   it.live("a failed extraction: the steps up to the failure, with the error", () =>
-    run(makeLayer, {
-      extract_graph: [{ fail: { message: "HTTP 500 from provider", status: 500 } }]
-    }, { ...withVectors, classifier }, Effect.gen(function*() {
-      const out = yield* evalRemember(request("Alice lives in Berlin."))
-      expect(Either.isLeft(out.outcome)).toBe(true)
-      expect(checked(out.trajectory)).toEqual(["input", "classify_complexity", "extract_graph"])
-      const extract = stepNamed(out.trajectory, "extract_graph")
-      expect(extract).toMatchObject({ message: "", extra: { status: "failed", error: expect.stringContaining("HTTP 500") } })
-      expect(out.trajectory.extra).toMatchObject({
-        status: "failed",
-        error: { type: "LlmFailed", status: 502, message: expect.stringContaining("HTTP 500") }
+    run(
+      makeLayer,
+      {
+        extract_graph: [{ fail: { message: "HTTP 500 from provider", status: 500 } }]
+      },
+      { ...withVectors, classifier },
+      Effect.gen(function*() {
+        const out = yield* evalRemember(request("Alice lives in Berlin."))
+        expect(Either.isLeft(out.outcome)).toBe(true)
+        expect(checked(out.trajectory)).toEqual(["input", "classify_complexity", "extract_graph"])
+        const extract = stepNamed(out.trajectory, "extract_graph")
+        expect(extract).toMatchObject({
+          message: "",
+          extra: { status: "failed", error: expect.stringContaining("HTTP 500") }
+        })
+        expect(out.trajectory.extra).toMatchObject({
+          status: "failed",
+          error: { type: "LlmFailed", status: 502, message: expect.stringContaining("HTTP 500") }
+        })
+        yield* expectTotalsMatchInferences(out.trajectory, out.runId)
       })
-      yield* expectTotalsMatchInferences(out.trajectory, out.runId)
-    })))
+    ))
 
   it.live("a failure after a model answered (unusable resolve_edges): that step has the answer and the error", () =>
-    run(makeLayer, {
-      extract_graph: [livesIn("Alice", "Berlin", "2024-03-01"), livesIn("Alice", "Paris", "2025-01-15")],
-      resolve_edges: [{ text: "{\"duplicates\": 5}", usage: { inputTokens: 40, outputTokens: 3 } }]
-    }, {}, Effect.gen(function*() {
-      yield* evalRemember(request("Alice lives in Berlin."))
-      const out = yield* evalRemember(request("Alice lives in Paris."))
-      expect(Either.isLeft(out.outcome)).toBe(true)
-      expect(checked(out.trajectory)).toEqual(["input", "extract_graph", "load_candidates", "resolve_edges"])
-      expect(stepNamed(out.trajectory, "resolve_edges")).toMatchObject({
-        message: "{\"duplicates\": 5}",
-        metrics: { prompt_tokens: 40, completion_tokens: 3 },
-        extra: { status: "failed", error: expect.stringContaining("resolve_edges: unusable answer") }
+    run(
+      makeLayer,
+      {
+        extract_graph: [livesIn("Alice", "Berlin", "2024-03-01"), livesIn("Alice", "Paris", "2025-01-15")],
+        resolve_edges: [{ text: "{\"duplicates\": 5}", usage: { inputTokens: 40, outputTokens: 3 } }]
+      },
+      {},
+      Effect.gen(function*() {
+        yield* evalRemember(request("Alice lives in Berlin."))
+        const out = yield* evalRemember(request("Alice lives in Paris."))
+        expect(Either.isLeft(out.outcome)).toBe(true)
+        expect(checked(out.trajectory)).toEqual(["input", "extract_graph", "load_candidates", "resolve_edges"])
+        expect(stepNamed(out.trajectory, "resolve_edges")).toMatchObject({
+          message: "{\"duplicates\": 5}",
+          metrics: { prompt_tokens: 40, completion_tokens: 3 },
+          extra: { status: "failed", error: expect.stringContaining("resolve_edges: unusable answer") }
+        })
+        yield* expectTotalsMatchInferences(out.trajectory, out.runId)
       })
-      yield* expectTotalsMatchInferences(out.trajectory, out.runId)
-    })))
+    ))
 
   it.live("a failed store (the embeddings request fails): the failed embed step, then the failed store step", () =>
-    run(makeLayer, { extract_graph: [livesIn("Alice", "Berlin", "2024-03-01")] }, {
-      embeddings: HashEmbeddingsLive({ dimensions: 64, failWhen: () => true }),
-      vectors: MemoryVectorStoreLive({ dimensions: 64 })
-    }, Effect.gen(function*() {
-      const out = yield* evalRemember(request("Alice lives in Berlin."))
-      expect(Either.isLeft(out.outcome)).toBe(true)
-      // the request made ahead fails (the call goes on), then the store's own
-      expect(checked(out.trajectory)).toEqual(["input", "extract_graph", "embed", "load_candidates", "embed", "store"])
-      expect(stepNamed(out.trajectory, "embed").extra.error).toMatch(/failed/)
-      const store = stepNamed(out.trajectory, "store")
-      expect(store.extra).toMatchObject({ status: "failed", error: expect.any(String) })
-      expect(store.observation.results[0].content).toMatch(/^error: /)
-      yield* expectTotalsMatchInferences(out.trajectory, out.runId)
-    })))
+    run(
+      makeLayer,
+      { extract_graph: [livesIn("Alice", "Berlin", "2024-03-01")] },
+      {
+        embeddings: HashEmbeddingsLive({ dimensions: 64, failWhen: () => true }),
+        vectors: MemoryVectorStoreLive({ dimensions: 64 })
+      },
+      Effect.gen(function*() {
+        const out = yield* evalRemember(request("Alice lives in Berlin."))
+        expect(Either.isLeft(out.outcome)).toBe(true)
+        // the request made ahead fails (the call goes on), then the store's own
+        expect(checked(out.trajectory)).toEqual([
+          "input",
+          "extract_graph",
+          "embed",
+          "load_candidates",
+          "embed",
+          "store"
+        ])
+        expect(stepNamed(out.trajectory, "embed").extra.error).toMatch(/failed/)
+        const store = stepNamed(out.trajectory, "store")
+        expect(store.extra).toMatchObject({ status: "failed", error: expect.any(String) })
+        expect(store.observation.results[0].content).toMatch(/^error: /)
+        yield* expectTotalsMatchInferences(out.trajectory, out.runId)
+      })
+    ))
 })
 
 // ---------------------------------------------------------------------------------------------
 // enrichments: geo and web search (whose extraction, reconciliation and store are done within it)
 
 const WEB: Record<string, { readonly text: string; readonly graph: ScriptedAnswer }> = {
-  "Alice Smith": { text: "[web:Alice] On 2025-01-10 Alice Smith moved to Paris.", graph: livesIn("Alice Smith", "Paris", "2025-01-10") },
+  "Alice Smith": {
+    text: "[web:Alice] On 2025-01-10 Alice Smith moved to Paris.",
+    graph: livesIn("Alice Smith", "Paris", "2025-01-10")
+  },
   Berlin: {
     text: "[web:Berlin] On 2025-01-25 Berlin hosted the Berlinale.",
-    graph: graph([{ name: "Berlin", type: "place" }, { name: "Berlinale", type: "event" }], [{ source: "Berlin", target: "Berlinale", relation: "hosted", valid_at: "2025-01-25" }])
+    graph: graph([{ name: "Berlin", type: "place" }, { name: "Berlinale", type: "event" }], [{
+      source: "Berlin",
+      target: "Berlinale",
+      relation: "hosted",
+      valid_at: "2025-01-25"
+    }])
   }
 }
 
@@ -290,15 +405,23 @@ const enrichScript = (r: LlmRequest): ScriptedAnswer => {
   switch (r.stage) {
     case "web_search": {
       const web = WEB[/Entity: (.+?) \(/.exec(text)![1]!]!
-      const searches = [{ query: `${web.text.slice(0, 12)} news`, results: [{ url: "https://news.test/x", title: "x" }] }]
-      return { text: web.text, blocks: webSearchBlocks({ searches, text: web.text }), usage: { inputTokens: 1500, outputTokens: 120, webSearchRequests: 1 } }
+      const searches = [{
+        query: `${web.text.slice(0, 12)} news`,
+        results: [{ url: "https://news.test/x", title: "x" }]
+      }]
+      return {
+        text: web.text,
+        blocks: webSearchBlocks({ searches, text: web.text }),
+        usage: { inputTokens: 1500, outputTokens: 120, webSearchRequests: 1 }
+      }
     }
     case "detect_geo":
       return ScriptedLlm.json({ places: [{ entity: "Berlin", kind: "city", query: "Berlin, Germany" }] })
     case "resolve_edges":
       return resolution([], [{ new: 0, existing: [1] }])
     case "extract_graph":
-      return Object.values(WEB).find((w) => text.includes(w.text))?.graph ?? livesIn("Alice Smith", "Berlin", "2024-03-01")
+      return Object.values(WEB).find((w) => text.includes(w.text))?.graph ??
+        livesIn("Alice Smith", "Berlin", "2024-03-01")
     default:
       return { fail: { message: `unexpected stage ${r.stage}` } }
   }
@@ -306,28 +429,35 @@ const enrichScript = (r: LlmRequest): ScriptedAnswer => {
 
 forEachDialect((_dialect, makeLayer) => {
   it.live("enrichments: detect_geo and resolve_geo, the web searches and the work done within web_search", () =>
-    run(makeLayer, enrichScript, {
-      geo: FakeGeo.layer({ "Berlin, Germany": FakeGeo.place("Berlin", 52.517, 13.3889, "Deutschland", "de") }),
-      settings: { webSearch: true }
-    }, Effect.gen(function*() {
-      const out = yield* evalRemember(request("Alice Smith lives in Berlin.", { web_search: true }))
-      expect(Either.isRight(out.outcome)).toBe(true)
-      const t = out.trajectory
-      const names = checked(t)
-      expect(names.slice(0, 4)).toEqual(["input", "extract_graph", "load_candidates", "store"])
-      expect(names.indexOf("detect_geo")).toBeLessThan(names.indexOf("resolve_geo"))
-      expect(stepNamed(t, "resolve_geo").tool_calls[0].function_name).toBe("resolve_geo")
-      const searches = t.steps.filter((s) => (s.extra as any).step === "web_search" && s.metrics !== undefined) as Array<any>
-      expect(searches).toHaveLength(2)
-      expect(searches[0].metrics.extra).toMatchObject({ web_search_requests: 1 })
-      // the web_search stage ends with its own step, after everything done within it
-      expect(names[names.length - 1]).toBe("web_search")
-      expect((t.steps[t.steps.length - 1] as any).tool_calls[0].function_name).toBe("web_search")
-      const within = t.steps.filter((s) => (s.extra as any).within === "web_search").map((s) => (s.extra as any).step)
-      expect(within).toEqual(expect.arrayContaining(["extract_graph", "load_candidates", "resolve_edges", "store"]))
-      expect(t.final_metrics!.extra).toMatchObject({ web_search_requests: 2 })
-      yield* expectTotalsMatchInferences(t, out.runId)
-    })))
+    run(
+      makeLayer,
+      enrichScript,
+      {
+        geo: FakeGeo.layer({ "Berlin, Germany": FakeGeo.place("Berlin", 52.517, 13.3889, "Deutschland", "de") }),
+        settings: { webSearch: true }
+      },
+      Effect.gen(function*() {
+        const out = yield* evalRemember(request("Alice Smith lives in Berlin.", { web_search: true }))
+        expect(Either.isRight(out.outcome)).toBe(true)
+        const t = out.trajectory
+        const names = checked(t)
+        expect(names.slice(0, 4)).toEqual(["input", "extract_graph", "load_candidates", "store"])
+        expect(names.indexOf("detect_geo")).toBeLessThan(names.indexOf("resolve_geo"))
+        expect(stepNamed(t, "resolve_geo").tool_calls[0].function_name).toBe("resolve_geo")
+        const searches = t.steps.filter((s) =>
+          (s.extra as any).step === "web_search" && s.metrics !== undefined
+        ) as Array<any>
+        expect(searches).toHaveLength(2)
+        expect(searches[0].metrics.extra).toMatchObject({ web_search_requests: 1 })
+        // the web_search stage ends with its own step, after everything done within it
+        expect(names[names.length - 1]).toBe("web_search")
+        expect((t.steps[t.steps.length - 1] as any).tool_calls[0].function_name).toBe("web_search")
+        const within = t.steps.filter((s) => (s.extra as any).within === "web_search").map((s) => (s.extra as any).step)
+        expect(within).toEqual(expect.arrayContaining(["extract_graph", "load_candidates", "resolve_edges", "store"]))
+        expect(t.final_metrics!.extra).toMatchObject({ web_search_requests: 2 })
+        yield* expectTotalsMatchInferences(t, out.runId)
+      })
+    ))
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -348,7 +478,12 @@ const userText = (r: LlmRequest) => String(typeof r.messages[0]!.content === "st
 
 const chunkScript = (r: LlmRequest): ScriptedAnswer => {
   const text = userText(r)
-  if (r.stage === "summarize_chunk") return { text: `A summary of ${text.match(/\[F\d\]/g)?.join(" ") ?? "filler"}.`, usage: { inputTokens: 60, outputTokens: 9 } }
+  if (r.stage === "summarize_chunk") {
+    return {
+      text: `A summary of ${text.match(/\[F\d\]/g)?.join(" ") ?? "filler"}.`,
+      usage: { inputTokens: 60, outputTokens: 9 }
+    }
+  }
   if (r.stage === "resolve_edges") return resolution([], [])
   const facts = [...text.matchAll(/\[F(\d)\]/g)].map((m) => FACTS[Number(m[1])]!)
   return {
@@ -369,4 +504,6 @@ const IMAGE_ANSWER = ScriptedLlm.json(
 )
 
 const imageRequest = (bytes: Uint8Array): RememberRequest =>
-  Either.getOrThrow(validateRememberRequest({ user_id: "alice", image: b64(bytes), reference_time: "2025-02-01T00:00:00Z" }))
+  Either.getOrThrow(
+    validateRememberRequest({ user_id: "alice", image: b64(bytes), reference_time: "2025-02-01T00:00:00Z" })
+  )

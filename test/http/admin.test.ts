@@ -8,9 +8,9 @@
 import { layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { describe, expect } from "vitest"
+import { SqliteLive } from "../../layers/sql/index.js"
 import { FakeGeo } from "../../layers/testing/FakeGeo.js"
 import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
-import { SqliteLive } from "../../layers/sql/index.js"
 import { type AdminDatabase, AdminDatabases } from "../../src/admin/AdminDatabases.js"
 import { ADMIN_CSP } from "../../src/admin/assets.js"
 import { ALL_STAGES } from "../../src/admin/programs.js"
@@ -58,23 +58,53 @@ const script: LlmScript = (request) => {
     case "extract_graph": {
       if (mentions(request, TEXTS.failing)) return { fail: { message: "HTTP 500 from provider", status: 500 } }
       if (mentions(request, TEXTS.aliceMain)) {
-        return { ...graph([{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "place" }], [{ source: "Alice Smith", target: "Berlin", relation: "lives in" }]), ...USAGE }
+        return {
+          ...graph([{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "place" }], [{
+            source: "Alice Smith",
+            target: "Berlin",
+            relation: "lives in"
+          }]),
+          ...USAGE
+        }
       }
       if (mentions(request, TEXTS.aliceWork)) {
-        return { ...graph([{ name: "Alice Smith", type: "person" }, { name: "Acme Corp", type: "organization" }], [{ source: "Alice Smith", target: "Acme Corp", relation: "works at" }]), ...USAGE }
+        return {
+          ...graph([{ name: "Alice Smith", type: "person" }, { name: "Acme Corp", type: "organization" }], [{
+            source: "Alice Smith",
+            target: "Acme Corp",
+            relation: "works at"
+          }]),
+          ...USAGE
+        }
       }
       if (mentions(request, TEXTS.bobMain)) {
-        return { ...graph([{ name: "Bob Jones", type: "person" }, { name: "Paris", type: "place" }], [{ source: "Bob Jones", target: "Paris", relation: "lives in" }]), ...USAGE }
+        return {
+          ...graph([{ name: "Bob Jones", type: "person" }, { name: "Paris", type: "place" }], [{
+            source: "Bob Jones",
+            target: "Paris",
+            relation: "lives in"
+          }]),
+          ...USAGE
+        }
       }
       if (mentions(request, TEXTS.flagged)) {
-        return { ...graph([{ name: "Bob Jones", type: "person" }, { name: "Flagtown", type: "place" }], [{ source: "Bob Jones", target: "Flagtown", relation: "visited" }]), ...USAGE }
+        return {
+          ...graph([{ name: "Bob Jones", type: "person" }, { name: "Flagtown", type: "place" }], [{
+            source: "Bob Jones",
+            target: "Flagtown",
+            relation: "visited"
+          }]),
+          ...USAGE
+        }
       }
       return { fail: { message: "unexpected text" } }
     }
     case "resolve_edges":
       return resolution([], [])
     case "detect_geo":
-      return mentions(request, "Flagtown") ? { fail: { message: "HTTP 529 overloaded", status: 529 } } : ScriptedLlm.json({ places: [] })
+      return mentions(request, "Flagtown")
+        ? { fail: { message: "HTTP 529 overloaded", status: 529 } }
+        : ScriptedLlm.json({ places: [] })
     default:
       return { fail: { message: `unexpected stage ${request.stage}` } }
   }
@@ -99,8 +129,11 @@ const remember = (body: Record<string, unknown>, status: number) =>
   })
 
 const seed = Effect.gen(function*() {
-  const aliceMain = (yield* remember({ user_id: "alice", text: TEXTS.aliceMain, models: { extract_graph: "graph-model" } }, 200)).json.remember_run_id
-  const aliceWork = (yield* remember({ user_id: "alice", dataset: "work", text: TEXTS.aliceWork }, 200)).json.remember_run_id
+  const aliceMain =
+    (yield* remember({ user_id: "alice", text: TEXTS.aliceMain, models: { extract_graph: "graph-model" } }, 200)).json
+      .remember_run_id
+  const aliceWork =
+    (yield* remember({ user_id: "alice", dataset: "work", text: TEXTS.aliceWork }, 200)).json.remember_run_id
   const bobMain = (yield* remember({ user_id: "bob", text: TEXTS.bobMain }, 200)).json.remember_run_id
   yield* remember({ user_id: "alice", text: TEXTS.failing }, 502)
   const flagged = (yield* remember({ user_id: "bob", text: TEXTS.flagged }, 200)).json.remember_run_id
@@ -112,7 +145,9 @@ const seed = Effect.gen(function*() {
 
 /** The app with the seed done once, before the block's tests. */
 const seededApp = (storage: ReturnType<typeof sqliteLayer>) =>
-  Layer.effect(Seeded, seed).pipe(Layer.provideMerge(serveTest(rememberLayer(storage, script, { geo: FakeGeo.layer({}) }))))
+  Layer.effect(Seeded, seed).pipe(
+    Layer.provideMerge(serveTest(rememberLayer(storage, script, { geo: FakeGeo.layer({}) })))
+  )
 
 // ---------------------------------------------------------------------------------------------
 
@@ -129,7 +164,11 @@ forEachDialect((dialect, makeLayer) => {
     it.effect("GET /databases: the app's one database, as default", () =>
       Effect.gen(function*() {
         const body = ok(yield* get(`${API}/databases`))
-        expect(body.databases).toEqual([{ name: "default", dialect: dialect === "pg" ? "postgres" : "sqlite", primary: true }])
+        expect(body.databases).toEqual([{
+          name: "default",
+          dialect: dialect === "pg" ? "postgres" : "sqlite",
+          primary: true
+        }])
       }))
 
     it.effect("GET /remember-runs: counts, stages, runs newest first with their stages and flag", () =>
@@ -140,9 +179,21 @@ forEachDialect((dialect, makeLayer) => {
         expect(body.counts).toEqual({ total: 5, started: 0, succeeded: 4, failed: 1 })
         expect(body.stages).toEqual(ALL_STAGES)
         expect(body).toMatchObject({ total: 5, limit: 100, offset: 0 })
-        expect(body.runs.map((r: { id: number }) => r.id)).toEqual([s.flagged, s.failed, s.bobMain, s.aliceWork, s.aliceMain])
+        expect(body.runs.map((r: { id: number }) => r.id)).toEqual([
+          s.flagged,
+          s.failed,
+          s.bobMain,
+          s.aliceWork,
+          s.aliceMain
+        ])
         expect(body.runs.map((r: { flagged: boolean }) => r.flagged)).toEqual([true, false, false, false, false])
-        expect(body.runs.map((r: { status: string }) => r.status)).toEqual(["succeeded", "failed", "succeeded", "succeeded", "succeeded"])
+        expect(body.runs.map((r: { status: string }) => r.status)).toEqual([
+          "succeeded",
+          "failed",
+          "succeeded",
+          "succeeded",
+          "succeeded"
+        ])
         for (const run of body.runs) {
           // each run is the run log's view plus `flagged`
           const { flagged, ...view } = run
@@ -163,7 +214,12 @@ forEachDialect((dialect, makeLayer) => {
         expect(failed.counts).toEqual({ total: 5, started: 0, succeeded: 4, failed: 1 })
         expect(ids(failed)).toEqual([s.failed])
         expect(failed.total).toBe(1)
-        expect(ids(ok(yield* get(`${API}/remember-runs?db=default&status=succeeded`)))).toEqual([s.flagged, s.bobMain, s.aliceWork, s.aliceMain])
+        expect(ids(ok(yield* get(`${API}/remember-runs?db=default&status=succeeded`)))).toEqual([
+          s.flagged,
+          s.bobMain,
+          s.aliceWork,
+          s.aliceMain
+        ])
         expect(ok(yield* get(`${API}/remember-runs?db=default&status=started`)).runs).toEqual([])
         expect(ids(ok(yield* get(`${API}/remember-runs?db=default&dataset=work`)))).toEqual([s.aliceWork])
         expect(ids(ok(yield* get(`${API}/remember-runs?db=default&user_id=bob`)))).toEqual([s.flagged, s.bobMain])
@@ -184,7 +240,11 @@ forEachDialect((dialect, makeLayer) => {
           pages.push(page.runs.map((r: { id: number }) => r.id))
         }
         expect(pages).toEqual([[s.flagged, s.failed], [s.bobMain, s.aliceWork], [s.aliceMain], []])
-        expectError(yield* get(`${API}/remember-runs?db=default&limit=501`), 400, /limit must be an integer from 1 to 500/)
+        expectError(
+          yield* get(`${API}/remember-runs?db=default&limit=501`),
+          400,
+          /limit must be an integer from 1 to 500/
+        )
         expectError(yield* get(`${API}/remember-runs?db=default&limit=0`), 400, /limit/)
         expectError(yield* get(`${API}/remember-runs?db=default&limit=abc`), 400, /limit/)
         expectError(yield* get(`${API}/remember-runs?db=default&offset=-1`), 400, /offset/)
@@ -198,11 +258,18 @@ forEachDialect((dialect, makeLayer) => {
         for (const listed of list.runs) {
           const body = ok(yield* get(`${API}/remember-runs/${listed.id}?db=default`))
           expect(body.run).toEqual(listed)
-          const ids = Object.values(body.run.stages as Record<string, { inference_ids: Array<number> }>).flatMap((st) => st.inference_ids)
+          const ids = Object.values(body.run.stages as Record<string, { inference_ids: Array<number> }>).flatMap((st) =>
+            st.inference_ids
+          )
           // every inference id of the stages table resolves to a model call of this run
           expect(body.inferences.map((i: { id: number }) => i.id).sort()).toEqual([...ids].sort())
           for (const call of body.inferences) {
-            expect(call).toMatchObject({ run_id: listed.id, stage: expect.any(String), model: expect.any(String), cost_usd: expect.any(Number) })
+            expect(call).toMatchObject({
+              run_id: listed.id,
+              stage: expect.any(String),
+              model: expect.any(String),
+              cost_usd: expect.any(Number)
+            })
           }
         }
         const failed = ok(yield* get(`${API}/remember-runs/${s.failed}?db=default`))
@@ -229,7 +296,8 @@ forEachDialect((dialect, makeLayer) => {
         expect(Object.keys(body)).toEqual(["from", "to", "bucket", "totals", "by_stage", "by_model", "buckets"])
         expect(body.bucket).toBe("day")
         expect(Date.parse(body.to) - Date.parse(body.from)).toBe(7 * 86_400_000)
-        const sum = (rows: ReadonlyArray<Record<string, number>>, field: string) => rows.reduce((n, r) => n + r[field]!, 0)
+        const sum = (rows: ReadonlyArray<Record<string, number>>, field: string) =>
+          rows.reduce((n, r) => n + r[field]!, 0)
         // every model call of the seed was recorded, the failed ones too
         expect(body.totals.calls).toBe(llm.calls.length)
         for (const field of ["calls", "failed", "input_tokens", "output_tokens"]) {
@@ -237,14 +305,24 @@ forEachDialect((dialect, makeLayer) => {
           expect(sum(body.by_model, field), field).toBe(body.totals[field])
           expect(sum(body.buckets, field), field).toBe(body.totals[field])
         }
-        for (const rows of [body.by_stage, body.by_model, body.buckets]) expect(sum(rows, "cost_usd")).toBeCloseTo(body.totals.cost_usd, 9)
+        for (const rows of [body.by_stage, body.by_model, body.buckets]) {
+          expect(sum(rows, "cost_usd")).toBeCloseTo(body.totals.cost_usd, 9)
+        }
         const stage = (name: string) => body.by_stage.find((r: { stage: string }) => r.stage === name)
-        expect(stage("extract_graph")).toMatchObject({ calls: llm.callsFor("extract_graph").length, failed: 1, input_tokens: 400, output_tokens: 40 })
+        expect(stage("extract_graph")).toMatchObject({
+          calls: llm.callsFor("extract_graph").length,
+          failed: 1,
+          input_tokens: 400,
+          output_tokens: 40
+        })
         expect(stage("detect_geo")).toMatchObject({ calls: llm.callsFor("detect_geo").length, failed: 1 })
         expect(body.totals.failed).toBe(2)
         const models = body.by_model.map((m: { provider: string; model: string }) => `${m.provider}/${m.model}`)
         expect(models).toEqual(expect.arrayContaining(["scripted/graph-model", "scripted/scripted-model"]))
-        expect(body.by_model.find((m: { model: string }) => m.model === "graph-model")).toMatchObject({ calls: 1, input_tokens: 100 })
+        expect(body.by_model.find((m: { model: string }) => m.model === "graph-model")).toMatchObject({
+          calls: 1,
+          input_tokens: 100
+        })
         for (const bucket of body.buckets) expect(bucket.start).toMatch(/T00:00:00\.000Z$/)
       }))
 
@@ -259,22 +337,45 @@ forEachDialect((dialect, makeLayer) => {
         for (const bucket of hourly.buckets) expect(bucket.start).toMatch(/T\d\d:00:00\.000Z$/)
         expect(ok(yield* get(`${API}/inferences?db=default&from=${from}&to=${to}&bucket=day`)).bucket).toBe("day")
         const empty = ok(yield* get(`${API}/inferences?db=default&from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z`))
-        expect(empty).toMatchObject({ totals: { calls: 0, failed: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 }, by_stage: [], by_model: [], buckets: [] })
+        expect(empty).toMatchObject({
+          totals: { calls: 0, failed: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 },
+          by_stage: [],
+          by_model: [],
+          buckets: []
+        })
         expectError(yield* get(`${API}/inferences?db=default&from=yesterday`), 400, /^from must be an RFC 3339 time/)
-        expectError(yield* get(`${API}/inferences?db=default&to=2020-01-01T00:00:00Z&from=2020-01-02T00:00:00Z`), 400, /from must be before to/)
+        expectError(
+          yield* get(`${API}/inferences?db=default&to=2020-01-01T00:00:00Z&from=2020-01-02T00:00:00Z`),
+          400,
+          /from must be before to/
+        )
         expectError(yield* get(`${API}/inferences?db=default&bucket=minute`), 400, /bucket/)
-        expectError(yield* get(`${API}/inferences?db=default&from=2020-01-01T00:00:00Z&bucket=hour`), 400, /from\.\.to spans more than 1000 hours/)
+        expectError(
+          yield* get(`${API}/inferences?db=default&from=2020-01-01T00:00:00Z&bucket=hour`),
+          400,
+          /from\.\.to spans more than 1000 hours/
+        )
       }))
 
     it.effect("GET /datasets: every user's datasets, newest first, with counts as the user endpoint counts them", () =>
       Effect.gen(function*() {
         const body = ok(yield* get(`${API}/datasets?db=default`))
         expect(body).toMatchObject({ total: 3, limit: 100, offset: 0 })
-        expect(body.datasets.map((d: { user_id: string; name: string }) => `${d.user_id}/${d.name}`)).toEqual(["bob/main", "alice/work", "alice/main"])
+        expect(body.datasets.map((d: { user_id: string; name: string }) => `${d.user_id}/${d.name}`)).toEqual([
+          "bob/main",
+          "alice/work",
+          "alice/main"
+        ])
         for (const d of body.datasets) {
           expect(d).toMatchObject({ id: expect.any(Number), created_at: expect.any(String), deleted_at: null })
-          const mine = ok(yield* get(`/v1/gb/datasets?user_id=${d.user_id}`)).datasets.find((x: { id: number }) => x.id === d.id)
-          expect({ artifacts: d.artifacts, entities: d.entities, edges: d.edges }).toEqual({ artifacts: mine.artifacts, entities: mine.entities, edges: mine.edges })
+          const mine = ok(yield* get(`/v1/gb/datasets?user_id=${d.user_id}`)).datasets.find((x: { id: number }) =>
+            x.id === d.id
+          )
+          expect({ artifacts: d.artifacts, entities: d.entities, edges: d.edges }).toEqual({
+            artifacts: mine.artifacts,
+            entities: mine.entities,
+            edges: mine.edges
+          })
         }
         // the failed run stored nothing: alice's main has one text
         expect(body.datasets[2]).toMatchObject({ artifacts: 1, entities: 2, edges: 1 })
@@ -316,7 +417,11 @@ forEachDialect((dialect, makeLayer) => {
         expectError(yield* get(`${API}/graph?db=default&dataset_id=0`), 400, /dataset_id/)
         expectError(yield* get(`${API}/graph?db=default&dataset_id=x`), 400, /dataset_id/)
         expectError(yield* get(`${API}/graph?db=default&dataset_id=999999`), 404, /no dataset with id 999999/)
-        expectError(yield* get(`${API}/graph?db=default&dataset_id=1&limit=2001`), 400, /limit must be an integer from 1 to 2000/)
+        expectError(
+          yield* get(`${API}/graph?db=default&dataset_id=1&limit=2001`),
+          400,
+          /limit must be an integer from 1 to 2000/
+        )
         expectError(yield* get(`${API}/graph?db=default&dataset_id=1&limit=0`), 400, /limit/)
       }))
   })
@@ -378,7 +483,17 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
 
   it.effect("an unknown asset, a path out of the directory and index.html as an asset are 404 {error}", () =>
     Effect.gen(function*() {
-      for (const name of ["nope.js", "..%2fpackage.json", "..%2F..%2Fpackage.json", "index.html", "ui", "constructor", "__proto__"]) {
+      for (
+        const name of [
+          "nope.js",
+          "..%2fpackage.json",
+          "..%2F..%2Fpackage.json",
+          "index.html",
+          "ui",
+          "constructor",
+          "__proto__"
+        ]
+      ) {
         const res = yield* get(`/v1/gb/admin/assets/${name}`)
         expect(res.status, name).toBe(404)
         expectError(res, 404)
@@ -398,16 +513,49 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
 const twoDatabases = Layer.scoped(
   AdminDatabases,
   Effect.gen(function*() {
-    const primary: AdminDatabase = { name: "alpha", dialect: "sqlite", primary: true, runLog: yield* RunLogRepo, inferences: yield* InferencesRepo, admin: yield* AdminRepo }
+    const primary: AdminDatabase = {
+      name: "alpha",
+      dialect: "sqlite",
+      primary: true,
+      runLog: yield* RunLogRepo,
+      inferences: yield* InferencesRepo,
+      admin: yield* AdminRepo
+    }
     const extra = yield* Layer.build(SqliteLive(":memory:"))
-    const beta: AdminDatabase = { name: "beta", dialect: "sqlite", primary: false, runLog: Context.get(extra, RunLogRepo), inferences: Context.get(extra, InferencesRepo), admin: Context.get(extra, AdminRepo) }
+    const beta: AdminDatabase = {
+      name: "beta",
+      dialect: "sqlite",
+      primary: false,
+      runLog: Context.get(extra, RunLogRepo),
+      inferences: Context.get(extra, InferencesRepo),
+      admin: Context.get(extra, AdminRepo)
+    }
     // two runs only beta has, seeded through its run log
     for (const user_id of ["carol", "dave"]) {
-      const run = yield* beta.runLog.create({ pipeline: "text", user_id, dataset: "notes", params: {}, queued_at: "2026-01-01T00:00:00.000Z", instance_id: "other" })
+      const run = yield* beta.runLog.create({
+        pipeline: "text",
+        user_id,
+        dataset: "notes",
+        params: {},
+        queued_at: "2026-01-01T00:00:00.000Z",
+        instance_id: "other"
+      })
       yield* beta.runLog.markStarted(run.id, "2026-01-01T00:00:01.000Z")
       yield* beta.runLog.stageStarted(run.id, "extract_graph", "2026-01-01T00:00:01.000Z")
-      yield* beta.runLog.stageFinished(run.id, "extract_graph", { status: "failed", finished_at: "2026-01-01T00:00:02.000Z", duration_ms: 1000, error: "boom" })
-      yield* beta.runLog.finish(run.id, { status: "failed", error: "boom", dataset_id: null, artifact_id: null, finished_at: "2026-01-01T00:00:02.000Z", duration_ms: 2000 })
+      yield* beta.runLog.stageFinished(run.id, "extract_graph", {
+        status: "failed",
+        finished_at: "2026-01-01T00:00:02.000Z",
+        duration_ms: 1000,
+        error: "boom"
+      })
+      yield* beta.runLog.finish(run.id, {
+        status: "failed",
+        error: "boom",
+        dataset_id: null,
+        artifact_id: null,
+        finished_at: "2026-01-01T00:00:02.000Z",
+        duration_ms: 2000
+      })
     }
     return [primary, beta]
   }).pipe(Effect.orDie)
@@ -422,7 +570,11 @@ describe("two named databases", () => {
     it.effect("/databases lists both; ?db= picks the right one; default is not a name here", () =>
       Effect.gen(function*() {
         expect(ok(yield* get(`${API}/databases`))).toEqual({
-          databases: [{ name: "alpha", dialect: "sqlite", primary: true }, { name: "beta", dialect: "sqlite", primary: false }]
+          databases: [{ name: "alpha", dialect: "sqlite", primary: true }, {
+            name: "beta",
+            dialect: "sqlite",
+            primary: false
+          }]
         })
         // the API writes into the primary database only
         expect((yield* postJson("/v1/gb/remember", { user_id: "eve", text: "Eve." })).status).toBe(200)
@@ -433,7 +585,9 @@ describe("two named databases", () => {
         expect(beta.counts).toEqual({ total: 2, started: 0, succeeded: 0, failed: 2 })
         expect(beta.runs.map((r: { user_id: string }) => r.user_id)).toEqual(["dave", "carol"])
         expect(beta.runs[0].stages.extract_graph).toMatchObject({ status: "failed", error: "boom" })
-        expect(ok(yield* get(`${API}/datasets?db=alpha`)).datasets.map((d: { user_id: string }) => d.user_id)).toEqual(["eve"])
+        expect(ok(yield* get(`${API}/datasets?db=alpha`)).datasets.map((d: { user_id: string }) => d.user_id)).toEqual([
+          "eve"
+        ])
         expect(ok(yield* get(`${API}/datasets?db=beta`)).datasets).toEqual([])
         expect(ok(yield* get(`${API}/inferences?db=beta`)).totals.calls).toBe(0)
         expect(ok(yield* get(`${API}/inferences?db=alpha`)).totals.calls).toBe(1)

@@ -8,9 +8,9 @@
  */
 import { HttpClientRequest, HttpServer } from "@effect/platform"
 import { layer } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import { connect } from "node:net"
-import { Effect, Layer, Redacted } from "effect"
 import { expect } from "vitest"
 import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { Authentication } from "../../src/auth/Authentication.js"
@@ -33,13 +33,22 @@ const TOKENS: ReadonlyArray<AuthToken> = [
   { kind: "plain", secret: Redacted.make(SECRETS.bob), admin: false, userId: "bob" },
   { kind: "plain", secret: Redacted.make(SECRETS.admin), admin: true },
   // configured as sha256:<hex>: the server never sees carol's token itself
-  { kind: "sha256", secret: Redacted.make(createHash("sha256").update(SECRETS.carol).digest("hex")), admin: false, userId: "carol" }
+  {
+    kind: "sha256",
+    secret: Redacted.make(createHash("sha256").update(SECRETS.carol).digest("hex")),
+    admin: false,
+    userId: "carol"
+  }
 ]
 
 const script: LlmScript = (request) => {
   switch (request.stage) {
     case "extract_graph":
-      return graph([{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "place" }], [{ source: "Alice Smith", target: "Berlin", relation: "lives in" }])
+      return graph([{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "place" }], [{
+        source: "Alice Smith",
+        target: "Berlin",
+        relation: "lives in"
+      }])
     case "resolve_edges":
       return resolution([], [])
     case "query": {
@@ -51,7 +60,9 @@ const script: LlmScript = (request) => {
   }
 }
 
-const app = serveTest(Layer.merge(rememberLayer(sqliteLayer(), script), Layer.succeed(Authentication, tokenTable(TOKENS))))
+const app = serveTest(
+  Layer.merge(rememberLayer(sqliteLayer(), script), Layer.succeed(Authentication, tokenTable(TOKENS)))
+)
 
 // every response of the file, to check that no token ever comes back
 const seen: Array<string> = []
@@ -60,7 +71,11 @@ type Who = keyof typeof SECRETS | "none" | { readonly header: string }
 
 const call = (method: "GET" | "POST" | "DELETE", path: string, who: Who, body?: unknown) =>
   Effect.gen(function*() {
-    let request = method === "GET" ? HttpClientRequest.get(path) : method === "POST" ? HttpClientRequest.post(path) : HttpClientRequest.del(path)
+    let request = method === "GET"
+      ? HttpClientRequest.get(path)
+      : method === "POST"
+      ? HttpClientRequest.post(path)
+      : HttpClientRequest.del(path)
     if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
     if (typeof who === "object") request = HttpClientRequest.setHeader(request, "authorization", who.header)
     else if (who !== "none") request = HttpClientRequest.bearerToken(request, SECRETS[who])
@@ -130,9 +145,17 @@ const PUBLIC_GROUPS = new Set(["health", "adminPage"])
 const sweepRequest = (endpoint: Endpoint, who: Who) =>
   Effect.gen(function*() {
     // a plausible request: a user id in the query and a body where one is expected
-    const path = endpoint.group === "adminPage" && endpoint.name === "asset" ? endpoint.path.replace(/main$/, "admin.js") : `${endpoint.path}?user_id=alice&db=default&dataset=main`
+    const path = endpoint.group === "adminPage" && endpoint.name === "asset"
+      ? endpoint.path.replace(/main$/, "admin.js")
+      : `${endpoint.path}?user_id=alice&db=default&dataset=main`
     let request = HttpClientRequest.make(endpoint.method as "GET")(path)
-    if (endpoint.method === "POST") request = HttpClientRequest.bodyUnsafeJson(request, { user_id: "alice", text: "Alice Smith lives in Berlin.", query: "Alice" })
+    if (endpoint.method === "POST") {
+      request = HttpClientRequest.bodyUnsafeJson(request, {
+        user_id: "alice",
+        text: "Alice Smith lives in Berlin.",
+        query: "Alice"
+      })
+    }
     if (typeof who === "object") request = HttpClientRequest.setHeader(request, "authorization", who.header)
     else if (who !== "none") request = HttpClientRequest.bearerToken(request, SECRETS[who])
     const res = yield* send(request)
@@ -148,10 +171,24 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
       expect(ENDPOINTS.length).toBeGreaterThanOrEqual(18)
       expect(ENDPOINTS.filter((e) => !PUBLIC_GROUPS.has(e.group)).length).toBeGreaterThanOrEqual(15)
       expect(names).toEqual(expect.arrayContaining([
-        "remember.remember", "remember.evalRemember", "remember.getRun", "images.getImage", "health.healthz",
-        "read.search", "read.query", "read.graph", "read.listDatasets", "read.deleteDataset", "read.listSessions",
-        "admin.databases", "admin.rememberRuns", "admin.inferences", "admin.datasets", "admin.graph",
-        "adminPage.page", "adminPage.asset"
+        "remember.remember",
+        "remember.evalRemember",
+        "remember.getRun",
+        "images.getImage",
+        "health.healthz",
+        "read.search",
+        "read.query",
+        "read.graph",
+        "read.listDatasets",
+        "read.deleteDataset",
+        "read.listSessions",
+        "admin.databases",
+        "admin.rememberRuns",
+        "admin.inferences",
+        "admin.datasets",
+        "admin.graph",
+        "adminPage.page",
+        "adminPage.asset"
       ]))
     }))
 
@@ -164,7 +201,12 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
         expect(none.status, label).toBe(401)
         expectUnauthorized(none, /authentication required/)
         expectUnauthorized(yield* sweepRequest(endpoint, { header: "Bearer not-a-token" }), /not valid/)
-        expectUnauthorized(yield* sweepRequest(endpoint, { header: `Basic ${Buffer.from(`alice:${SECRETS.alice}`).toString("base64")}` }), /Bearer/)
+        expectUnauthorized(
+          yield* sweepRequest(endpoint, {
+            header: `Basic ${Buffer.from(`alice:${SECRETS.alice}`).toString("base64")}`
+          }),
+          /Bearer/
+        )
         checked++
       }
       expect(checked).toBeGreaterThanOrEqual(15)
@@ -178,7 +220,9 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
           expect(res.status, `${endpoint.method} ${endpoint.path}`).toBe(200)
         }
       }
-      for (const path of ["/healthz", "/openapi.json", "/docs", "/v1/gb/admin/", "/v1/gb/admin/assets/cytoscape.min.js"]) {
+      for (
+        const path of ["/healthz", "/openapi.json", "/docs", "/v1/gb/admin/", "/v1/gb/admin/assets/cytoscape.min.js"]
+      ) {
         expect((yield* GET(path, "none")).status, path).toBe(200)
       }
       expect((yield* GET("/healthz", "none")).json).toEqual({ status: "ok" })
@@ -187,7 +231,10 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
 
   it.effect("a user token acts for its user: remember, search, query, graph, datasets, sessions, delete", () =>
     Effect.gen(function*() {
-      const remembered = yield* POST("/v1/gb/remember", "alice", { user_id: "alice", text: "Alice Smith lives in Berlin." })
+      const remembered = yield* POST("/v1/gb/remember", "alice", {
+        user_id: "alice",
+        text: "Alice Smith lives in Berlin."
+      })
       expect(remembered.status, remembered.text).toBe(200)
       const search = yield* POST("/v1/gb/search", "alice", { user_id: "alice", query: "Alice" })
       expect(search.status, search.text).toBe(200)
@@ -196,13 +243,20 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
       expect(query.status, query.text).toBe(200)
       expect(query.json.answer).toBe("In Berlin.")
       expect((yield* GET("/v1/gb/graph?user_id=alice", "alice")).status).toBe(200)
-      expect((yield* GET("/v1/gb/datasets?user_id=alice", "alice")).json.datasets.map((d: { name: string }) => d.name)).toContain("main")
+      expect((yield* GET("/v1/gb/datasets?user_id=alice", "alice")).json.datasets.map((d: { name: string }) => d.name))
+        .toContain("main")
       expect((yield* GET("/v1/gb/sessions?user_id=alice&dataset=main", "alice")).status).toBe(200)
       expect((yield* GET(`/v1/gb/runs/${remembered.json.remember_run_id}`, "alice")).status).toBe(200)
       // a lower-case scheme is the same scheme
       expect((yield* GET("/v1/gb/datasets?user_id=alice", { header: `bearer ${SECRETS.alice}` })).status).toBe(200)
 
-      expect((yield* POST("/v1/gb/remember", "alice", { user_id: "alice", dataset: "scratch", text: "Alice Smith lives in Berlin." })).status).toBe(200)
+      expect(
+        (yield* POST("/v1/gb/remember", "alice", {
+          user_id: "alice",
+          dataset: "scratch",
+          text: "Alice Smith lives in Berlin."
+        })).status
+      ).toBe(200)
       expect((yield* DELETE("/v1/gb/datasets/scratch?user_id=alice", "alice")).status).toBe(200)
     }))
 
@@ -215,8 +269,16 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
   it.effect("a user token acting for another user: 403 {error} on every user endpoint, nothing stored", () =>
     Effect.gen(function*() {
       const refused = /may not act for that user_id/
-      expectError(yield* POST("/v1/gb/remember", "alice", { user_id: "mallory", text: "Mallory lives in Rome." }), 403, refused)
-      expectError(yield* POST("/v1/gb/eval/remember", "alice", { user_id: "mallory", text: "Mallory lives in Rome." }), 403, refused)
+      expectError(
+        yield* POST("/v1/gb/remember", "alice", { user_id: "mallory", text: "Mallory lives in Rome." }),
+        403,
+        refused
+      )
+      expectError(
+        yield* POST("/v1/gb/eval/remember", "alice", { user_id: "mallory", text: "Mallory lives in Rome." }),
+        403,
+        refused
+      )
       expectError(yield* POST("/v1/gb/search", "alice", { user_id: "mallory", query: "Rome" }), 403, refused)
       expectError(yield* POST("/v1/gb/query", "alice", { user_id: "mallory", query: "Rome?" }), 403, refused)
       expectError(yield* GET("/v1/gb/graph?user_id=mallory", "alice"), 403, refused)
@@ -233,9 +295,16 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
 
   it.effect("another user's dataset cannot be deleted with one's own token", () =>
     Effect.gen(function*() {
-      expect((yield* POST("/v1/gb/remember", "bob", { user_id: "bob", dataset: "keep", text: "Alice Smith lives in Berlin." })).status).toBe(200)
+      expect(
+        (yield* POST("/v1/gb/remember", "bob", {
+          user_id: "bob",
+          dataset: "keep",
+          text: "Alice Smith lives in Berlin."
+        })).status
+      ).toBe(200)
       expectError(yield* DELETE("/v1/gb/datasets/keep?user_id=bob", "alice"), 403)
-      expect((yield* GET("/v1/gb/datasets?user_id=bob", "bob")).json.datasets.map((d: { name: string }) => d.name)).toContain("keep")
+      expect((yield* GET("/v1/gb/datasets?user_id=bob", "bob")).json.datasets.map((d: { name: string }) => d.name))
+        .toContain("keep")
     }))
 
   it.effect("GET /v1/gb/runs/{id}: another user's run is a 404 like a missing one; the owner's a 200", () =>
@@ -254,13 +323,25 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
 
   it.effect("the admin API: a user token 403, the admin token 200; the admin token opens no user endpoint", () =>
     Effect.gen(function*() {
-      for (const path of ["databases", "remember-runs?db=default", "inferences?db=default", "datasets?db=default", "graph?db=default&dataset_id=1"]) {
+      for (
+        const path of [
+          "databases",
+          "remember-runs?db=default",
+          "inferences?db=default",
+          "datasets?db=default",
+          "graph?db=default&dataset_id=1"
+        ]
+      ) {
         expectError(yield* GET(`/v1/gb/admin/api/${path}`, "alice"), 403, /admin token/)
         expectError(yield* GET(`/v1/gb/admin/api/${path}`, "carol"), 403, /admin token/)
         expect((yield* GET(`/v1/gb/admin/api/${path}`, "admin")).status, path).toBe(200)
       }
       const adminOnly = /admin token opens the admin UI and API only/
-      expectError(yield* POST("/v1/gb/remember", "admin", { user_id: "alice", text: "Alice Smith lives in Berlin." }), 403, adminOnly)
+      expectError(
+        yield* POST("/v1/gb/remember", "admin", { user_id: "alice", text: "Alice Smith lives in Berlin." }),
+        403,
+        adminOnly
+      )
       expectError(yield* POST("/v1/gb/search", "admin", { user_id: "alice", query: "Alice" }), 403, adminOnly)
       expectError(yield* GET("/v1/gb/datasets?user_id=alice", "admin"), 403, adminOnly)
       expectError(yield* GET("/v1/gb/runs/1", "admin"), 403, adminOnly)
@@ -282,18 +363,27 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
   it.effect("paths the router reads differently from URL get around nothing", () =>
     Effect.gen(function*() {
       // `;` ends the path for the router, not for URL, which would see /healthz (public)
-      for (const target of [
-        "/v1/gb/admin/api/databases;/../../../../../healthz",
-        "/v1/gb/admin/api/remember-runs;/../../../../../healthz?db=default",
-        "/v1/gb/admin/api/datasets;/../../assets/admin.js?db=default",
-        "/v1/gb/datasets;/../../../healthz?user_id=alice"
-      ]) {
+      for (
+        const target of [
+          "/v1/gb/admin/api/databases;/../../../../../healthz",
+          "/v1/gb/admin/api/remember-runs;/../../../../../healthz?db=default",
+          "/v1/gb/admin/api/datasets;/../../assets/admin.js?db=default",
+          "/v1/gb/datasets;/../../../healthz?user_id=alice"
+        ]
+      ) {
         const res = yield* raw(target)
         expect(res.status, target).toBe(401)
         expect(res.text, target).not.toMatch(/"databases"|"counts"|"datasets"/)
       }
       // the router ignores case, collapses `//` and decodes `%xx`; URL does none of these
-      for (const target of ["//v1/gb/admin/api/databases", "/V1/GB/ADMIN/API/databases", "/v1/gb/admin/%61pi/databases", "/v1/gb//admin/api/databases"]) {
+      for (
+        const target of [
+          "//v1/gb/admin/api/databases",
+          "/V1/GB/ADMIN/API/databases",
+          "/v1/gb/admin/%61pi/databases",
+          "/v1/gb//admin/api/databases"
+        ]
+      ) {
         const res = yield* raw(target, SECRETS.alice)
         expect(res.status, target).toBe(403)
         expect(res.text, target).not.toMatch(/"databases"/)

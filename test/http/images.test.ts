@@ -3,10 +3,10 @@
  * contracts section 15, repeats, 400s before anything is queued, 502/503), the run view of an
  * image run, and `GET /v1/gb/images/{id}` (the bytes with their media type; 400/404 as `{"error"}`).
  */
-import { it } from "@effect/vitest"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { it } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -25,7 +25,11 @@ import { b64, gif, jpeg, png, sha256 } from "../support/images.js"
 const REMEMBER = "/v1/gb/remember"
 
 const answer = ScriptedLlm.json(
-  { theme: "Plot", title: "Revenue 2024", text_blocks: [{ kind: "title", text: "Revenue 2024" }, { kind: "axis", text: "Q1" }] },
+  {
+    theme: "Plot",
+    title: "Revenue 2024",
+    text_blocks: [{ kind: "title", text: "Revenue 2024" }, { kind: "axis", text: "Q1" }]
+  },
   { model: "claude-haiku-5-5", usage: { inputTokens: 1500, outputTokens: 120 } }
 )
 
@@ -60,7 +64,11 @@ const withApp = <A, E>(script: LlmScript, program: (dir: string) => Effect.Effec
     Effect.flatMap((dir) =>
       program(dir).pipe(
         Effect.provide(
-          serveTest(rememberLayer(sqliteLayer(), script, { images: LocalImageStoreLive(dir) })) as Layer.Layer<any, any, never>
+          serveTest(rememberLayer(sqliteLayer(), script, { images: LocalImageStoreLive(dir) })) as Layer.Layer<
+            any,
+            any,
+            never
+          >
         )
       )
     ),
@@ -72,12 +80,36 @@ describe("POST /v1/gb/remember with an image", () => {
     const bytes = png({ width: 3, height: 3 })
     return withApp({ extract_image: [answer] }, () =>
       Effect.gen(function*() {
-        const res = yield* postJson(REMEMBER, { user_id: "alice", image: b64(bytes), session_id: "s1", reference_time: "2025-02-01T00:00:00Z" })
+        const res = yield* postJson(REMEMBER, {
+          user_id: "alice",
+          image: b64(bytes),
+          session_id: "s1",
+          reference_time: "2025-02-01T00:00:00Z"
+        })
         expect(res.status, res.text).toBe(200)
         expect(Object.keys(res.json)).toEqual([
-          "remember_run_id", "pipeline", "image_artifact_id", "extraction_id", "session_id", "path", "media_type", "bytes",
-          "sha256", "theme", "title", "text", "text_blocks", "model", "provider", "reasoning", "input_tokens", "output_tokens",
-          "cost_usd", "cached", "valid_at", "created_at"
+          "remember_run_id",
+          "pipeline",
+          "image_artifact_id",
+          "extraction_id",
+          "session_id",
+          "path",
+          "media_type",
+          "bytes",
+          "sha256",
+          "theme",
+          "title",
+          "text",
+          "text_blocks",
+          "model",
+          "provider",
+          "reasoning",
+          "input_tokens",
+          "output_tokens",
+          "cost_usd",
+          "cached",
+          "valid_at",
+          "created_at"
         ])
         expect(res.json).toMatchObject({
           pipeline: "image",
@@ -101,7 +133,11 @@ describe("POST /v1/gb/remember with an image", () => {
         expect(res.json.cost_usd).toBeCloseTo(0.0021, 10)
 
         const run = yield* get(`/v1/gb/runs/${res.json.remember_run_id}`)
-        expect(run.json).toMatchObject({ pipeline: "image", status: "succeeded", artifact_id: res.json.image_artifact_id })
+        expect(run.json).toMatchObject({
+          pipeline: "image",
+          status: "succeeded",
+          artifact_id: res.json.image_artifact_id
+        })
         expect(Object.keys(run.json.stages)).toEqual([...IMAGE_STAGES])
         for (const stage of IMAGE_STAGES) expect(run.json.stages[stage].status).toBe("succeeded")
         expect(run.json.params).toMatchObject({ kind: "image", media_type: "image/png", image_bytes: bytes.length })
@@ -116,7 +152,11 @@ describe("POST /v1/gb/remember with an image", () => {
         const again = yield* postJson(REMEMBER, { user_id: "alice", image, session_id: "later" })
         expect(again.status).toBe(200)
         expect(again.json.remember_run_id).not.toBe(first.json.remember_run_id)
-        expect(again.json).toMatchObject({ cached: true, image_artifact_id: first.json.image_artifact_id, media_type: "image/jpeg" })
+        expect(again.json).toMatchObject({
+          cached: true,
+          image_artifact_id: first.json.image_artifact_id,
+          media_type: "image/jpeg"
+        })
         expect(again.json).not.toHaveProperty("session_id")
         const run = yield* get(`/v1/gb/runs/${again.json.remember_run_id}`)
         expect(run.json.stages.find_existing_image.status).toBe("succeeded")
@@ -144,8 +184,16 @@ describe("POST /v1/gb/remember with an image", () => {
   const invalid: ReadonlyArray<[string, unknown, RegExp]> = [
     ["not base64", { user_id: "alice", image: "not base64!" }, /image is not base64/],
     ["base64url", { user_id: "alice", image: "iVBORw0KGgo-_w==" }, /base64url/],
-    ["a PDF", { user_id: "alice", image: b64(new Uint8Array(Buffer.from("%PDF-1.7 ..."))) }, /JPEG, PNG, GIF or WebP; found a PDF document/],
-    ["unknown bytes", { user_id: "alice", image: b64(new Uint8Array([0xca, 0xfe, 0xba, 0xbe])) }, /found unknown data starting with bytes ca fe ba be/],
+    [
+      "a PDF",
+      { user_id: "alice", image: b64(new Uint8Array(Buffer.from("%PDF-1.7 ..."))) },
+      /JPEG, PNG, GIF or WebP; found a PDF document/
+    ],
+    [
+      "unknown bytes",
+      { user_id: "alice", image: b64(new Uint8Array([0xca, 0xfe, 0xba, 0xbe])) },
+      /found unknown data starting with bytes ca fe ba be/
+    ],
     ["over 5 MiB decoded", { user_id: "alice", image: b64(over) }, /at most 5 MiB/],
     ["an image with a bad session_id", { user_id: "alice", image: b64(gif()), session_id: "a\u0001b" }, /session_id/],
     ["an image with kind", { user_id: "alice", image: b64(gif()), kind: "episode" }, /kind.*image/]
@@ -172,7 +220,9 @@ describe("POST /v1/gb/remember with an image", () => {
       })))
 
   it.live("503 when no LLM is configured", () =>
-    withApp({ extract_image: [{ fail: new LlmUnavailable({ message: "no LLM is configured: set ANTHROPIC_API_KEY" }) }] }, () =>
+    withApp({
+      extract_image: [{ fail: new LlmUnavailable({ message: "no LLM is configured: set ANTHROPIC_API_KEY" }) }]
+    }, () =>
       Effect.gen(function*() {
         expectError(yield* postJson(REMEMBER, { user_id: "alice", image: b64(gif()) }), 503, /ANTHROPIC_API_KEY/)
         expect(yield* count("gb_image_artifacts")).toBe(0)
@@ -203,7 +253,11 @@ describe("GET /v1/gb/images/{id}", () => {
         expectError(yield* get(`/v1/gb/images/${id}?user_id=alice&dataset=nope`), 404, /dataset "nope"/)
         // another user's image is not found, even by its id
         expectError(yield* get(`/v1/gb/images/${id}?user_id=bob&dataset=main`), 404)
-        expectError(yield* get(`/v1/gb/images/${id + 1}?user_id=alice&dataset=main`), 404, new RegExp(`image ${id + 1}`))
+        expectError(
+          yield* get(`/v1/gb/images/${id + 1}?user_id=alice&dataset=main`),
+          404,
+          new RegExp(`image ${id + 1}`)
+        )
         rmSync(join(dir, stored.path))
         expectError(yield* get(`/v1/gb/images/${id}?user_id=alice&dataset=main`), 404, /file.*missing/)
       })))

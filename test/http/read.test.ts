@@ -6,10 +6,10 @@
  */
 import { FetchHttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { layer } from "@effect/vitest"
+import { it as effectIt } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { describe, expect } from "vitest"
-import { it as effectIt } from "@effect/vitest"
-import { ScriptedLlm, type LlmScript } from "../../layers/testing/ScriptedLlm.js"
+import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { makeGligabaoClient } from "../../src/http/client.js"
 import { READ_BODY_LIMIT } from "../../src/http/ReadHandlers.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
@@ -93,15 +93,27 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
         }
       }
       const queryOnly: ReadonlyArray<readonly [unknown, RegExp]> = [
-        [{ user_id: "alice", query: "x", models: { extract_graph: "m" } }, /models.extract_graph is not a stage of query/],
+        [
+          { user_id: "alice", query: "x", models: { extract_graph: "m" } },
+          /models.extract_graph is not a stage of query/
+        ],
         [{ user_id: "alice", query: "x", models: { query: "two words" } }, /models.query must not contain whitespace/],
         [{ user_id: "alice", query: "x", models: "m" }, /models must be an object/],
-        [{ user_id: "alice", query: "x", reasoning: { query: "max" } }, /reasoning.query must be one of none, low, medium, high/],
-        [{ user_id: "alice", query: "x", reasoning: { resolve_edges: "low" } }, /reasoning.resolve_edges is not a stage of query/]
+        [
+          { user_id: "alice", query: "x", reasoning: { query: "max" } },
+          /reasoning.query must be one of none, low, medium, high/
+        ],
+        [
+          { user_id: "alice", query: "x", reasoning: { resolve_edges: "low" } },
+          /reasoning.resolve_edges is not a stage of query/
+        ]
       ]
       for (const [body, message] of queryOnly) expectError(yield* postJson("/v1/gb/query", body), 400, message)
       expectError(
-        yield* postRaw("/v1/gb/search", JSON.stringify({ user_id: "alice", query: "x", pad: "x".repeat(READ_BODY_LIMIT) })),
+        yield* postRaw(
+          "/v1/gb/search",
+          JSON.stringify({ user_id: "alice", query: "x", pad: "x".repeat(READ_BODY_LIMIT) })
+        ),
         413,
         /over the limit/
       )
@@ -167,7 +179,11 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       expectError(yield* get("/v1/gb/graph"), 400, /user_id is required/)
       expectError(yield* get("/v1/gb/graph?user_id=alice&format=csv"), 400, /format must be json or graphml/)
       expectError(yield* get("/v1/gb/graph?user_id=alice&as_of=2025-13-01T00:00:00Z"), 400, /as_of/)
-      expectError(yield* get("/v1/gb/graph?user_id=alice&include_expired=perhaps"), 400, /include_expired must be a boolean/)
+      expectError(
+        yield* get("/v1/gb/graph?user_id=alice&include_expired=perhaps"),
+        400,
+        /include_expired must be a boolean/
+      )
       expectError(yield* get("/v1/gb/graph?user_id=alice&kind=letter"), 400, /kind must be one of/)
       expectError(yield* get("/v1/gb/datasets"), 400, /user_id is required/)
       expectError(yield* get("/v1/gb/sessions?dataset=main"), 400, /user_id is required/)
@@ -181,7 +197,15 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       const datasets = yield* get("/v1/gb/datasets?user_id=alice")
       expect(datasets.status).toBe(200)
       expect(datasets.json.datasets).toEqual([
-        { id: alice.datasetId, name: "main", created_at: expect.any(String), artifacts: 7, entities: 9, edges: 7, live_edges: 6 }
+        {
+          id: alice.datasetId,
+          name: "main",
+          created_at: expect.any(String),
+          artifacts: 7,
+          entities: 9,
+          edges: 7,
+          live_edges: 6
+        }
       ])
       expect((yield* get("/v1/gb/datasets?user_id=nobody")).json).toEqual({ datasets: [] })
 
@@ -189,14 +213,37 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       expect(sessions.json).toEqual({
         dataset: "main",
         sessions: [
-          { session_id: "s1", artifacts: 2, entities: 5, edges: 3, first_at: "2024-01-01T00:00:00.000Z", last_at: "2024-01-10T00:00:00.000Z" },
-          { session_id: "s2", artifacts: 1, entities: 3, edges: 2, first_at: "2024-02-01T00:00:00.000Z", last_at: "2024-02-01T00:00:00.000Z" },
-          { session_id: "s3", artifacts: 1, entities: 2, edges: 1, first_at: "2025-05-01T00:00:00.000Z", last_at: "2025-05-01T00:00:00.000Z" },
+          {
+            session_id: "s1",
+            artifacts: 2,
+            entities: 5,
+            edges: 3,
+            first_at: "2024-01-01T00:00:00.000Z",
+            last_at: "2024-01-10T00:00:00.000Z"
+          },
+          {
+            session_id: "s2",
+            artifacts: 1,
+            entities: 3,
+            edges: 2,
+            first_at: "2024-02-01T00:00:00.000Z",
+            last_at: "2024-02-01T00:00:00.000Z"
+          },
+          {
+            session_id: "s3",
+            artifacts: 1,
+            entities: 2,
+            edges: 1,
+            first_at: "2025-05-01T00:00:00.000Z",
+            last_at: "2025-05-01T00:00:00.000Z"
+          },
           { session_id: "s4", artifacts: 0, entities: 0, edges: 1, first_at: null, last_at: null }
         ]
       })
       const mallorys = yield* get("/v1/gb/sessions?user_id=mallory&dataset=main")
-      expect(mallorys.json.sessions).toEqual([expect.objectContaining({ session_id: "s1", artifacts: 1, entities: 2, edges: 1 })])
+      expect(mallorys.json.sessions).toEqual([
+        expect.objectContaining({ session_id: "s1", artifacts: 1, entities: 2, edges: 1 })
+      ])
     }))
 
   it.effect("DELETE /v1/gb/datasets/{name}: soft delete, only the owner's, then 404", () =>
@@ -213,14 +260,22 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       expect(res.json).toMatchObject({ dataset: "scratch pad", id: expect.any(Number), deleted_at: expect.any(String) })
       expectError(yield* send(HttpClientRequest.del(`${path}?user_id=temp`)), 404, /scratch pad/)
       expect((yield* get("/v1/gb/datasets?user_id=temp")).json).toEqual({ datasets: [] })
-      expectError(yield* postJson("/v1/gb/search", { user_id: "temp", dataset: "scratch pad", query: "Thing" }), 404, /scratch pad/)
+      expectError(
+        yield* postJson("/v1/gb/search", { user_id: "temp", dataset: "scratch pad", query: "Thing" }),
+        404,
+        /scratch pad/
+      )
     }))
 
   it.effect("users never see each other's data through any endpoint", () =>
     Effect.gen(function*() {
       const { alice, mallory } = yield* World
       const aliceIds = new Set([...["F1", "F2", "F3", "F4", "F5", "F6", "F7"].map(alice.fact)])
-      const m = yield* postJson("/v1/gb/search", { user_id: "mallory", query: "Alice Smith Berlin Paris Acme Bob", include_expired: true })
+      const m = yield* postJson("/v1/gb/search", {
+        user_id: "mallory",
+        query: "Alice Smith Berlin Paris Acme Bob",
+        include_expired: true
+      })
       expect(m.json.facts.map((f: { id: number }) => f.id)).toEqual([mallory.fact("M1")])
       const q = yield* postJson("/v1/gb/query", { user_id: "mallory", query: "Where does Alice live?" })
       for (const f of q.json.facts) expect(aliceIds.has(f.id)).toBe(false)
@@ -235,17 +290,25 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       const server = yield* HttpServer.HttpServer
       const address = server.address as HttpServer.TcpAddress
       const client = yield* makeGligabaoClient(`http://127.0.0.1:${address.port}`)
-      const found = yield* client.read.search({ payload: { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF } })
+      const found = yield* client.read.search({
+        payload: { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF }
+      })
       expect(found.facts[0]!.id).toBe(alice.fact("F2"))
-      const answered = yield* client.read.query({ payload: { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF } })
+      const answered = yield* client.read.query({
+        payload: { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF }
+      })
       expect(answered.citations).toEqual([answered.facts[0]!.id])
-      const exported = yield* client.read.graph({ urlParams: { user_id: "alice", include_expired: true, session_id: "s3" } })
+      const exported = yield* client.read.graph({
+        urlParams: { user_id: "alice", include_expired: true, session_id: "s3" }
+      })
       expect(exported.edges.map((e) => e.id)).toEqual([alice.fact("F2")])
       const datasets = yield* client.read.listDatasets({ urlParams: { user_id: "alice" } })
       expect(datasets.datasets.map((d) => d.name)).toEqual(["main"])
       const sessions = yield* client.read.listSessions({ urlParams: { user_id: "alice", dataset: "main" } })
       expect(sessions.sessions).toHaveLength(4)
-      const missing = yield* Effect.flip(client.read.deleteDataset({ path: { name: "nothing here" }, urlParams: { user_id: "alice" } }))
+      const missing = yield* Effect.flip(
+        client.read.deleteDataset({ path: { name: "nothing here" }, urlParams: { user_id: "alice" } })
+      )
       expect(missing).toMatchObject({ error: expect.stringMatching(/nothing here/) })
       const health = yield* client.health.healthz()
       expect(health).toEqual({ status: "ok" })
@@ -254,7 +317,16 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
   it.effect("the OpenAPI document lists the read endpoints", () =>
     Effect.gen(function*() {
       const doc = (yield* get("/openapi.json")).json
-      for (const path of ["/v1/gb/search", "/v1/gb/query", "/v1/gb/graph", "/v1/gb/datasets", "/v1/gb/datasets/{name}", "/v1/gb/sessions"]) {
+      for (
+        const path of [
+          "/v1/gb/search",
+          "/v1/gb/query",
+          "/v1/gb/graph",
+          "/v1/gb/datasets",
+          "/v1/gb/datasets/{name}",
+          "/v1/gb/sessions"
+        ]
+      ) {
         expect(Object.keys(doc.paths)).toContain(path)
       }
     }))
@@ -262,7 +334,10 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
 
 describe("without storage", () => {
   const boom = () => Effect.die(new Error("not used"))
-  const noStorage = Layer.mergeAll(Layer.mock(RememberManager, { submit: boom, enqueue: boom }), Layer.mock(RunLogRepo, { get: boom }))
+  const noStorage = Layer.mergeAll(
+    Layer.mock(RememberManager, { submit: boom, enqueue: boom }),
+    Layer.mock(RunLogRepo, { get: boom })
+  )
   effectIt.live("the read endpoints answer 503 {error}; the server keeps serving", () =>
     Effect.gen(function*() {
       expectError(yield* postJson("/v1/gb/search", { user_id: "alice", query: "x" }), 503, /storage/)

@@ -4,8 +4,8 @@
  * naming the field, nothing queued or stored), the remember and run endpoints, error mapping
  * (502, 503, 500 without a stack), unknown routes and the documentation routes.
  */
-import { layer, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { describe, expect } from "vitest"
 import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
@@ -44,12 +44,20 @@ const expectError = (res: TestResponse, status: number, message?: RegExp) => {
 const livesIn = (city: string, valid_at: string) =>
   graph(
     [{ name: "Alice Smith", type: "person", description: "an engineer" }, { name: city, type: "place" }],
-    [{ source: "Alice Smith", target: city, relation: "lives in", description: `Alice Smith lives in ${city}`, valid_at }]
+    [{
+      source: "Alice Smith",
+      target: city,
+      relation: "lives in",
+      description: `Alice Smith lives in ${city}`,
+      valid_at
+    }]
   )
 
 /** Runs `program` against a fresh app (its own server and in-memory database). */
 const withApp = <A, E>(script: LlmScript, program: Effect.Effect<A, E, any>) =>
-  program.pipe(Effect.provide(serveTest(rememberLayer(sqliteLayer(), script)) as Layer.Layer<any, any, never>)) as Effect.Effect<A, E, never>
+  program.pipe(
+    Effect.provide(serveTest(rememberLayer(sqliteLayer(), script)) as Layer.Layer<any, any, never>)
+  ) as Effect.Effect<A, E, never>
 
 // ---------------------------------------------------------------------------------------------
 
@@ -98,18 +106,43 @@ const REJECTED: ReadonlyArray<Case> = [
   ["dataset empty", { ...valid, dataset: "" }, 400, /dataset/],
   ["unknown stage in models", { ...valid, models: { extract: "m" } }, 400, /models\.extract\b/],
   ["a model name with a space", { ...valid, models: { extract_graph: "claude haiku" } }, 400, /models\.extract_graph/],
-  ["a model name with a control character", { ...valid, models: { resolve_edges: "m\u0000" } }, 400, /models\.resolve_edges/],
-  ["a model name over 128 bytes", { ...valid, models: { extract_graph: "m".repeat(129) } }, 400, /models\.extract_graph/],
+  [
+    "a model name with a control character",
+    { ...valid, models: { resolve_edges: "m\u0000" } },
+    400,
+    /models\.resolve_edges/
+  ],
+  [
+    "a model name over 128 bytes",
+    { ...valid, models: { extract_graph: "m".repeat(129) } },
+    400,
+    /models\.extract_graph/
+  ],
   ["models not an object", { ...valid, models: "claude" }, 400, /models/],
-  ["reasoning for web_search (cannot think)", { ...valid, reasoning: { web_search: "low" } }, 400, /reasoning\.web_search/],
+  [
+    "reasoning for web_search (cannot think)",
+    { ...valid, reasoning: { web_search: "low" } },
+    400,
+    /reasoning\.web_search/
+  ],
   ["reasoning for an unknown stage", { ...valid, reasoning: { store: "low" } }, 400, /reasoning\.store/],
   ["an unknown reasoning level", { ...valid, reasoning: { extract_graph: "max" } }, 400, /reasoning\.extract_graph/],
   ["reasoning not an object", { ...valid, reasoning: ["low"] }, 400, /reasoning/],
   ["timeseries not an object", { ...valid, timeseries: 5 }, 400, /timeseries/],
   ["web_search not a boolean", { ...valid, web_search: "yes" }, 400, /web_search/],
   ["image not base64", { user_id: "alice", image: "not base64 at all!" }, 400, /image/],
-  ["image neither JPEG, PNG, GIF nor WebP", { user_id: "alice", image: Buffer.from("%PDF-1.7 a document").toString("base64") }, 400, /image.*PDF/],
-  ["image over 5 MiB decoded", { user_id: "alice", image: pngOfBytes(5 * MiB + 1) }, 400, /image.*5 MiB|image.*5242880/],
+  [
+    "image neither JPEG, PNG, GIF nor WebP",
+    { user_id: "alice", image: Buffer.from("%PDF-1.7 a document").toString("base64") },
+    400,
+    /image.*PDF/
+  ],
+  [
+    "image over 5 MiB decoded",
+    { user_id: "alice", image: pngOfBytes(5 * MiB + 1) },
+    400,
+    /image.*5 MiB|image.*5242880/
+  ],
   // a text request: the limit is 2 MiB (1 MiB of text plus the envelope)
   ["a text body over the text limit", { user_id: "alice", text: "a".repeat(TEXT_BODY_LIMIT) }, 413, /body.*limit/],
   ["a body over the image limit", { user_id: "alice", image: "A".repeat(IMAGE_BODY_LIMIT + 1024) }, 413, /body.*limit/]
@@ -128,7 +161,9 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
   for (const [what, body, status, message] of REJECTED) {
     it.effect(`${status}: ${what}`, () =>
       Effect.gen(function*() {
-        const raw = typeof body === "object" && body !== null && "raw" in body ? (body as { raw: string }).raw : undefined
+        const raw = typeof body === "object" && body !== null && "raw" in body
+          ? (body as { raw: string }).raw
+          : undefined
         const res = raw === undefined ? yield* postJson(REMEMBER, body) : yield* postRaw(REMEMBER, raw)
         expectError(res, status, message)
         yield* nothingQueuedOrStored
@@ -204,120 +239,142 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
 
 describe("remember over HTTP", () => {
   it.live("200 with the seed's response shape; a contradiction lists the closed edge", () =>
-    withApp({
-      extract_graph: [livesIn("Berlin", "2024-03-01"), livesIn("Paris", "2025-01-15")],
-      resolve_edges: [resolution([], [{ new: 0, existing: [1] }])]
-    }, Effect.gen(function*() {
-      const first = yield* postJson(REMEMBER, { ...valid, reference_time: "2025-02-01T00:00:00Z", unknown_field: true })
-      expect(first.status, first.text).toBe(200)
-      expect(first.headers["content-type"]).toContain("application/json")
-      expect(Object.keys(first.json).sort()).toEqual(
-        ["artifact_id", "created_at", "edges", "entities", "invalidated_edges", "kind", "remember_run_id", "valid_at"]
-      )
-      expect(first.json).toMatchObject({
-        remember_run_id: expect.any(Number),
-        artifact_id: expect.any(Number),
-        kind: "knowledge",
-        valid_at: "2025-02-01T00:00:00.000Z",
-        created_at: expect.any(String),
-        invalidated_edges: []
-      })
-      expect(first.json.entities).toEqual([
-        { id: expect.any(Number), name: "Alice Smith", type: "person", description: "an engineer" },
-        { id: expect.any(Number), name: "Berlin", type: "place", description: "" }
-      ])
-      expect(first.json.edges).toHaveLength(1)
-      const edge = first.json.edges[0]
-      expect(edge).toMatchObject({
-        id: expect.any(Number),
-        source: "Alice Smith",
-        target: "Berlin",
-        relation: "lives_in",
-        valid_at: "2024-03-01T00:00:00.000Z",
-        artifact_id: first.json.artifact_id
-      })
-      // null times are omitted, not sent as null
-      expect(edge).not.toHaveProperty("invalid_at")
-      expect(edge).not.toHaveProperty("expired_at")
+    withApp(
+      {
+        extract_graph: [livesIn("Berlin", "2024-03-01"), livesIn("Paris", "2025-01-15")],
+        resolve_edges: [resolution([], [{ new: 0, existing: [1] }])]
+      },
+      Effect.gen(function*() {
+        const first = yield* postJson(REMEMBER, {
+          ...valid,
+          reference_time: "2025-02-01T00:00:00Z",
+          unknown_field: true
+        })
+        expect(first.status, first.text).toBe(200)
+        expect(first.headers["content-type"]).toContain("application/json")
+        expect(Object.keys(first.json).sort()).toEqual(
+          ["artifact_id", "created_at", "edges", "entities", "invalidated_edges", "kind", "remember_run_id", "valid_at"]
+        )
+        expect(first.json).toMatchObject({
+          remember_run_id: expect.any(Number),
+          artifact_id: expect.any(Number),
+          kind: "knowledge",
+          valid_at: "2025-02-01T00:00:00.000Z",
+          created_at: expect.any(String),
+          invalidated_edges: []
+        })
+        expect(first.json.entities).toEqual([
+          { id: expect.any(Number), name: "Alice Smith", type: "person", description: "an engineer" },
+          { id: expect.any(Number), name: "Berlin", type: "place", description: "" }
+        ])
+        expect(first.json.edges).toHaveLength(1)
+        const edge = first.json.edges[0]
+        expect(edge).toMatchObject({
+          id: expect.any(Number),
+          source: "Alice Smith",
+          target: "Berlin",
+          relation: "lives_in",
+          valid_at: "2024-03-01T00:00:00.000Z",
+          artifact_id: first.json.artifact_id
+        })
+        // null times are omitted, not sent as null
+        expect(edge).not.toHaveProperty("invalid_at")
+        expect(edge).not.toHaveProperty("expired_at")
 
-      const second = yield* postJson(REMEMBER, {
-        user_id: "alice",
-        text: "Alice moved to Paris on 2025-01-15.",
-        kind: "Episode",
-        session_id: "chat-1",
-        reference_time: "2025-02-01T12:00:00+02:00"
+        const second = yield* postJson(REMEMBER, {
+          user_id: "alice",
+          text: "Alice moved to Paris on 2025-01-15.",
+          kind: "Episode",
+          session_id: "chat-1",
+          reference_time: "2025-02-01T12:00:00+02:00"
+        })
+        expect(second.status, second.text).toBe(200)
+        expect(second.json).toMatchObject({
+          kind: "episode",
+          session_id: "chat-1",
+          valid_at: "2025-02-01T10:00:00.000Z",
+          invalidated_edges: [edge.id]
+        })
+        expect(second.json.remember_run_id).not.toBe(first.json.remember_run_id)
       })
-      expect(second.status, second.text).toBe(200)
-      expect(second.json).toMatchObject({
-        kind: "episode",
-        session_id: "chat-1",
-        valid_at: "2025-02-01T10:00:00.000Z",
-        invalidated_edges: [edge.id]
-      })
-      expect(second.json.remember_run_id).not.toBe(first.json.remember_run_id)
-    })))
+    ))
 
   it.live("GET /v1/gb/runs/{id} shows every text stage keyed by name in pipeline order", () =>
-    withApp({ extract_graph: [livesIn("Berlin", "2024-03-01")] }, Effect.gen(function*() {
-      const done = yield* postJson(REMEMBER, { ...valid, session_id: "s1" })
-      expect(done.status, done.text).toBe(200)
-      const res = yield* get(`/v1/gb/runs/${done.json.remember_run_id}`)
-      expect(res.status).toBe(200)
-      const run = res.json
-      expect(run).toMatchObject({
-        id: done.json.remember_run_id,
-        pipeline: "text",
-        user_id: "alice",
-        dataset: "main",
-        dataset_id: expect.any(Number),
-        artifact_id: done.json.artifact_id,
-        status: "succeeded",
-        error: null,
-        queued_at: expect.any(String),
-        started_at: expect.any(String),
-        finished_at: expect.any(String),
-        duration_ms: expect.any(Number)
-      })
-      expect(run.params).toMatchObject({ kind: "knowledge", session_id: "s1" })
-      expect(JSON.stringify(run.params)).not.toContain("Alice lives in Berlin")
-      expect(Object.keys(run.stages)).toEqual([...TEXT_STAGES])
-      expect(run.stages.extract_graph).toMatchObject({ status: "succeeded", error: null, inference_ids: [expect.any(Number)] })
-      expect(run.stages.load_candidates.status).toBe("succeeded")
-      expect(run.stages.store.status).toBe("succeeded")
-      for (const unused of ["classify_complexity", "chunk_text", "summarize_chunk", "resolve_edges", "web_search"]) {
-        expect(run.stages[unused]).toEqual({
-          status: "not_started",
-          started_at: null,
-          finished_at: null,
-          duration_ms: null,
+    withApp(
+      { extract_graph: [livesIn("Berlin", "2024-03-01")] },
+      Effect.gen(function*() {
+        const done = yield* postJson(REMEMBER, { ...valid, session_id: "s1" })
+        expect(done.status, done.text).toBe(200)
+        const res = yield* get(`/v1/gb/runs/${done.json.remember_run_id}`)
+        expect(res.status).toBe(200)
+        const run = res.json
+        expect(run).toMatchObject({
+          id: done.json.remember_run_id,
+          pipeline: "text",
+          user_id: "alice",
+          dataset: "main",
+          dataset_id: expect.any(Number),
+          artifact_id: done.json.artifact_id,
+          status: "succeeded",
           error: null,
-          inference_ids: []
+          queued_at: expect.any(String),
+          started_at: expect.any(String),
+          finished_at: expect.any(String),
+          duration_ms: expect.any(Number)
         })
-      }
-    })))
+        expect(run.params).toMatchObject({ kind: "knowledge", session_id: "s1" })
+        expect(JSON.stringify(run.params)).not.toContain("Alice lives in Berlin")
+        expect(Object.keys(run.stages)).toEqual([...TEXT_STAGES])
+        expect(run.stages.extract_graph).toMatchObject({
+          status: "succeeded",
+          error: null,
+          inference_ids: [expect.any(Number)]
+        })
+        expect(run.stages.load_candidates.status).toBe("succeeded")
+        expect(run.stages.store.status).toBe("succeeded")
+        for (const unused of ["classify_complexity", "chunk_text", "summarize_chunk", "resolve_edges", "web_search"]) {
+          expect(run.stages[unused]).toEqual({
+            status: "not_started",
+            started_at: null,
+            finished_at: null,
+            duration_ms: null,
+            error: null,
+            inference_ids: []
+          })
+        }
+      })
+    ))
 
   it.live("502 when the LLM fails; the run is failed and nothing is stored", () =>
-    withApp({ extract_graph: [{ fail: { message: "HTTP 500 from provider", status: 500 } }] }, Effect.gen(function*() {
-      const res = yield* postJson(REMEMBER, valid)
-      expectError(res, 502, /500/)
-      expect(yield* count("gb_artifacts")).toBe(0)
-      const run = yield* get("/v1/gb/runs/1")
-      expect(run.json).toMatchObject({ status: "failed", error: expect.any(String) })
-      expect(run.json.stages.extract_graph.status).toBe("failed")
-    })))
+    withApp(
+      { extract_graph: [{ fail: { message: "HTTP 500 from provider", status: 500 } }] },
+      Effect.gen(function*() {
+        const res = yield* postJson(REMEMBER, valid)
+        expectError(res, 502, /500/)
+        expect(yield* count("gb_artifacts")).toBe(0)
+        const run = yield* get("/v1/gb/runs/1")
+        expect(run.json).toMatchObject({ status: "failed", error: expect.any(String) })
+        expect(run.json.stages.extract_graph.status).toBe("failed")
+      })
+    ))
 
   it.live("502 when the LLM answer is unusable", () =>
-    withApp({ extract_graph: [{ text: "I found nothing of interest." }] }, Effect.gen(function*() {
-      expectError(yield* postJson(REMEMBER, valid), 502)
-      expect(yield* count("gb_artifacts")).toBe(0)
-    })))
+    withApp(
+      { extract_graph: [{ text: "I found nothing of interest." }] },
+      Effect.gen(function*() {
+        expectError(yield* postJson(REMEMBER, valid), 502)
+        expect(yield* count("gb_artifacts")).toBe(0)
+      })
+    ))
 
   it.live("503 when the LLM is unavailable (no key)", () =>
-    withApp({ extract_graph: [{ fail: new LlmUnavailable({ message: "no LLM is configured: set ANTHROPIC_API_KEY" }) }] },
+    withApp(
+      { extract_graph: [{ fail: new LlmUnavailable({ message: "no LLM is configured: set ANTHROPIC_API_KEY" }) }] },
       Effect.gen(function*() {
         expectError(yield* postJson(REMEMBER, valid), 503, /ANTHROPIC_API_KEY/)
         expect(yield* count("gb_artifacts")).toBe(0)
-      })))
+      })
+    ))
 
   const later: ReadonlyArray<[string, unknown, RegExp]> = [
     ["timeseries.fetch", { ...valid, timeseries: { fetch: { before: "30d" } } }, /timeseries providers/],
@@ -325,34 +382,43 @@ describe("remember over HTTP", () => {
   ]
   for (const [what, body, message] of later) {
     it.live(`503 with a clear message for ${what} (not configured on this server)`, () =>
-      withApp({}, Effect.gen(function*() {
-        expectError(yield* postJson(REMEMBER, body), 503, message)
-        expect(yield* count("gb_artifacts")).toBe(0)
-        expect((yield* ScriptedLlm).calls).toHaveLength(0)
-      })))
+      withApp(
+        {},
+        Effect.gen(function*() {
+          expectError(yield* postJson(REMEMBER, body), 503, message)
+          expect(yield* count("gb_artifacts")).toBe(0)
+          expect((yield* ScriptedLlm).calls).toHaveLength(0)
+        })
+      ))
   }
 
   it.live("an image request may be larger than the text limit: it reaches the image model", () =>
-    withApp({}, Effect.gen(function*() {
-      const image = pngOfBytes(3 * MiB)
-      expect(image.length).toBeGreaterThan(TEXT_BODY_LIMIT)
-      const res = yield* postJson(REMEMBER, { user_id: "alice", image })
-      expect(res.status, res.text.slice(0, 300)).not.toBe(413)
-      expect(res.status).not.toBe(400)
-      expect((yield* ScriptedLlm).callsFor("extract_image")).toHaveLength(1)
-    })))
+    withApp(
+      {},
+      Effect.gen(function*() {
+        const image = pngOfBytes(3 * MiB)
+        expect(image.length).toBeGreaterThan(TEXT_BODY_LIMIT)
+        const res = yield* postJson(REMEMBER, { user_id: "alice", image })
+        expect(res.status, res.text.slice(0, 300)).not.toBe(413)
+        expect(res.status).not.toBe(400)
+        expect((yield* ScriptedLlm).callsFor("extract_image")).toHaveLength(1)
+      })
+    ))
 
   it.live("500 naming the stage, without internals, when the pipeline dies; the run log has the failure", () =>
-    withApp(() => {
-      throw new Error("kaboom: secret internals")
-    }, Effect.gen(function*() {
-      const res = yield* postJson(REMEMBER, valid)
-      // the message names the failing stage, not the defect
-      expectError(res, 500, /extract_graph/)
-      expect(res.json.error).not.toContain("kaboom")
-      const run = yield* get("/v1/gb/runs/1")
-      expect(run.json).toMatchObject({ status: "failed", error: expect.stringContaining("extract_graph") })
-    })))
+    withApp(
+      () => {
+        throw new Error("kaboom: secret internals")
+      },
+      Effect.gen(function*() {
+        const res = yield* postJson(REMEMBER, valid)
+        // the message names the failing stage, not the defect
+        expectError(res, 500, /extract_graph/)
+        expect(res.json.error).not.toContain("kaboom")
+        const run = yield* get("/v1/gb/runs/1")
+        expect(run.json).toMatchObject({ status: "failed", error: expect.stringContaining("extract_graph") })
+      })
+    ))
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -3,9 +3,9 @@
  * a required anchor that matches nothing is a 422 with nothing stored, and a stored series
  * comes back in the response.
  */
-import { it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { it, layer } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
 import { expect } from "vitest"
 import { ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { graph, rememberLayer } from "../support/app.js"
@@ -31,10 +31,22 @@ const expectError = (res: TestResponse, status: number, message: RegExp) => {
 const REJECTED: ReadonlyArray<readonly [string, unknown, RegExp]> = [
   ["no series nor fetch", {}, /^timeseries must have series or fetch/],
   ["a series without key", { series: [{ points: P }] }, /^timeseries\.series\[0\]\.key/],
-  ["a non-numeric value", { series: [{ key: "k", points: [["2025-01-31T00:00:00Z", "222"]] }] }, /^timeseries\.series\[0\]\.points\[0\]\[1\] must be a finite number/],
+  [
+    "a non-numeric value",
+    { series: [{ key: "k", points: [["2025-01-31T00:00:00Z", "222"]] }] },
+    /^timeseries\.series\[0\]\.points\[0\]\[1\] must be a finite number/
+  ],
   ["a bad time", { series: [{ key: "k", points: [["31.01.2025", 1]] }] }, /^timeseries\.series\[0\]\.points\[0\]\[0\]/],
-  ["a duplicate time", { series: [{ key: "k", points: [...P, ...P] }] }, /^timeseries\.series\[0\]\.points\[1\] repeats the time/],
-  ["a malformed anchor", { series: [{ key: "k", points: P, anchors: [{ entity: { type: "organization" } }] }] }, /^timeseries\.series\[0\]\.anchors\[0\]\.entity\.name/],
+  [
+    "a duplicate time",
+    { series: [{ key: "k", points: [...P, ...P] }] },
+    /^timeseries\.series\[0\]\.points\[1\] repeats the time/
+  ],
+  [
+    "a malformed anchor",
+    { series: [{ key: "k", points: P, anchors: [{ entity: { type: "organization" } }] }] },
+    /^timeseries\.series\[0\]\.anchors\[0\]\.entity\.name/
+  ],
   ["a bad duration", { fetch: { before: "a month" } }, /^timeseries\.fetch\.before/]
 ]
 
@@ -53,14 +65,18 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
 const apple = graph([{ name: "Apple Inc.", type: "organization" }], [])
 const withApp = <A, E>(program: Effect.Effect<A, E, any>) =>
   program.pipe(
-    Effect.provide(serveTest(rememberLayer(sqliteLayer(), { extract_graph: [apple, apple] })) as Layer.Layer<any, any, never>)
+    Effect.provide(
+      serveTest(rememberLayer(sqliteLayer(), { extract_graph: [apple, apple] })) as Layer.Layer<any, any, never>
+    )
   ) as Effect.Effect<A, E, never>
 
 it.live("422 when a required anchor matches nothing: nothing stored; then 200 with the series", () =>
   withApp(Effect.gen(function*() {
     const missing = yield* postJson(REMEMBER, {
       ...text,
-      timeseries: { series: [{ key: "AAPL.close", points: P, anchors: [{ entity: { name: "Apple Inc.", type: "fruit" } }] }] }
+      timeseries: {
+        series: [{ key: "AAPL.close", points: P, anchors: [{ entity: { name: "Apple Inc.", type: "fruit" } }] }]
+      }
     })
     expectError(missing, 422, /timeseries\.series\[0\]\.anchors\[0\].*"Apple Inc\." of type fruit/)
     expect(yield* count("gb_artifacts")).toBe(0)
@@ -68,7 +84,9 @@ it.live("422 when a required anchor matches nothing: nothing stored; then 200 wi
 
     const ok = yield* postJson(REMEMBER, {
       ...text,
-      timeseries: { series: [{ key: "AAPL.close", unit: "USD", points: P, anchors: [{ entity: { name: "Apple Inc." } }] }] }
+      timeseries: {
+        series: [{ key: "AAPL.close", unit: "USD", points: P, anchors: [{ entity: { name: "Apple Inc." } }] }]
+      }
     })
     expect(ok.status, ok.text.slice(0, 300)).toBe(200)
     expect(ok.json.series).toEqual([expect.objectContaining({

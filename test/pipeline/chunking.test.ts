@@ -2,15 +2,16 @@
  * Long documents (contracts section 4): chunk artifacts and summaries, in-order reconciliation
  * with concurrent extraction, partial failure, progress; on SQLite and PostgreSQL.
  */
-import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { expect } from "vitest"
 import { HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
-import { ScriptedLlm, type ScriptedAnswer } from "../../layers/testing/ScriptedLlm.js"
+import { type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStore, MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
 import { chunkText } from "../../src/pipeline/chunking.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import type { Embeddings } from "../../src/services/Embeddings.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
@@ -18,7 +19,6 @@ import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import type { VectorStore } from "../../src/services/VectorStore.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
-import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const CHUNK_SIZE = 80
 const filler = (n: number) =>
@@ -52,7 +52,9 @@ const script = (failOn?: number) => (r: LlmRequest): ScriptedAnswer => {
     return ScriptedLlm.json({ duplicates: [], contradictions })
   }
   const marks = [...text.matchAll(/\[F(\d)\]/g)].map((m) => Number(m[1]))
-  if (failOn !== undefined && marks.includes(failOn)) return { fail: { message: `HTTP 500 on fact ${failOn}`, status: 500 } }
+  if (failOn !== undefined && marks.includes(failOn)) {
+    return { fail: { message: `HTTP 500 on fact ${failOn}`, status: 500 } }
+  }
   const facts = marks.map((k) => FACTS[k]!)
   const names = [...new Set(facts.flatMap((f) => [f.source, f.target]))]
   return ScriptedLlm.json({ entities: names.map((name) => ({ name, type: "thing" })), edges: facts })
@@ -96,51 +98,77 @@ const withLayer = <A, E>(
       }
       : {})
   })
-  return program.pipe(Effect.provide(Layer.merge(layer, extra) as unknown as Layer.Layer<any>)) as Effect.Effect<A, E, never>
+  return program.pipe(Effect.provide(Layer.merge(layer, extra) as unknown as Layer.Layer<any>)) as Effect.Effect<
+    A,
+    E,
+    never
+  >
 }
 
 const EXPECTED_CHUNKS = chunkText(DOCUMENT, { chunkSize: CHUNK_SIZE, overlapPercent: 20 })
 
 forEachDialect((_dialect, makeLayer) => {
   it.live("a document becomes a parent, chunks and summaries; a later chunk closes an earlier chunk's fact", () =>
-    withLayer(makeLayer(), { embeddings: true }, Effect.gen(function*() {
-      expect(EXPECTED_CHUNKS.length).toBeGreaterThanOrEqual(5)
-      const out = yield* Effect.flatMap(RememberManager, (m) => m.submit(request({ session_id: "s1" })))
-      const response = out.response as any
-      expect(response.chunks).toHaveLength(EXPECTED_CHUNKS.length)
-      expect(response.chunks.map((c: any) => [c.index, c.start_offset, c.end_offset, c.tokens])).toEqual(
-        EXPECTED_CHUNKS.map((c) => [c.index, c.start_offset, c.end_offset, c.tokens])
-      )
-      const artifacts = yield* rows<any>("SELECT id, kind, parent_id, inference_id, session_id FROM gb_artifacts ORDER BY id")
-      const parent = artifacts.find((a: any) => a.kind === "knowledge")
-      expect(parent.id).toBe(response.artifact_id)
-      const chunks = artifacts.filter((a: any) => a.kind === "chunk")
-      const summaries = artifacts.filter((a: any) => a.kind === "chunk_summary")
-      expect(chunks).toHaveLength(EXPECTED_CHUNKS.length)
-      expect(chunks.every((c: any) => c.parent_id === parent.id && c.session_id === "s1")).toBe(true)
-      expect(summaries.map((s: any) => s.parent_id)).toEqual(chunks.map((c: any) => c.id))
-      expect(summaries.every((s: any) => typeof s.inference_id === "number")).toBe(true)
-      expect(response.chunks[0].summary).toMatchObject({ text: expect.stringContaining("A summary of"), model: ScriptedLlm.DEFAULT_MODEL, reasoning: "none" })
+    withLayer(
+      makeLayer(),
+      { embeddings: true },
+      Effect.gen(function*() {
+        expect(EXPECTED_CHUNKS.length).toBeGreaterThanOrEqual(5)
+        const out = yield* Effect.flatMap(RememberManager, (m) => m.submit(request({ session_id: "s1" })))
+        const response = out.response as any
+        expect(response.chunks).toHaveLength(EXPECTED_CHUNKS.length)
+        expect(response.chunks.map((c: any) => [c.index, c.start_offset, c.end_offset, c.tokens])).toEqual(
+          EXPECTED_CHUNKS.map((c) => [c.index, c.start_offset, c.end_offset, c.tokens])
+        )
+        const artifacts = yield* rows<any>(
+          "SELECT id, kind, parent_id, inference_id, session_id FROM gb_artifacts ORDER BY id"
+        )
+        const parent = artifacts.find((a: any) => a.kind === "knowledge")
+        expect(parent.id).toBe(response.artifact_id)
+        const chunks = artifacts.filter((a: any) => a.kind === "chunk")
+        const summaries = artifacts.filter((a: any) => a.kind === "chunk_summary")
+        expect(chunks).toHaveLength(EXPECTED_CHUNKS.length)
+        expect(chunks.every((c: any) => c.parent_id === parent.id && c.session_id === "s1")).toBe(true)
+        expect(summaries.map((s: any) => s.parent_id)).toEqual(chunks.map((c: any) => c.id))
+        expect(summaries.every((s: any) => typeof s.inference_id === "number")).toBe(true)
+        expect(response.chunks[0].summary).toMatchObject({
+          text: expect.stringContaining("A summary of"),
+          model: ScriptedLlm.DEFAULT_MODEL,
+          reasoning: "none"
+        })
 
-      // Alice lives in Berlin (chunk of F1) is closed by Alice lives in Paris (chunk of F4)
-      const berlin = response.edges.find((e: any) => e.target === "Berlin")
-      expect(response.invalidated_edges).toEqual([berlin.id])
-      expect(berlin).toMatchObject({ invalid_at: "2025-01-01T00:00:00.000Z", expired_at: expect.any(String) })
-      // each fact once, although overlapping chunks state some twice
-      expect(yield* rows<any>("SELECT COUNT(*) AS n FROM gb_edges")).toEqual([{ n: 5 }])
+        // Alice lives in Berlin (chunk of F1) is closed by Alice lives in Paris (chunk of F4)
+        const berlin = response.edges.find((e: any) => e.target === "Berlin")
+        expect(response.invalidated_edges).toEqual([berlin.id])
+        expect(berlin).toMatchObject({ invalid_at: "2025-01-01T00:00:00.000Z", expired_at: expect.any(String) })
+        // each fact once, although overlapping chunks state some twice
+        expect(yield* rows<any>("SELECT COUNT(*) AS n FROM gb_edges")).toEqual([{ n: 5 }])
 
-      expect(response).toMatchObject({ embedded_chunks: EXPECTED_CHUNKS.length, embedded_summaries: EXPECTED_CHUNKS.length })
-      const store = yield* MemoryVectorStore
-      const datasetId = (yield* rows<any>("SELECT id FROM gb_datasets"))[0].id
-      expect(store.items(`dataset-${datasetId}-chunks`).map((i) => i.id)).toEqual(chunks.map((c: any) => `chunk-${c.id}`))
-      expect(store.items(`dataset-${datasetId}-summaries`).map((i) => i.id)).toEqual(summaries.map((s: any) => `summary-${s.id}`))
+        expect(response).toMatchObject({
+          embedded_chunks: EXPECTED_CHUNKS.length,
+          embedded_summaries: EXPECTED_CHUNKS.length
+        })
+        const store = yield* MemoryVectorStore
+        const datasetId = (yield* rows<any>("SELECT id FROM gb_datasets"))[0].id
+        expect(store.items(`dataset-${datasetId}-chunks`).map((i) => i.id)).toEqual(
+          chunks.map((c: any) => `chunk-${c.id}`)
+        )
+        expect(store.items(`dataset-${datasetId}-summaries`).map((i) => i.id)).toEqual(
+          summaries.map((s: any) => `summary-${s.id}`)
+        )
 
-      const run = (yield* (yield* RunLogRepo).get(out.runId)).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
-      const chunkStage = run.stages.find((s) => s.stage === "chunk_text")!
-      expect(chunkStage.progress).toEqual({ chunks_done: EXPECTED_CHUNKS.length, chunks_total: EXPECTED_CHUNKS.length })
-      expect(run.stages.find((s) => s.stage === "summarize_chunk")!.inference_ids).toHaveLength(EXPECTED_CHUNKS.length)
-      expect(run.stages.find((s) => s.stage === "extract_graph")!.status).toBe("succeeded")
-    })))
+        const run = (yield* (yield* RunLogRepo).get(out.runId)).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
+        const chunkStage = run.stages.find((s) => s.stage === "chunk_text")!
+        expect(chunkStage.progress).toEqual({
+          chunks_done: EXPECTED_CHUNKS.length,
+          chunks_total: EXPECTED_CHUNKS.length
+        })
+        expect(run.stages.find((s) => s.stage === "summarize_chunk")!.inference_ids).toHaveLength(
+          EXPECTED_CHUNKS.length
+        )
+        expect(run.stages.find((s) => s.stage === "extract_graph")!.status).toBe("succeeded")
+      })
+    ))
 
   it.live("the graph is the same whether chunks are extracted one at a time or eight at once", () => {
     // earlier chunks answer later, so concurrent extractions finish in reverse order
@@ -149,13 +177,17 @@ forEachDialect((_dialect, makeLayer) => {
       return r.stage === "extract_graph" ? (6 - first) * 15 : 0
     }
     const snapshot = (concurrency: number) =>
-      withLayer(makeLayer(), { concurrency, llmDelayMs: slowFirst }, Effect.gen(function*() {
-        yield* Effect.flatMap(RememberManager, (m) => m.submit(request()))
-        return yield* rows<any>(`SELECT s.name AS source, t.name AS target, e.relation, e.valid_at, e.invalid_at,
+      withLayer(
+        makeLayer(),
+        { concurrency, llmDelayMs: slowFirst },
+        Effect.gen(function*() {
+          yield* Effect.flatMap(RememberManager, (m) => m.submit(request()))
+          return yield* rows<any>(`SELECT s.name AS source, t.name AS target, e.relation, e.valid_at, e.invalid_at,
             e.expired_at IS NULL AS live, a.metadata AS chunk
           FROM gb_edges e JOIN gb_entities s ON s.id = e.source_id JOIN gb_entities t ON t.id = e.target_id
           JOIN gb_artifacts a ON a.id = e.artifact_id ORDER BY e.id`)
-      }))
+        })
+      )
     return Effect.gen(function*() {
       const one = yield* snapshot(1)
       const eight = yield* snapshot(8)
@@ -165,17 +197,23 @@ forEachDialect((_dialect, makeLayer) => {
   })
 
   it.live("a failure in chunk 3 keeps the chunks before it and nothing after it", () =>
-    withLayer(makeLayer(), { failOn: 3 }, Effect.gen(function*() {
-      const failing = EXPECTED_CHUNKS.findIndex((c) => c.text.includes("[F3]"))
-      const exit = yield* Effect.exit(Effect.flatMap(RememberManager, (m) => m.submit(request())))
-      expect(Exit.isFailure(exit)).toBe(true)
-      if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-        expect(exit.cause.error).toMatchObject({ _tag: "LlmFailed", message: expect.stringContaining("fact 3") })
-      }
-      const chunks = yield* rows<any>("SELECT metadata FROM gb_artifacts WHERE kind = 'chunk' ORDER BY id")
-      expect(chunks.map((c: any) => JSON.parse(c.metadata).index)).toEqual([...Array(failing).keys()])
-      expect((yield* rows<any>("SELECT COUNT(*) AS n FROM gb_artifacts WHERE kind = 'knowledge'"))[0].n).toBe(failing > 0 ? 1 : 0)
-      const runs = yield* rows<any>("SELECT status, error FROM gb_remember_runs")
-      expect(runs).toEqual([{ status: "failed", error: expect.stringContaining("fact 3") }])
-    })))
+    withLayer(
+      makeLayer(),
+      { failOn: 3 },
+      Effect.gen(function*() {
+        const failing = EXPECTED_CHUNKS.findIndex((c) => c.text.includes("[F3]"))
+        const exit = yield* Effect.exit(Effect.flatMap(RememberManager, (m) => m.submit(request())))
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+          expect(exit.cause.error).toMatchObject({ _tag: "LlmFailed", message: expect.stringContaining("fact 3") })
+        }
+        const chunks = yield* rows<any>("SELECT metadata FROM gb_artifacts WHERE kind = 'chunk' ORDER BY id")
+        expect(chunks.map((c: any) => JSON.parse(c.metadata).index)).toEqual([...Array(failing).keys()])
+        expect((yield* rows<any>("SELECT COUNT(*) AS n FROM gb_artifacts WHERE kind = 'knowledge'"))[0].n).toBe(
+          failing > 0 ? 1 : 0
+        )
+        const runs = yield* rows<any>("SELECT status, error FROM gb_remember_runs")
+        expect(runs).toEqual([{ status: "failed", error: expect.stringContaining("fact 3") }])
+      })
+    ))
 })

@@ -2,17 +2,18 @@
  * Embeddings in the text pipeline (seed: Embed, Candidate facts; contracts section 10) over a
  * real database (SQLite and PostgreSQL), the scripted LLM, hash embeddings and the memory store.
  */
-import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Schedule } from "effect"
 import { expect } from "vitest"
 import { HashEmbeddings, HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
 import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStore, MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
+import { DEFAULT_PRICES } from "../../src/pipeline/cost.js"
+import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { reembed } from "../../src/pipeline/reembed.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
-import { DEFAULT_PRICES } from "../../src/pipeline/cost.js"
 import { Database } from "../../src/services/Database.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import { Embeddings } from "../../src/services/Embeddings.js"
@@ -23,15 +24,16 @@ import { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
 import { graph, rememberLayer, type RememberLayerOptions, resolution, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
-import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
 const request = textRequest
 
 const remember = (req: RememberRequest) => Effect.flatMap(RememberManager, (m) => m.submit(req))
 
 const count = (table: string, where = "1 = 1") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`), (r) => Number(r[0]!.n))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      Effect.map(sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`), (r) => Number(r[0]!.n))
   ).pipe(Effect.orDie)
 
 const livesIn = (person: string, city: string, valid_at: string, about = "an engineer at Acme") =>
@@ -61,111 +63,173 @@ const run = <A, E>(
 
 forEachDialect((_dialect, makeLayer) => {
   it.live("embeds the entities and facts of a text in one request and writes them by id", () =>
-    run(makeLayer, { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01")] }, {}, Effect.gen(function*() {
-      const out = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
-      expect(out).toMatchObject({ embedded_entities: 2, embedded_edges: 1 })
-      const calls = (yield* HashEmbeddings).calls
-      // a new dataset has nothing to look up by similarity: one request, entities then edges
-      expect(calls).toEqual([["Alice Smith (person): an engineer at Acme", "Berlin (place): a city", "Alice Smith lives in Berlin"]])
-      const store = yield* MemoryVectorStore
-      const datasetId = (yield* (yield* DatasetsRepo).find("alice", "main")).pipe((o) => (o._tag === "Some" ? o.value.id : -1))
-      expect(store.items(`dataset-${datasetId}-entities`).map((i) => i.id)).toEqual(out.entities.map((e: any) => `entity-${e.id}`))
-      expect(store.items(`dataset-${datasetId}-edges`).map((i) => i.id)).toEqual([`edge-${out.edges[0].id}`])
-      expect(store.items(`dataset-${datasetId}-entities`)[0]!.metadata).toMatchObject({
-        dataset_id: datasetId,
-        kind: "entity",
-        entity_id: out.entities[0].id,
-        name: "Alice Smith"
+    run(
+      makeLayer,
+      { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01")] },
+      {},
+      Effect.gen(function*() {
+        const out = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
+        expect(out).toMatchObject({ embedded_entities: 2, embedded_edges: 1 })
+        const calls = (yield* HashEmbeddings).calls
+        // a new dataset has nothing to look up by similarity: one request, entities then edges
+        expect(calls).toEqual([[
+          "Alice Smith (person): an engineer at Acme",
+          "Berlin (place): a city",
+          "Alice Smith lives in Berlin"
+        ]])
+        const store = yield* MemoryVectorStore
+        const datasetId = (yield* (yield* DatasetsRepo).find("alice", "main")).pipe((
+          o
+        ) => (o._tag === "Some" ? o.value.id : -1))
+        expect(store.items(`dataset-${datasetId}-entities`).map((i) => i.id)).toEqual(
+          out.entities.map((e: any) => `entity-${e.id}`)
+        )
+        expect(store.items(`dataset-${datasetId}-edges`).map((i) => i.id)).toEqual([`edge-${out.edges[0].id}`])
+        expect(store.items(`dataset-${datasetId}-entities`)[0]!.metadata).toMatchObject({
+          dataset_id: datasetId,
+          kind: "entity",
+          entity_id: out.entities[0].id,
+          name: "Alice Smith"
+        })
+        expect(yield* (yield* VectorOutbox).count()).toBe(0)
+        expect(yield* count("gb_entities", "embedded_at IS NULL")).toBe(0)
+        // the request is one gb_inferences row, filed under the store stage
+        const runRow = (yield* (yield* RunLogRepo).get(out.remember_run_id ?? 1)).pipe((
+          o
+        ) => (o._tag === "Some" ? o.value : undefined))!
+        const storeStage = runRow.stages.find((s) => s.stage === "store")!
+        expect(storeStage.inference_ids).toHaveLength(1)
+        expect(yield* count("gb_inferences", "stage = 'embed' AND model = 'hash-embedding'")).toBe(1)
       })
-      expect(yield* (yield* VectorOutbox).count()).toBe(0)
-      expect(yield* count("gb_entities", "embedded_at IS NULL")).toBe(0)
-      // the request is one gb_inferences row, filed under the store stage
-      const runRow = (yield* (yield* RunLogRepo).get(out.remember_run_id ?? 1)).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
-      const storeStage = runRow.stages.find((s) => s.stage === "store")!
-      expect(storeStage.inference_ids).toHaveLength(1)
-      expect(yield* count("gb_inferences", "stage = 'embed' AND model = 'hash-embedding'")).toBe(1)
-    })))
+    ))
 
   it.live("remembering the same text again overwrites the vectors, and counts repeats too", () =>
-    run(makeLayer, { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Alice Smith", "Berlin", "2024-03-01")] }, {}, Effect.gen(function*() {
-      yield* remember(request("Alice Smith lives in Berlin."))
-      const second = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
-      expect(second).toMatchObject({ embedded_entities: 2, embedded_edges: 1 })
-      const store = yield* MemoryVectorStore
-      expect(store.indexes().map((i) => [i, store.items(i).length])).toEqual([["dataset-1-edges", 1], ["dataset-1-entities", 2]])
-      // everything a remember embeds is known from its extraction: one request, made ahead
-      // (ahead.ts), which the similarity lookup and the store both reuse
-      const calls = (yield* HashEmbeddings).calls
-      const texts = ["Alice Smith (person): an engineer at Acme", "Berlin (place): a city", "Alice Smith lives in Berlin"]
-      expect(calls).toEqual([texts, texts])
-    })))
+    run(
+      makeLayer,
+      {
+        extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Alice Smith", "Berlin", "2024-03-01")]
+      },
+      {},
+      Effect.gen(function*() {
+        yield* remember(request("Alice Smith lives in Berlin."))
+        const second = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
+        expect(second).toMatchObject({ embedded_entities: 2, embedded_edges: 1 })
+        const store = yield* MemoryVectorStore
+        expect(store.indexes().map((i) => [i, store.items(i).length])).toEqual([["dataset-1-edges", 1], [
+          "dataset-1-entities",
+          2
+        ]])
+        // everything a remember embeds is known from its extraction: one request, made ahead
+        // (ahead.ts), which the similarity lookup and the store both reuse
+        const calls = (yield* HashEmbeddings).calls
+        const texts = [
+          "Alice Smith (person): an engineer at Acme",
+          "Berlin (place): a city",
+          "Alice Smith lives in Berlin"
+        ]
+        expect(calls).toEqual([texts, texts])
+      })
+    ))
 
   it.live("finds an alias by similarity: its facts become candidates (found_by similar)", () =>
-    run(makeLayer, {
-      extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Alice", "Paris", "2025-01-15")],
-      resolve_edges: [resolution([], [{ new: 0, existing: [1] }])]
-    }, { settings: { similarityThreshold: 0.5 } }, Effect.gen(function*() {
-      const first = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
-      const second = yield* remember(request("Alice moved to Paris."))
-      expect((second.response as any).invalidated_edges).toEqual([first.edges[0].id])
-      const sent = readResolveEdgesPrompt((yield* ScriptedLlm).callsFor("resolve_edges")[0]!.messages[0]!.content as string)
-      expect(sent.existing_facts.map((f: any) => f.source)).toEqual(["Alice Smith"])
-      const runRow = (yield* (yield* RunLogRepo).get(second.runId)).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
-      const load = runRow.stages.find((s) => s.stage === "load_candidates")!
-      expect(load.detail).toMatchObject({ candidates: 1, found_by: { [first.edges[0].id]: "similar" } })
-      // the lookup's vectors were embedded ahead, in the request filed under store
-      expect(load.inference_ids).toHaveLength(0)
-      expect(runRow.stages.find((s) => s.stage === "store")!.inference_ids).toHaveLength(1)
-    })))
+    run(
+      makeLayer,
+      {
+        extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Alice", "Paris", "2025-01-15")],
+        resolve_edges: [resolution([], [{ new: 0, existing: [1] }])]
+      },
+      { settings: { similarityThreshold: 0.5 } },
+      Effect.gen(function*() {
+        const first = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
+        const second = yield* remember(request("Alice moved to Paris."))
+        expect((second.response as any).invalidated_edges).toEqual([first.edges[0].id])
+        const sent = readResolveEdgesPrompt(
+          (yield* ScriptedLlm).callsFor("resolve_edges")[0]!.messages[0]!.content as string
+        )
+        expect(sent.existing_facts.map((f: any) => f.source)).toEqual(["Alice Smith"])
+        const runRow = (yield* (yield* RunLogRepo).get(second.runId)).pipe((
+          o
+        ) => (o._tag === "Some" ? o.value : undefined))!
+        const load = runRow.stages.find((s) => s.stage === "load_candidates")!
+        expect(load.detail).toMatchObject({ candidates: 1, found_by: { [first.edges[0].id]: "similar" } })
+        // the lookup's vectors were embedded ahead, in the request filed under store
+        expect(load.inference_ids).toHaveLength(0)
+        expect(runRow.stages.find((s) => s.stage === "store")!.inference_ids).toHaveLength(1)
+      })
+    ))
 
   it.live("a failed similarity lookup falls back to names and is recorded on the stage", () =>
-    run(makeLayer, { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Alice Smith", "Berlin", "2024-03-01")] }, {
-      failEmbeddings: (() => {
-        let calls = 0
-        // the second remember's requests: ahead (2) and then its own lookup (3) fail, the store's (4) does not
-        return () => [2, 3].includes(++calls)
-      })()
-    }, Effect.gen(function*() {
-      yield* remember(request("Alice Smith lives in Berlin."))
-      const second = yield* remember(request("Alice Smith lives in Berlin."))
-      const runRow = (yield* (yield* RunLogRepo).get(second.runId)).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
-      const load = runRow.stages.find((s) => s.stage === "load_candidates")!
-      expect(load.status).toBe("succeeded")
-      expect(load.detail).toMatchObject({ candidates: 1, similarity_error: expect.any(String) })
-      expect(runRow.status).toBe("succeeded")
-    })))
+    run(
+      makeLayer,
+      {
+        extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Alice Smith", "Berlin", "2024-03-01")]
+      },
+      {
+        failEmbeddings: (() => {
+          let calls = 0
+          // the second remember's requests: ahead (2) and then its own lookup (3) fail, the store's (4) does not
+          return () => [2, 3].includes(++calls)
+        })()
+      },
+      Effect.gen(function*() {
+        yield* remember(request("Alice Smith lives in Berlin."))
+        const second = yield* remember(request("Alice Smith lives in Berlin."))
+        const runRow = (yield* (yield* RunLogRepo).get(second.runId)).pipe((
+          o
+        ) => (o._tag === "Some" ? o.value : undefined))!
+        const load = runRow.stages.find((s) => s.stage === "load_candidates")!
+        expect(load.status).toBe("succeeded")
+        expect(load.detail).toMatchObject({ candidates: 1, similarity_error: expect.any(String) })
+        expect(runRow.status).toBe("succeeded")
+      })
+    ))
 
   it.live("an embedding failure stores nothing (502)", () =>
-    run(makeLayer, { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01")] }, { failEmbeddings: () => true }, Effect.gen(function*() {
-      const exit = yield* Effect.exit(remember(request("Alice Smith lives in Berlin.", { dataset: "fresh" })))
-      expect(Exit.isFailure(exit)).toBe(true)
-      if (Exit.isFailure(exit) && exit.cause._tag === "Fail") expect(exit.cause.error._tag).toBe("EmbeddingFailed")
-      for (const t of ["gb_datasets", "gb_artifacts", "gb_entities", "gb_edges", "gb_vector_outbox"]) expect(yield* count(t)).toBe(0)
-      // the request made ahead, then the store's own
-      expect(yield* count("gb_inferences", "stage = 'embed' AND error IS NOT NULL")).toBe(2)
-    })))
+    run(
+      makeLayer,
+      { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01")] },
+      { failEmbeddings: () => true },
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(remember(request("Alice Smith lives in Berlin.", { dataset: "fresh" })))
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") expect(exit.cause.error._tag).toBe("EmbeddingFailed")
+        for (const t of ["gb_datasets", "gb_artifacts", "gb_entities", "gb_edges", "gb_vector_outbox"]) {
+          expect(yield* count(t)).toBe(0)
+        }
+        // the request made ahead, then the store's own
+        expect(yield* count("gb_inferences", "stage = 'embed' AND error IS NOT NULL")).toBe(2)
+      })
+    ))
 
   it.live("a vector write failure after commit is a 502 with the rows stored; the outbox is drained by the next remember", () => {
     let failing = true
-    return run(makeLayer, {
-      extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Bob", "Rome", "2024-03-01", "baker")]
-    }, { failUpserts: () => failing }, Effect.gen(function*() {
-      const exit = yield* Effect.exit(remember(request("Alice Smith lives in Berlin.")))
-      expect(Exit.isFailure(exit)).toBe(true)
-      if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-        expect(exit.cause.error).toMatchObject({ _tag: "VectorWriteFailed", artifact_id: expect.any(Number) })
-      }
-      expect(yield* count("gb_edges")).toBe(1)
-      expect(yield* (yield* VectorOutbox).count()).toBe(3)
-      const runs = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT status, artifact_id FROM gb_remember_runs`).pipe(Effect.orDie)
-      expect(runs).toEqual([{ status: "failed", artifact_id: expect.any(Number) }])
+    return run(
+      makeLayer,
+      {
+        extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01"), livesIn("Bob", "Rome", "2024-03-01", "baker")]
+      },
+      { failUpserts: () => failing },
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(remember(request("Alice Smith lives in Berlin.")))
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+          expect(exit.cause.error).toMatchObject({ _tag: "VectorWriteFailed", artifact_id: expect.any(Number) })
+        }
+        expect(yield* count("gb_edges")).toBe(1)
+        expect(yield* (yield* VectorOutbox).count()).toBe(3)
+        const runs = yield* Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql`SELECT status, artifact_id FROM gb_remember_runs`
+        ).pipe(Effect.orDie)
+        expect(runs).toEqual([{ status: "failed", artifact_id: expect.any(Number) }])
 
-      failing = false
-      yield* remember(request("Bob lives in Rome."))
-      expect(yield* (yield* VectorOutbox).count()).toBe(0)
-      const store = yield* MemoryVectorStore
-      expect(store.indexes().flatMap((i) => store.items(i)).length).toBe(6)
-    }))
+        failing = false
+        yield* remember(request("Bob lives in Rome."))
+        expect(yield* (yield* VectorOutbox).count()).toBe(0)
+        const store = yield* MemoryVectorStore
+        expect(store.indexes().flatMap((i) => store.items(i)).length).toBe(6)
+      })
+    )
   })
 
   it.live("reembed embeds what was stored before embeddings were configured", () => {
@@ -183,15 +247,29 @@ forEachDialect((_dialect, makeLayer) => {
         prices: DEFAULT_PRICES
       }
       const result = yield* Effect.gen(function*() {
-        const r = yield* reembed({ ...deps, embeddings: yield* Embeddings, vectors: yield* VectorStore, outbox: yield* VectorOutbox }, {})
+        const r = yield* reembed({
+          ...deps,
+          embeddings: yield* Embeddings,
+          vectors: yield* VectorStore,
+          outbox: yield* VectorOutbox
+        }, {})
         const store = yield* MemoryVectorStore
         expect(store.indexes().flatMap((i) => store.items(i).map((x) => x.id)).sort()).toEqual(
           [...out.entities.map((e: any) => `entity-${e.id}`), `edge-${out.edges[0].id}`].sort()
         )
-        const again = yield* reembed({ ...deps, embeddings: yield* Embeddings, vectors: yield* VectorStore, outbox: yield* VectorOutbox }, {})
+        const again = yield* reembed({
+          ...deps,
+          embeddings: yield* Embeddings,
+          vectors: yield* VectorStore,
+          outbox: yield* VectorOutbox
+        }, {})
         expect(again).toEqual({ datasets: 1, entities: 0, edges: 0 })
         return r
-      }).pipe(Effect.provide(Layer.mergeAll(HashEmbeddingsLive({ dimensions: 64 }), MemoryVectorStoreLive({ dimensions: 64 }))))
+      }).pipe(
+        Effect.provide(
+          Layer.mergeAll(HashEmbeddingsLive({ dimensions: 64 }), MemoryVectorStoreLive({ dimensions: 64 }))
+        )
+      )
       expect(result).toEqual({ datasets: 1, entities: 2, edges: 1 })
       expect(yield* count("gb_entities", "embedded_at IS NULL")).toBe(0)
       expect(yield* count("gb_edges", "embedded_at IS NULL")).toBe(0)
@@ -202,7 +280,13 @@ forEachDialect((_dialect, makeLayer) => {
 forEachDialect((_dialect, makeLayer) => {
   it.live("vectors left in the outbox are written when the server starts", () => {
     const vectors = MemoryVectorStoreLive({ dimensions: 2 })
-    const item = { dataset_id: 1, index_name: "dataset-1-entities", vector_id: "entity-1", values: [1, 0], metadata: { kind: "entity" } }
+    const item = {
+      dataset_id: 1,
+      index_name: "dataset-1-entities",
+      vector_id: "entity-1",
+      values: [1, 0],
+      metadata: { kind: "entity" }
+    }
     // the database as a failing (or crashed) process left it: a vector waiting in the outbox
     const leftBehind = makeLayer().pipe(
       Layer.tap((ctx) => Effect.asVoid(Context.get(ctx, VectorOutbox).enqueue([item], "2025-01-01T00:00:00.000Z")))
@@ -217,7 +301,12 @@ forEachDialect((_dialect, makeLayer) => {
       const store = yield* MemoryVectorStore
       expect(store.items("dataset-1-entities").map((i) => i.id)).toEqual(["entity-1"])
     }).pipe(
-      Effect.provide(Layer.merge(rememberLayer(leftBehind, {}, { vectors: vectors as unknown as Layer.Layer<VectorStore> }), vectors) as unknown as Layer.Layer<any>)
+      Effect.provide(
+        Layer.merge(
+          rememberLayer(leftBehind, {}, { vectors: vectors as unknown as Layer.Layer<VectorStore> }),
+          vectors
+        ) as unknown as Layer.Layer<any>
+      )
     ) as Effect.Effect<void, unknown, never>
   })
 })

@@ -4,8 +4,8 @@
  * with a lost file), failures that must store nothing and leave no file, dataset isolation,
  * the library API; and the image block on the wire through the Anthropic adapter.
  */
-import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { it } from "@effect/vitest"
 import { Effect, Either, Exit, Layer, Option, Redacted } from "effect"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect } from "vitest"
 import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
 import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
 import { AnthropicLlmLive } from "../../layers/llm/AnthropicLlm.js"
-import { type LlmScript, ScriptedLlm, type ScriptedAnswer } from "../../layers/testing/ScriptedLlm.js"
+import { type LlmScript, type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { type RememberRequest, validateRememberRequest } from "../../src/domain/Remember.js"
 import { listImageArtifacts, listImageExtractions, loadImage } from "../../src/pipeline/image/library.js"
@@ -33,7 +33,9 @@ const REFERENCE_TIME = "2025-02-01T00:00:00.000Z"
 
 /** A request as the HTTP handler makes it (validated, the image decoded). */
 const imageRequest = (bytes: Uint8Array, extra: Record<string, unknown> = {}): RememberRequest =>
-  Either.getOrThrow(validateRememberRequest({ user_id: "alice", image: b64(bytes), reference_time: REFERENCE_TIME, ...extra }))
+  Either.getOrThrow(
+    validateRememberRequest({ user_id: "alice", image: b64(bytes), reference_time: REFERENCE_TIME, ...extra })
+  )
 
 const reading = (
   theme: string,
@@ -43,14 +45,20 @@ const reading = (
 ) => ScriptedLlm.json({ theme, title, text_blocks }, rest)
 
 const revenue = (rest: Omit<Extract<ScriptedAnswer, { text: string }>, "text"> = {}) =>
-  reading("plot", "Revenue 2024", [{ kind: "title", text: "Revenue 2024" }, { kind: "axis", text: "Q1" }, { kind: "axis", text: "Q2" }], {
+  reading("plot", "Revenue 2024", [{ kind: "title", text: "Revenue 2024" }, { kind: "axis", text: "Q1" }, {
+    kind: "axis",
+    text: "Q2"
+  }], {
     usage: { inputTokens: 1500, outputTokens: 120 },
     ...rest
   })
 
 const count = (table: string, where = "1 = 1") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`), (rows) => Number(rows[0]!.n))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      Effect.map(sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`), (rows) =>
+        Number(rows[0]!.n))
   ).pipe(Effect.orDie)
 
 const rows = <A extends object>(query: string) =>
@@ -61,8 +69,7 @@ const exec = (statement: string) =>
 
 const remember = (req: RememberRequest) => Effect.flatMap(RememberManager, (m) => m.submit(req))
 
-const runOf = (runId: number) =>
-  Effect.flatMap(RunLogRepo, (log) => log.get(runId)).pipe(Effect.map(Option.getOrThrow))
+const runOf = (runId: number) => Effect.flatMap(RunLogRepo, (log) => log.get(runId)).pipe(Effect.map(Option.getOrThrow))
 
 const stagesOf = (runId: number) =>
   Effect.map(runOf(runId), (run) => Object.fromEntries(run.stages.map((s) => [s.stage, s])))
@@ -75,22 +82,46 @@ const IMAGE_TABLES = ["gb_datasets", "gb_image_artifacts", "gb_image_extractions
 const GRAPH_TABLES = ["gb_artifacts", "gb_entities", "gb_edges"]
 
 /** Runs `program(dir)` with the remember machinery, its image files in a fresh temp directory `dir`. */
-const run = <A, E>(storage: () => StorageLayer, script: LlmScript, program: (dir: string) => Effect.Effect<A, E, any>) =>
+const run = <A, E>(
+  storage: () => StorageLayer,
+  script: LlmScript,
+  program: (dir: string) => Effect.Effect<A, E, any>
+) =>
   Effect.acquireRelease(
     Effect.sync(() => mkdtempSync(join(tmpdir(), "gligabao-image-test-"))),
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   ).pipe(
     Effect.flatMap((dir) =>
       program(dir).pipe(
-        Effect.provide(rememberLayer(storage(), script, { images: LocalImageStoreLive(dir) }) as Layer.Layer<any, any, never>)
+        Effect.provide(
+          rememberLayer(storage(), script, { images: LocalImageStoreLive(dir) }) as Layer.Layer<any, any, never>
+        )
       )
     ),
     Effect.scoped
   ) as Effect.Effect<A, E, never>
 
 const CONTRACT_KEYS = [
-  "pipeline", "image_artifact_id", "extraction_id", "session_id", "path", "media_type", "bytes", "sha256", "theme", "title",
-  "text", "text_blocks", "model", "provider", "reasoning", "input_tokens", "output_tokens", "cost_usd", "cached", "valid_at",
+  "pipeline",
+  "image_artifact_id",
+  "extraction_id",
+  "session_id",
+  "path",
+  "media_type",
+  "bytes",
+  "sha256",
+  "theme",
+  "title",
+  "text",
+  "text_blocks",
+  "model",
+  "provider",
+  "reasoning",
+  "input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "cached",
+  "valid_at",
   "created_at"
 ]
 
@@ -116,7 +147,10 @@ forEachDialect((_dialect, makeLayer) => {
           theme: "plot",
           title: "Revenue 2024",
           text: "Revenue 2024\nQ1\nQ2",
-          text_blocks: [{ kind: "title", text: "Revenue 2024" }, { kind: "axis", text: "Q1" }, { kind: "axis", text: "Q2" }],
+          text_blocks: [{ kind: "title", text: "Revenue 2024" }, { kind: "axis", text: "Q1" }, {
+            kind: "axis",
+            text: "Q2"
+          }],
           model: ScriptedLlm.DEFAULT_MODEL,
           provider: ScriptedLlm.PROVIDER,
           reasoning: "low",
@@ -133,9 +167,20 @@ forEachDialect((_dialect, makeLayer) => {
         expect(filesIn(dir)).toEqual([path])
         expect(readFileSync(join(dir, path)).equals(Buffer.from(bytes))).toBe(true)
         const [artifact] = yield* rows<any>("SELECT * FROM gb_image_artifacts")
-        expect(artifact).toMatchObject({ dataset_id: datasetId, session_id: "s1", path, media_type: "image/png", bytes: bytes.length, valid_at: REFERENCE_TIME })
+        expect(artifact).toMatchObject({
+          dataset_id: datasetId,
+          session_id: "s1",
+          path,
+          media_type: "image/png",
+          bytes: bytes.length,
+          valid_at: REFERENCE_TIME
+        })
         const blocks = yield* rows<any>("SELECT position, kind, text FROM gb_image_text_blocks ORDER BY position")
-        expect(blocks).toEqual([{ position: 0, kind: "title", text: "Revenue 2024" }, { position: 1, kind: "axis", text: "Q1" }, { position: 2, kind: "axis", text: "Q2" }])
+        expect(blocks).toEqual([{ position: 0, kind: "title", text: "Revenue 2024" }, {
+          position: 1,
+          kind: "axis",
+          text: "Q1"
+        }, { position: 2, kind: "axis", text: "Q2" }])
         // nothing goes to the graph
         for (const table of GRAPH_TABLES) expect(yield* count(table)).toBe(0)
 
@@ -149,13 +194,36 @@ forEachDialect((_dialect, makeLayer) => {
 
         const inferences = yield* rows<any>("SELECT * FROM gb_inferences")
         expect(inferences).toHaveLength(1)
-        expect(inferences[0]).toMatchObject({ type: "remember_image", stage: "extract_image", reasoning: "low", input_tokens: 1500, output_tokens: 120, run_id: out.runId, error: null })
+        expect(inferences[0]).toMatchObject({
+          type: "remember_image",
+          stage: "extract_image",
+          reasoning: "low",
+          input_tokens: 1500,
+          output_tokens: 120,
+          run_id: out.runId,
+          error: null
+        })
         const [extraction] = yield* rows<any>("SELECT * FROM gb_image_extractions")
-        expect(extraction).toMatchObject({ image_artifact_id: response.image_artifact_id, inference_id: inferences[0].id, theme: "plot", text: "Revenue 2024\nQ1\nQ2" })
+        expect(extraction).toMatchObject({
+          image_artifact_id: response.image_artifact_id,
+          inference_id: inferences[0].id,
+          theme: "plot",
+          text: "Revenue 2024\nQ1\nQ2"
+        })
 
         const runRow = yield* runOf(out.runId)
-        expect(runRow).toMatchObject({ pipeline: "image", status: "succeeded", artifact_id: response.image_artifact_id, dataset_id: datasetId })
-        expect(runRow.params).toMatchObject({ kind: "image", media_type: "image/png", image_bytes: bytes.length, session_id: "s1" })
+        expect(runRow).toMatchObject({
+          pipeline: "image",
+          status: "succeeded",
+          artifact_id: response.image_artifact_id,
+          dataset_id: datasetId
+        })
+        expect(runRow.params).toMatchObject({
+          kind: "image",
+          media_type: "image/png",
+          image_bytes: bytes.length,
+          session_id: "s1"
+        })
         expect(JSON.stringify(runRow.params)).not.toContain(b64(bytes))
         const stages = yield* stagesOf(out.runId)
         expect(Object.keys(stages).sort()).toEqual(["extract_image", "find_existing_image", "store_image"])
@@ -186,12 +254,20 @@ forEachDialect((_dialect, makeLayer) => {
           theme: "other",
           title: "Sales",
           text: "Sales\nsource: us\na | b",
-          text_blocks: [{ kind: "title", text: "Sales" }, { kind: "other", text: "source: us" }, { kind: "table", text: "a | b" }],
+          text_blocks: [{ kind: "title", text: "Sales" }, { kind: "other", text: "source: us" }, {
+            kind: "table",
+            text: "a | b"
+          }],
           media_type: "image/gif"
         })
         expect(response.path).toMatch(/\.gif$/)
-        expect(yield* rows<any>("SELECT kind, text FROM gb_image_text_blocks ORDER BY position")).toEqual(response.text_blocks)
-        expect(yield* rows<any>("SELECT theme, title FROM gb_image_extractions")).toEqual([{ theme: "other", title: "Sales" }])
+        expect(yield* rows<any>("SELECT kind, text FROM gb_image_text_blocks ORDER BY position")).toEqual(
+          response.text_blocks
+        )
+        expect(yield* rows<any>("SELECT theme, title FROM gb_image_extractions")).toEqual([{
+          theme: "other",
+          title: "Sales"
+        }])
       })))
 
   it.live("a repeat is answered from the stored extraction: cached, no model call, nothing stored", () => {
@@ -200,13 +276,26 @@ forEachDialect((_dialect, makeLayer) => {
       Effect.gen(function*() {
         const first = yield* remember(imageRequest(bytes, { session_id: "s1" }))
         const before = yield* Effect.forEach([...IMAGE_TABLES, "gb_inferences"], (t) => count(t))
-        const again = yield* remember(imageRequest(bytes, { session_id: "s2", reference_time: "2030-01-01T00:00:00Z", reasoning: { extract_image: "high" } }))
+        const again = yield* remember(
+          imageRequest(bytes, {
+            session_id: "s2",
+            reference_time: "2030-01-01T00:00:00Z",
+            reasoning: { extract_image: "high" }
+          })
+        )
         const a = first.response as any
         const b = again.response as any
         expect(b.cached).toBe(true)
         // the stored artifact and the call that made the extraction, not this request
         expect({ ...b, cached: false }).toEqual(a)
-        expect(b).toMatchObject({ session_id: "s1", valid_at: REFERENCE_TIME, model: "claude-haiku-5-5", reasoning: "low", input_tokens: 1500, output_tokens: 120 })
+        expect(b).toMatchObject({
+          session_id: "s1",
+          valid_at: REFERENCE_TIME,
+          model: "claude-haiku-5-5",
+          reasoning: "low",
+          input_tokens: 1500,
+          output_tokens: 120
+        })
         expect(b.cost_usd).toBeCloseTo(0.0021, 10)
         expect(again.artifact_id).toBe(a.image_artifact_id)
         expect(yield* Effect.forEach([...IMAGE_TABLES, "gb_inferences"], (t) => count(t))).toEqual(before)
@@ -219,7 +308,12 @@ forEachDialect((_dialect, makeLayer) => {
         expect(stages.find_existing_image).toMatchObject({
           status: "succeeded",
           inference_ids: [],
-          detail: { found: true, image_artifact_id: a.image_artifact_id, extraction_id: a.extraction_id, file_rewritten: false }
+          detail: {
+            found: true,
+            image_artifact_id: a.image_artifact_id,
+            extraction_id: a.extraction_id,
+            file_rewritten: false
+          }
         })
       }))
   })
@@ -245,7 +339,11 @@ forEachDialect((_dialect, makeLayer) => {
   const unusable: ReadonlyArray<[string, ScriptedAnswer, RegExp]> = [
     ["the answer is not JSON", { text: "This image shows a cat." }, /unusable answer.*not JSON/],
     ["the answer lacks text_blocks", ScriptedLlm.json({ theme: "photo" }), /unusable answer.*text_blocks/],
-    ["the answer was cut by the output limit", { ...revenue(), stopReason: "max_tokens" }, /output limit of 8192 tokens/],
+    [
+      "the answer was cut by the output limit",
+      { ...revenue(), stopReason: "max_tokens" },
+      /output limit of 8192 tokens/
+    ],
     ["the provider fails", { fail: { message: "HTTP 529 overloaded", status: 529 } }, /HTTP 529/]
   ]
   for (const [what, answer, message] of unusable) {
@@ -255,7 +353,11 @@ forEachDialect((_dialect, makeLayer) => {
           const exit = yield* Effect.exit(remember(imageRequest(png(), { dataset: "fresh" })))
           expect(Exit.isFailure(exit)).toBe(true)
           if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-            expect(exit.cause.error).toMatchObject({ _tag: "LlmFailed", stage: "extract_image", message: expect.stringMatching(message) })
+            expect(exit.cause.error).toMatchObject({
+              _tag: "LlmFailed",
+              stage: "extract_image",
+              message: expect.stringMatching(message)
+            })
           }
           for (const table of IMAGE_TABLES) expect(yield* count(table)).toBe(0)
           expect(filesIn(dir)).toEqual([])
@@ -278,10 +380,15 @@ forEachDialect((_dialect, makeLayer) => {
         const exit = yield* Effect.exit(remember(imageRequest(png(), { dataset: "fresh" })))
         expect(Exit.isFailure(exit)).toBe(true)
         if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-          expect(exit.cause.error).toMatchObject({ _tag: "InternalFailure", message: "store_image failed with an internal error" })
+          expect(exit.cause.error).toMatchObject({
+            _tag: "InternalFailure",
+            message: "store_image failed with an internal error"
+          })
         }
         expect(filesIn(dir)).toEqual([])
-        for (const table of ["gb_datasets", "gb_image_artifacts", "gb_image_extractions"]) expect(yield* count(table)).toBe(0)
+        for (const table of ["gb_datasets", "gb_image_artifacts", "gb_image_extractions"]) {
+          expect(yield* count(table)).toBe(0)
+        }
         // the model call was spent and stays recorded
         expect(yield* count("gb_inferences", "type = 'remember_image'")).toBe(1)
         const runRow = (yield* rows<any>("SELECT id, status, error FROM gb_remember_runs"))[0]
@@ -300,7 +407,9 @@ forEachDialect((_dialect, makeLayer) => {
       Effect.gen(function*() {
         const path = `1/${sha256(bytes)}.png`
         yield* (yield* ImageStore).write(path, bytes)
-        yield* exec("INSERT INTO gb_datasets (user_id, name, created_at) VALUES ('alice', 'main', '2025-01-01T00:00:00.000Z')")
+        yield* exec(
+          "INSERT INTO gb_datasets (user_id, name, created_at) VALUES ('alice', 'main', '2025-01-01T00:00:00.000Z')"
+        )
         expect((yield* rows<any>("SELECT id FROM gb_datasets"))[0].id).toBe(1)
         const exit = yield* Effect.exit(remember(imageRequest(bytes)))
         expect(Exit.isFailure(exit)).toBe(true)
@@ -323,7 +432,10 @@ forEachDialect((_dialect, makeLayer) => {
         expect((yield* ScriptedLlm).calls).toHaveLength(3)
         expect(yield* count("gb_inferences")).toBe(3)
         // and each is a repeat within its own dataset
-        expect(((yield* remember(imageRequest(bytes, { user_id: "bob" }))).response as any)).toMatchObject({ cached: true, image_artifact_id: c.image_artifact_id })
+        expect((yield* remember(imageRequest(bytes, { user_id: "bob" }))).response as any).toMatchObject({
+          cached: true,
+          image_artifact_id: c.image_artifact_id
+        })
       }))
   })
 
@@ -334,7 +446,12 @@ forEachDialect((_dialect, makeLayer) => {
         const first = (yield* remember(imageRequest(bytes))).response as any
         yield* exec("DELETE FROM gb_image_extractions")
         const again = (yield* remember(imageRequest(bytes))).response as any
-        expect(again).toMatchObject({ cached: false, image_artifact_id: first.image_artifact_id, path: first.path, theme: "photo" })
+        expect(again).toMatchObject({
+          cached: false,
+          image_artifact_id: first.image_artifact_id,
+          path: first.path,
+          theme: "photo"
+        })
         expect(again.extraction_id).not.toBe(first.extraction_id)
         expect(yield* count("gb_image_artifacts")).toBe(1)
         expect(yield* count("gb_image_extractions")).toBe(1)
@@ -344,13 +461,18 @@ forEachDialect((_dialect, makeLayer) => {
   it.live("the request's model and reasoning are used and recorded, with the cost from the price table", () =>
     run(makeLayer, { extract_image: [revenue()] }, () =>
       Effect.gen(function*() {
-        const out = (yield* remember(imageRequest(png(), { models: { extract_image: "claude-haiku-5-5" }, reasoning: { extract_image: "high" } }))).response as any
+        const out = (yield* remember(
+          imageRequest(png(), { models: { extract_image: "claude-haiku-5-5" }, reasoning: { extract_image: "high" } })
+        )).response as any
         expect(out).toMatchObject({ model: "claude-haiku-5-5", reasoning: "high" })
         // 1500 input and 120 output tokens at USD 1 / 5 per million
         expect(out.cost_usd).toBeCloseTo(0.0021, 10)
         const [call] = (yield* ScriptedLlm).calls
         expect(call).toMatchObject({ model: "claude-haiku-5-5", reasoning: "high" })
-        expect((yield* rows<any>("SELECT model, reasoning, cost_usd FROM gb_inferences"))[0]).toMatchObject({ model: "claude-haiku-5-5", reasoning: "high" })
+        expect((yield* rows<any>("SELECT model, reasoning, cost_usd FROM gb_inferences"))[0]).toMatchObject({
+          model: "claude-haiku-5-5",
+          reasoning: "high"
+        })
       })))
 
   it.live("the library API lists a dataset's images and extractions and loads an image's bytes", () => {
@@ -361,9 +483,16 @@ forEachDialect((_dialect, makeLayer) => {
         const a = (yield* remember(imageRequest(one))).response as any
         const b = (yield* remember(imageRequest(two))).response as any
         const artifacts = yield* listImageArtifacts("alice", "main")
-        expect(artifacts.map((x) => [x.id, x.media_type])).toEqual([[a.image_artifact_id, "image/png"], [b.image_artifact_id, "image/gif"]])
+        expect(artifacts.map((x) => [x.id, x.media_type])).toEqual([[a.image_artifact_id, "image/png"], [
+          b.image_artifact_id,
+          "image/gif"
+        ]])
         const extractions = yield* listImageExtractions("alice", "main")
-        expect(extractions.map((x) => [x.image_artifact_id, x.theme, x.text_blocks.length])).toEqual([[a.image_artifact_id, "plot", 3], [b.image_artifact_id, "photo", 0]])
+        expect(extractions.map((x) => [x.image_artifact_id, x.theme, x.text_blocks.length])).toEqual([[
+          a.image_artifact_id,
+          "plot",
+          3
+        ], [b.image_artifact_id, "photo", 0]])
         expect(yield* listImageArtifacts("alice", "nothing-here")).toEqual([])
         expect(yield* listImageArtifacts("bob", "main")).toEqual([])
 
@@ -380,12 +509,24 @@ forEachDialect((_dialect, makeLayer) => {
   it.live("a request built in code is decoded by the pipeline; an invalid image fails the run with InvalidRequest", () =>
     run(makeLayer, { extract_image: [revenue()] }, () =>
       Effect.gen(function*() {
-        const base = { user_id: "alice", dataset: "main", kind: "knowledge" as const, models: {}, reasoning: {}, web_search: false }
+        const base = {
+          user_id: "alice",
+          dataset: "main",
+          kind: "knowledge" as const,
+          models: {},
+          reasoning: {},
+          web_search: false
+        }
         const ok = (yield* remember({ ...base, image: b64(png()) })).response as any
         expect(ok).toMatchObject({ pipeline: "image", media_type: "image/png", cached: false })
         const exit = yield* Effect.exit(remember({ ...base, image: b64(new Uint8Array([1, 2, 3])) }))
         expect(Exit.isFailure(exit)).toBe(true)
-        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") expect(exit.cause.error).toMatchObject({ _tag: "InvalidRequest", message: expect.stringMatching(/JPEG, PNG, GIF or WebP/) })
+        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+          expect(exit.cause.error).toMatchObject({
+            _tag: "InvalidRequest",
+            message: expect.stringMatching(/JPEG, PNG, GIF or WebP/)
+          })
+        }
         expect((yield* ScriptedLlm).calls).toHaveLength(1)
       })))
 })
@@ -433,9 +574,19 @@ describe("through the Anthropic adapter", () => {
       expect(body.max_tokens).toBe(8192 + 1024)
       expect(typeof body.system).toBe("string")
       const content = body.messages[0].content
-      expect(content[0]).toEqual({ type: "image", source: { type: "base64", media_type: "image/png", data: b64(bytes) } })
+      expect(content[0]).toEqual({
+        type: "image",
+        source: { type: "base64", media_type: "image/png", data: b64(bytes) }
+      })
       expect(content[1]).toMatchObject({ type: "text" })
-      expect(out).toMatchObject({ provider: "anthropic", model: "claude-haiku-5-5", reasoning: "low", theme: "diagram", title: "Flow", text: "start" })
+      expect(out).toMatchObject({
+        provider: "anthropic",
+        model: "claude-haiku-5-5",
+        reasoning: "low",
+        theme: "diagram",
+        title: "Flow",
+        text: "start"
+      })
       expect(out.input_tokens).toBeGreaterThan(0)
     }).pipe(Effect.provide(anthropicApp()))
   })
@@ -443,7 +594,8 @@ describe("through the Anthropic adapter", () => {
   it.live("a model without extended thinking is called without it and records none", () => {
     fake.reset()
     return Effect.gen(function*() {
-      const out = (yield* remember(imageRequest(gif(), { models: { extract_image: "claude-3-5-haiku-20241022" } }))).response as any
+      const out = (yield* remember(imageRequest(gif(), { models: { extract_image: "claude-3-5-haiku-20241022" } })))
+        .response as any
       expect(fake.requests[0]!.body.thinking).toBeUndefined()
       expect(fake.requests[0]!.body.messages[0].content[0].source.media_type).toBe("image/gif")
       expect(out).toMatchObject({ model: "claude-3-5-haiku-20241022", reasoning: "none" })

@@ -3,9 +3,9 @@
  * entities, an old live fact falls out of the newest `max_candidates`, yet a text repeating it
  * must merge into it (provenance link added) rather than store a second live edge.
  */
-import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { it } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
 import { expect } from "vitest"
 import { ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
@@ -44,8 +44,7 @@ const textOf = (r: LlmRequest): string => {
 }
 
 // The model never finds a duplicate or a contradiction: only code can merge the repeat.
-const script = (r: LlmRequest) =>
-  r.stage === "extract_graph" ? EXTRACTIONS[textOf(r)]! : resolution([], [])
+const script = (r: LlmRequest) => r.stage === "extract_graph" ? EXTRACTIONS[textOf(r)]! : resolution([], [])
 
 const count = (query: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ n: number }>(query)).pipe(
@@ -66,38 +65,48 @@ const liveWorksAt = "SELECT COUNT(*) AS n FROM gb_edges WHERE relation = 'works_
 
 forEachDialect((_dialect, makeLayer) => {
   it.live("merges a repeat of an old fact hidden by more than max_candidates newer ones", () =>
-    run(makeLayer, Effect.gen(function*() {
-      const old = (yield* remember("old")).response as any
-      const oldEdge = old.edges[0].id as number
-      yield* remember("newer")
-      expect(yield* count("SELECT COUNT(*) AS n FROM gb_edges WHERE expired_at IS NULL")).toBeGreaterThan(MAX_CANDIDATES + 1)
-      const calls = (yield* ScriptedLlm).callsFor("resolve_edges").length
+    run(
+      makeLayer,
+      Effect.gen(function*() {
+        const old = (yield* remember("old")).response as any
+        const oldEdge = old.edges[0].id as number
+        yield* remember("newer")
+        expect(yield* count("SELECT COUNT(*) AS n FROM gb_edges WHERE expired_at IS NULL")).toBeGreaterThan(
+          MAX_CANDIDATES + 1
+        )
+        const calls = (yield* ScriptedLlm).callsFor("resolve_edges").length
 
-      const again = yield* remember("repeat")
-      const response = again.response as any
-      expect(response.edges.map((e: any) => e.id)).toEqual([oldEdge])
-      expect(yield* count(liveWorksAt)).toBe(1)
-      expect(yield* count(`SELECT COUNT(*) AS n FROM gb_edge_artifacts WHERE edge_id = ${oldEdge}`)).toBe(2)
-      expect(yield* count(
-        `SELECT COUNT(*) AS n FROM gb_edge_artifacts WHERE edge_id = ${oldEdge} AND artifact_id = ${response.artifact_id}`
-      )).toBe(1)
-      // merged in code: the model was not asked
-      expect((yield* ScriptedLlm).callsFor("resolve_edges")).toHaveLength(calls)
-    })))
+        const again = yield* remember("repeat")
+        const response = again.response as any
+        expect(response.edges.map((e: any) => e.id)).toEqual([oldEdge])
+        expect(yield* count(liveWorksAt)).toBe(1)
+        expect(yield* count(`SELECT COUNT(*) AS n FROM gb_edge_artifacts WHERE edge_id = ${oldEdge}`)).toBe(2)
+        expect(
+          yield* count(
+            `SELECT COUNT(*) AS n FROM gb_edge_artifacts WHERE edge_id = ${oldEdge} AND artifact_id = ${response.artifact_id}`
+          )
+        ).toBe(1)
+        // merged in code: the model was not asked
+        expect((yield* ScriptedLlm).callsFor("resolve_edges")).toHaveLength(calls)
+      })
+    ))
 
   it.live("merges the repeat in code and shows the model only the other facts", () =>
-    run(makeLayer, Effect.gen(function*() {
-      const oldEdge = ((yield* remember("old")).response as any).edges[0].id as number
-      yield* remember("newer")
-      const out = (yield* remember("repeatAndNew")).response as any
-      expect(out.edges[0].id).toBe(oldEdge)
-      expect(yield* count(liveWorksAt)).toBe(1)
-      const [call] = (yield* ScriptedLlm).callsFor("resolve_edges").slice(-1)
-      const sent = readResolveEdgesPrompt(call!.messages[0]!.content as string)
-      expect(sent.new_facts.map((f) => f.index)).toEqual([1])
-      expect(sent.existing_facts.map((f) => f.id)).not.toContain(oldEdge)
-      expect(sent.existing_facts.length).toBeLessThanOrEqual(MAX_CANDIDATES)
-    })))
+    run(
+      makeLayer,
+      Effect.gen(function*() {
+        const oldEdge = ((yield* remember("old")).response as any).edges[0].id as number
+        yield* remember("newer")
+        const out = (yield* remember("repeatAndNew")).response as any
+        expect(out.edges[0].id).toBe(oldEdge)
+        expect(yield* count(liveWorksAt)).toBe(1)
+        const [call] = (yield* ScriptedLlm).callsFor("resolve_edges").slice(-1)
+        const sent = readResolveEdgesPrompt(call!.messages[0]!.content as string)
+        expect(sent.new_facts.map((f) => f.index)).toEqual([1])
+        expect(sent.existing_facts.map((f) => f.id)).not.toContain(oldEdge)
+        expect(sent.existing_facts.length).toBeLessThanOrEqual(MAX_CANDIDATES)
+      })
+    ))
 
   it.effect("loadLiveEdgesByTriples: every live edge with the triple, whatever its age; no expired one, no other dataset", () =>
     Effect.gen(function*() {
@@ -106,12 +115,35 @@ forEachDialect((_dialect, makeLayer) => {
       const at = (n: number) => `2025-01-${String(n + 1).padStart(2, "0")}T00:00:00.000Z`
       const main = yield* datasets.getOrCreate("u", "main", at(0))
       const other = yield* datasets.getOrCreate("u", "other", at(0))
-      const entity = (name: string) => ({ name, name_key: name.toLowerCase(), type: "person", description: "", model_id: null, created_at: at(0) })
+      const entity = (name: string) => ({
+        name,
+        name_key: name.toLowerCase(),
+        type: "person",
+        description: "",
+        model_id: null,
+        created_at: at(0)
+      })
       const [alice, bob] = yield* graph.upsertEntities(main.id, [entity("Alice"), entity("Bob")])
       const [alice2, bob2] = yield* graph.upsertEntities(other.id, [entity("Alice"), entity("Bob")])
-      const edge = (dataset_id: number, source_id: number, target_id: number, relation: string, day: number, expired = false) => ({
-        dataset_id, source_id, target_id, relation, description: "", valid_at: at(0), invalid_at: null,
-        created_at: at(day), expired_at: expired ? at(day + 1) : null, artifact_id: null, model_id: null
+      const edge = (
+        dataset_id: number,
+        source_id: number,
+        target_id: number,
+        relation: string,
+        day: number,
+        expired = false
+      ) => ({
+        dataset_id,
+        source_id,
+        target_id,
+        relation,
+        description: "",
+        valid_at: at(0),
+        invalid_at: null,
+        created_at: at(day),
+        expired_at: expired ? at(day + 1) : null,
+        artifact_id: null,
+        model_id: null
       })
       const rows = yield* graph.insertEdges([
         edge(main.id, alice!.id, bob!.id, "knows", 1),

@@ -126,7 +126,13 @@ forEachDialect((_dialect, makeLayer) => {
 
         const early = yield* exportJson({ known_at: "2024-01-15T00:00:00.000Z" })
         expect(early.known_at).toBe("2024-01-15T00:00:00.000Z")
-        expect(early.entities.map((e: { name: string }) => e.name).sort()).toEqual(["Acme", "Alice Smith", "Berlin", "Carol", "Rome"])
+        expect(early.entities.map((e: { name: string }) => e.name).sort()).toEqual([
+          "Acme",
+          "Alice Smith",
+          "Berlin",
+          "Carol",
+          "Rome"
+        ])
         // the Berlin fact was open then
         const f1 = early.edges.find((e: { id: number }) => e.id === alice.fact("F1"))
         expect(f1).toBeDefined()
@@ -142,7 +148,9 @@ forEachDialect((_dialect, makeLayer) => {
         expect(root.name).toBe("graphml")
         expect(root.attributes.xmlns).toBe("http://graphml.graphdrawing.org/xmlns")
         const keys = root.children.filter((c) => c.name === "key")
-        expect(keys.map((k) => k.attributes["attr.name"])).toEqual(expect.arrayContaining(["label", "node_kind", "edge_kind"]))
+        expect(keys.map((k) => k.attributes["attr.name"])).toEqual(
+          expect.arrayContaining(["label", "node_kind", "edge_kind"])
+        )
         const { edges, graph, nodes } = graphOf(root)
         expect(graph.attributes.edgedefault).toBe("directed")
         expect(dataOf(graph)).toMatchObject({ g_dataset: "main", g_as_of: TODAY })
@@ -153,7 +161,10 @@ forEachDialect((_dialect, makeLayer) => {
         // 12 entity-artifact links in the world
         expect(edges.filter((e) => dataOf(e).e_kind === "mentions")).toHaveLength(12)
         const f1 = facts.find((e) => e.attributes.id === `f${alice.fact("F1")}`)!
-        expect(f1.attributes).toMatchObject({ source: `e${alice.entity("Alice Smith")}`, target: `e${alice.entity("Berlin")}` })
+        expect(f1.attributes).toMatchObject({
+          source: `e${alice.entity("Alice Smith")}`,
+          target: `e${alice.entity("Berlin")}`
+        })
         expect(dataOf(f1)).toMatchObject({
           e_label: "lives in",
           e_invalid_at: "2025-05-01T00:00:00.000Z",
@@ -172,7 +183,9 @@ forEachDialect((_dialect, makeLayer) => {
         const { root } = yield* exportGraphml({ session_id: "s4" })
         const { edges, nodes } = graphOf(root)
         expect(edges.map((e) => e.attributes.id)).toEqual([`f${alice.fact("F6")}`])
-        expect(nodes.map((n) => n.attributes.id).sort()).toEqual([`e${alice.entity("Acme")}`, `e${alice.entity("Bremen")}`].sort())
+        expect(nodes.map((n) => n.attributes.id).sort()).toEqual(
+          [`e${alice.entity("Acme")}`, `e${alice.entity("Bremen")}`].sort()
+        )
         expectClosed(root)
       }))
 
@@ -180,14 +193,31 @@ forEachDialect((_dialect, makeLayer) => {
       Effect.gen(function*() {
         yield* seedGraph({
           user: "weird",
-          artifacts: [{ key: "W", text: "]]> <script>alert('x')</script> & \u0001\uFFFE done", at: "2024-01-01T00:00:00.000Z" }],
+          artifacts: [{
+            key: "W",
+            text: "]]> <script>alert('x')</script> & \u0001\uFFFE done",
+            at: "2024-01-01T00:00:00.000Z"
+          }],
           entities: [
-            { name: "<Tom & \"Jerry\">", type: "person", description: "a cat's \u0007bell 🐱", at: "2024-01-01T00:00:00.000Z", artifacts: ["W"] },
+            {
+              name: "<Tom & \"Jerry\">",
+              type: "person",
+              description: "a cat's \u0007bell 🐱",
+              at: "2024-01-01T00:00:00.000Z",
+              artifacts: ["W"]
+            },
             { name: "Ünïcødé", type: "place", at: "2024-01-01T00:00:00.000Z", artifacts: ["W"] }
           ],
           facts: [{
-            key: "X", source: "<Tom & \"Jerry\">", target: "Ünïcødé", relation: "a<b", description: "x & y < z",
-            valid_at: "2024-01-01T00:00:00.000Z", at: "2024-01-01T00:00:00.000Z", artifacts: ["W"], sessions: ["with space"]
+            key: "X",
+            source: "<Tom & \"Jerry\">",
+            target: "Ünïcødé",
+            relation: "a<b",
+            description: "x & y < z",
+            valid_at: "2024-01-01T00:00:00.000Z",
+            at: "2024-01-01T00:00:00.000Z",
+            artifacts: ["W"],
+            sessions: ["with space"]
           }]
         })
         const { root } = yield* exportGraphml({ user_id: "weird" })
@@ -195,9 +225,15 @@ forEachDialect((_dialect, makeLayer) => {
         const tom = nodes.find((n) => dataOf(n).n_type === "person")!
         expect(dataOf(tom).n_label).toBe("<Tom & \"Jerry\">")
         expect(dataOf(tom).n_description).toBe("a cat's bell 🐱")
-        expect(dataOf(nodes.find((n) => dataOf(n).n_kind === "artifact")!).n_text).toBe("]]> <script>alert('x')</script> &  done")
+        expect(dataOf(nodes.find((n) => dataOf(n).n_kind === "artifact")!).n_text).toBe(
+          "]]> <script>alert('x')</script> &  done"
+        )
         const fact = edges.find((e) => dataOf(e).e_kind === "fact")!
-        expect(dataOf(fact)).toMatchObject({ e_label: "a<b", e_description: "x & y < z", e_session_ids: "[\"with space\"]" })
+        expect(dataOf(fact)).toMatchObject({
+          e_label: "a<b",
+          e_description: "x & y < z",
+          e_session_ids: "[\"with space\"]"
+        })
         // JSON keeps the text as stored
         const doc = yield* exportJson({ user_id: "weird" })
         expect(doc.entities[0].description).toBe("a cat's \u0007bell 🐱")

@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { ScriptedLlm, type LlmScript } from "../../layers/testing/ScriptedLlm.js"
+import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { LlmFailed, ServiceUnavailable } from "../../src/domain/Errors.js"
 import { NOTHING_KNOWN } from "../../src/query/answer.js"
 import { type ReadDeps, readDeps } from "../../src/query/deps.js"
@@ -50,7 +50,10 @@ const ask = (query: string, rest: Partial<QueryRequest> = {}, edit: (deps: ReadD
   })
 
 const inference = (id: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<Record<string, unknown>>`SELECT * FROM gb_inferences WHERE id = ${id}`).pipe(
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<Record<string, unknown>>`SELECT * FROM gb_inferences WHERE id = ${id}`
+  ).pipe(
     Effect.map((rows) => rows[0]),
     Effect.orDie
   )
@@ -93,7 +96,12 @@ forEachDialect((_dialect, makeLayer) => {
           output_tokens: 80
         })
         const row = yield* inference(out.inference!.id)
-        expect(row).toMatchObject({ type: "query", stage: "query", model: "scripted-model", dataset_id: alice.datasetId })
+        expect(row).toMatchObject({
+          type: "query",
+          stage: "query",
+          model: "scripted-model",
+          dataset_id: alice.datasetId
+        })
         expect(row!.run_id).toBeNull()
       }))
 
@@ -117,7 +125,11 @@ forEachDialect((_dialect, makeLayer) => {
         expect(out.inference).toBeNull()
         expect(llm.calls.length).toBe(before)
         // a filter that leaves nothing is the same case, even without an LLM
-        const filtered = yield* ask("Where does Alice live?", { session_id: "nobody" }, (deps) => ({ ...deps, llm: null }))
+        const filtered = yield* ask(
+          "Where does Alice live?",
+          { session_id: "nobody" },
+          (deps) => ({ ...deps, llm: null })
+        )
         expect(filtered.inference).toBeNull()
       }))
 
@@ -127,7 +139,9 @@ forEachDialect((_dialect, makeLayer) => {
         expect(error).toBeInstanceOf(LlmFailed)
         expect(error.message).toMatch(/^query answer is not JSON/)
         const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM gb_inferences WHERE type = 'query' AND stage = 'query'`.pipe(
+        const rows = yield* sql<
+          { n: number }
+        >`SELECT COUNT(*) AS n FROM gb_inferences WHERE type = 'query' AND stage = 'query'`.pipe(
           Effect.orDie
         )
         expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(3)
@@ -142,7 +156,9 @@ forEachDialect((_dialect, makeLayer) => {
     it.effect("the query embeds the question once, recorded as a query inference", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const count = sql<{ n: number }>`SELECT COUNT(*) AS n FROM gb_inferences WHERE type = 'query' AND stage = 'embed'`.pipe(
+        const count = sql<
+          { n: number }
+        >`SELECT COUNT(*) AS n FROM gb_inferences WHERE type = 'query' AND stage = 'embed'`.pipe(
           Effect.map((rows) => Number(rows[0]!.n)),
           Effect.orDie
         )

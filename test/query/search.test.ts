@@ -6,8 +6,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { EmbeddingFailed, NotFound } from "../../src/domain/Errors.js"
-import { RRF_K } from "../../src/query/fusion.js"
 import { type ReadDeps, readDeps } from "../../src/query/deps.js"
+import { RRF_K } from "../../src/query/fusion.js"
 import { DEFAULT_HOPS, type SearchRequest } from "../../src/query/requests.js"
 import { runSearch, type SearchResponse } from "../../src/query/search.js"
 import { forEachDialect } from "../support/databases.js"
@@ -75,7 +75,10 @@ forEachDialect((_dialect, makeLayer) => {
         expect(factIds(today)).toContain(alice.fact("F2"))
         expect(factIds(today)).not.toContain(alice.fact("F1"))
 
-        const twoMonthsAgo = yield* searchWith("Alice lives Berlin Paris", { hops: 0, as_of: "2025-04-01T00:00:00.000Z" })
+        const twoMonthsAgo = yield* searchWith("Alice lives Berlin Paris", {
+          hops: 0,
+          as_of: "2025-04-01T00:00:00.000Z"
+        })
         expect(twoMonthsAgo.as_of).toBe("2025-04-01T00:00:00.000Z")
         expect(factIds(twoMonthsAgo)).toContain(alice.fact("F1"))
         // Paris was not true yet
@@ -186,14 +189,18 @@ forEachDialect((_dialect, makeLayer) => {
         const { alice } = yield* World
         const r = yield* searchWith("Alice Smith lives in Berlin", { hops: 0 }, { vectors: true })
         expect(factIds(r)).not.toContain(alice.fact("F1"))
-        const then = yield* searchWith("Alice Smith lives in Berlin", { hops: 0, as_of: "2025-04-01T00:00:00.000Z" }, { vectors: true })
+        const then = yield* searchWith("Alice Smith lives in Berlin", { hops: 0, as_of: "2025-04-01T00:00:00.000Z" }, {
+          vectors: true
+        })
         expect(foundBy(then, alice.fact("F1"))).toBe("fulltext+vector")
       }))
 
     it.effect("fused: a fact found by every source ranks first with the sum of its reciprocal ranks", () =>
       Effect.gen(function*() {
         const { alice } = yield* World
-        const r = yield* searchWith("Alice Smith lives in Berlin", { as_of: "2025-04-01T00:00:00.000Z" }, { vectors: true })
+        const r = yield* searchWith("Alice Smith lives in Berlin", { as_of: "2025-04-01T00:00:00.000Z" }, {
+          vectors: true
+        })
         const first = r.facts[0]!
         expect(first.id).toBe(alice.fact("F1"))
         expect(first.found_by).toBe("fulltext+vector+graph")
@@ -226,7 +233,9 @@ forEachDialect((_dialect, makeLayer) => {
         expect(aliceView.entities.map((e) => e.id)).not.toContain(mallory.entity("Alice Smith"))
         expect(aliceView.entities.map((e) => e.id)).not.toContain(mallory.entity("London"))
 
-        const malloryView = yield* searchWith("Alice Smith Berlin Paris Acme", { user_id: "mallory" }, { vectors: true })
+        const malloryView = yield* searchWith("Alice Smith Berlin Paris Acme", { user_id: "mallory" }, {
+          vectors: true
+        })
         expect(factIds(malloryView)).toEqual([mallory.fact("M1")])
         expect(malloryView.entities.map((e) => e.id).sort()).toEqual(
           [mallory.entity("Alice Smith"), mallory.entity("London")].sort()
@@ -276,7 +285,9 @@ forEachDialect((_dialect, makeLayer) => {
 
     it.effect("limit applies per list", () =>
       Effect.gen(function*() {
-        const r = yield* searchWith("Alice Bob Carol Acme lives", { limit: 2, include_expired: true }, { vectors: true })
+        const r = yield* searchWith("Alice Bob Carol Acme lives", { limit: 2, include_expired: true }, {
+          vectors: true
+        })
         expect(r.facts.length).toBe(2)
         expect(r.entities.length).toBe(2)
         expect(r.chunks.length).toBeLessThanOrEqual(2)

@@ -7,7 +7,7 @@
  * the real pipeline: the run succeeds or fails with a 502 that stores nothing, never a 500.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Either, Exit, Layer, Option, Redacted } from "effect"
+import { Cause, Effect, Either, Exit, type Layer, Option, Redacted } from "effect"
 import * as fc from "fast-check"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -17,20 +17,20 @@ import { mapAnthropicResponse } from "../../layers/llm/AnthropicLlm.js"
 import { mapOpenAiResponse } from "../../layers/llm/OpenAiLlm.js"
 import { statusOf } from "../../src/domain/Errors.js"
 import { IMAGE_THEMES, TEXT_BLOCK_KINDS } from "../../src/domain/Image.js"
+import { validateRememberRequest } from "../../src/domain/Remember.js"
 import { parseDetectGeo } from "../../src/pipeline/enrich/detectGeo.js"
 import { readWebSearchAnswer } from "../../src/pipeline/enrich/webSearchAnswer.js"
 import { parseImageAnswer } from "../../src/pipeline/image/prompt.js"
+import { storableText } from "../../src/pipeline/json.js"
+import type { ExtractedGraph } from "../../src/pipeline/normalize.js"
 import { parseExtractGraph } from "../../src/pipeline/prompts/extractGraph.js"
 import { parseResolveEdges } from "../../src/pipeline/prompts/resolveEdges.js"
 import { parseSummary } from "../../src/pipeline/prompts/summarizeChunk.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { MAX_FETCHES, parseResolveSeries } from "../../src/pipeline/series/resolveSeries.js"
-import { storableText } from "../../src/pipeline/json.js"
-import type { ExtractedGraph } from "../../src/pipeline/normalize.js"
 import { parseTimestamp } from "../../src/pipeline/temporal.js"
 import { parseQueryAnswer } from "../../src/query/answer.js"
 import { PLACE_KINDS } from "../../src/services/GeoRepo.js"
-import { validateRememberRequest } from "../../src/domain/Remember.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect } from "../support/databases.js"
 
@@ -67,25 +67,27 @@ const loose = (depth: number): fc.Arbitrary<unknown> =>
 
 /** The ways an answer's JSON reaches the parser: bare, fenced, in prose, truncated, doubled, garbled. */
 const wrapped = (json: fc.Arbitrary<unknown>) =>
-  fc.tuple(json, anyString, anyString, fc.nat(), fc.integer({ min: 0, max: 6 })).map(([value, before, after, cut, how]) => {
-    const text = JSON.stringify(value) ?? "undefined"
-    switch (how) {
-      case 0:
-        return text
-      case 1:
-        return `\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\``
-      case 2:
-        return `${before}\n${text}\n${after}`
-      case 3:
-        return text.slice(0, cut % (text.length + 1))
-      case 4:
-        return `${text}${text}`
-      case 5:
-        return text.replace(/"/g, "'")
-      default:
-        return `${before}{${after}`
+  fc.tuple(json, anyString, anyString, fc.nat(), fc.integer({ min: 0, max: 6 })).map(
+    ([value, before, after, cut, how]) => {
+      const text = JSON.stringify(value) ?? "undefined"
+      switch (how) {
+        case 0:
+          return text
+        case 1:
+          return `\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\``
+        case 2:
+          return `${before}\n${text}\n${after}`
+        case 3:
+          return text.slice(0, cut % (text.length + 1))
+        case 4:
+          return `${text}${text}`
+        case 5:
+          return text.replace(/"/g, "'")
+        default:
+          return `${before}{${after}`
+      }
     }
-  })
+  )
 
 /** An answer: random text, random JSON, or something close to the stage's own form. */
 const answerFor = (keys: ReadonlyArray<string>, itemKeys: ReadonlyArray<string>) => {
@@ -141,7 +143,16 @@ describe("extract_graph answer", () => {
       if (e.invalid_at !== null) expect(parseTimestamp(e.invalid_at)! >= parseTimestamp(e.valid_at)!).toBe(true)
     }
   }
-  const answers = answerFor(["entities", "edges"], ["name", "type", "description", "source", "target", "relation", "valid_at", "invalid_at"])
+  const answers = answerFor(["entities", "edges"], [
+    "name",
+    "type",
+    "description",
+    "source",
+    "target",
+    "relation",
+    "valid_at",
+    "invalid_at"
+  ])
 
   it("returns a graph or a Left naming extract_graph, for any answer", () => {
     fc.assert(fc.property(answers, (a) => parses("extract_graph", () => parseExtractGraph(a, REFERENCE), check)), RUNS)
@@ -291,16 +302,20 @@ describe("resolve_series answer", () => {
 
   it("returns at most MAX_FETCHES fetches inside the window, or a Left naming resolve_series", () => {
     fc.assert(
-      fc.property(answers, entities, (a, listed) =>
-        parses("resolve_series", () => parseResolveSeries(a, listed, ["prices"], WINDOW), (r) => {
-          expect(r.fetches.length).toBeLessThanOrEqual(MAX_FETCHES)
-          for (const f of r.fetches) {
-            expect(listed).toContain(f.entity)
-            expect(f.provider).toBe("prices")
-            expect(f.query.trim()).not.toBe("")
-            expect(WINDOW.from <= f.from && f.from <= f.to && f.to <= WINDOW.to).toBe(true)
-          }
-        })),
+      fc.property(
+        answers,
+        entities,
+        (a, listed) =>
+          parses("resolve_series", () => parseResolveSeries(a, listed, ["prices"], WINDOW), (r) => {
+            expect(r.fetches.length).toBeLessThanOrEqual(MAX_FETCHES)
+            for (const f of r.fetches) {
+              expect(listed).toContain(f.entity)
+              expect(f.provider).toBe("prices")
+              expect(f.query.trim()).not.toBe("")
+              expect(WINDOW.from <= f.from && f.from <= f.to && f.to <= WINDOW.to).toBe(true)
+            }
+          })
+      ),
       RUNS
     )
   })
@@ -345,11 +360,17 @@ describe("query answer", () => {
 describe("web_search answer (content blocks)", () => {
   const block = fc.oneof(
     loose(3),
-    fc.record({ type: fc.constantFrom("text", "server_tool_use", "web_search_tool_result", "thinking"), text: loose(1) }),
+    fc.record({
+      type: fc.constantFrom("text", "server_tool_use", "web_search_tool_result", "thinking"),
+      text: loose(1)
+    }),
     fc.record({ type: fc.constant("server_tool_use"), name: fc.constantFrom("web_search", "x"), input: loose(2) }),
     fc.record({
       type: fc.constant("web_search_tool_result"),
-      content: fc.oneof(loose(2), fc.array(fc.record({ type: fc.constant("web_search_result"), url: loose(0), title: loose(0) })))
+      content: fc.oneof(
+        loose(2),
+        fc.array(fc.record({ type: fc.constant("web_search_result"), url: loose(0), title: loose(0) }))
+      )
     })
   )
 
@@ -385,13 +406,20 @@ describe("the providers' answers", () => {
     model: loose(0),
     content: fc.oneof(loose(2), fc.array(fc.oneof(loose(2), fc.record({ type: fc.constant("text"), text: loose(0) })))),
     stop_reason: loose(1),
-    usage: fc.oneof(loose(1), shaped(["input_tokens", "output_tokens", "cache_read_input_tokens", "server_tool_use"], loose(1)))
+    usage: fc.oneof(
+      loose(1),
+      shaped(["input_tokens", "output_tokens", "cache_read_input_tokens", "server_tool_use"], loose(1))
+    )
   }, { requiredKeys: [] })
   const openAiLike = fc.record({
     model: loose(0),
     choices: fc.oneof(
       loose(2),
-      fc.array(fc.record({ message: fc.oneof(loose(1), fc.record({ content: loose(1) })), finish_reason: loose(1) }, { requiredKeys: [] }))
+      fc.array(
+        fc.record({ message: fc.oneof(loose(1), fc.record({ content: loose(1) })), finish_reason: loose(1) }, {
+          requiredKeys: []
+        })
+      )
     ),
     usage: fc.oneof(loose(1), shaped(["prompt_tokens", "completion_tokens", "prompt_tokens_details"], loose(1)))
   }, { requiredKeys: [] })
@@ -435,7 +463,12 @@ describe("the Jev classifier's answer", () => {
   const bodies = fc.oneof(
     anyString,
     wrapped(anyJson),
-    wrapped(shaped(["choice", "confidence", "probabilities"], fc.oneof(loose(2), fc.constantFrom(...JEV_CHOICES), fc.double())))
+    wrapped(
+      shaped(
+        ["choice", "confidence", "probabilities"],
+        fc.oneof(loose(2), fc.constantFrom(...JEV_CHOICES), fc.double())
+      )
+    )
   )
 
   /** A body whose value nests `depth` arrays where the schema wants a string or a number. */
@@ -478,62 +511,68 @@ describe("the Jev classifier's answer", () => {
 // ---------------------------------------------------------------------------------------------
 // Through the pipeline: whatever the graph's strings hold, the run succeeds or fails cleanly
 
-forEachDialect((_dialect, makeLayer) => describe("a hostile extract_graph answer through the pipeline", () => {
-  const name = fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom("Alice", "Berlin", "Acme") },
-    { weight: 2, arbitrary: anyString },
-    { weight: 1, arbitrary: fc.constantFrom("x".repeat(100_000), "\u0000", "a\u0000b", "\ud800", " ", "") }
-  )
-  const graph = fc.record({
-    entities: fc.array(fc.record({ name, type: fc.option(name), description: fc.option(name) }), { maxLength: 4 }),
-    edges: fc.array(
-      fc.record({
-        source: name,
-        target: name,
-        relation: name,
-        description: fc.option(name),
-        valid_at: fc.option(fc.oneof(name, fc.constantFrom("2024-03-01", "0000-01-01", "9999-12-31T23:59:59Z", "-000001-01-01")))
-      }),
-      { maxLength: 4 }
+forEachDialect((_dialect, makeLayer) =>
+  describe("a hostile extract_graph answer through the pipeline", () => {
+    const name = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom("Alice", "Berlin", "Acme") },
+      { weight: 2, arbitrary: anyString },
+      { weight: 1, arbitrary: fc.constantFrom("x".repeat(100_000), "\u0000", "a\u0000b", "\ud800", " ", "") }
     )
-  })
-  const answers = fc.oneof(
-    { weight: 3, arbitrary: graph.map((g) => JSON.stringify(g)) },
-    { weight: 1, arbitrary: answerFor(["entities", "edges"], ["name"]) }
-  )
-
-  const count = (sql: SqlClient.SqlClient, table: string) =>
-    sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).pipe(Effect.map((rows) => Number(rows[0]!.n)))
-
-  it("is a success or a 502 that stores nothing; never a defect", async () => {
-    let next = ""
-    const layer = rememberLayer(makeLayer(), (request) =>
-      request.stage === "extract_graph" ? { text: next } : { text: JSON.stringify({ duplicates: [], contradictions: [] }) })
-    const request = Either.getOrThrow(validateRememberRequest({ user_id: "alice", text: "Alice lives in Berlin." }))
-    const program = Effect.gen(function*() {
-      const manager = yield* RememberManager
-      const sql = yield* SqlClient.SqlClient
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(answers, async (answer) => {
-            next = answer
-            const before = await Effect.runPromise(count(sql, "gb_artifacts"))
-            const exit = await Effect.runPromiseExit(manager.submit(request))
-            const after = await Effect.runPromise(count(sql, "gb_artifacts"))
-            if (Exit.isSuccess(exit)) {
-              expect(after).toBe(before + 1)
-              return
-            }
-            const failure = Cause.failureOption(exit.cause)
-            expect(Option.isSome(failure), Cause.pretty(exit.cause)).toBe(true)
-            expect(statusOf(Option.getOrThrow(failure)), Option.getOrThrow(failure).message).toBe(502)
-            expect(after).toBe(before)
-          }),
-          { numRuns: 100 }
-        )
+    const graph = fc.record({
+      entities: fc.array(fc.record({ name, type: fc.option(name), description: fc.option(name) }), { maxLength: 4 }),
+      edges: fc.array(
+        fc.record({
+          source: name,
+          target: name,
+          relation: name,
+          description: fc.option(name),
+          valid_at: fc.option(
+            fc.oneof(name, fc.constantFrom("2024-03-01", "0000-01-01", "9999-12-31T23:59:59Z", "-000001-01-01"))
+          )
+        }),
+        { maxLength: 4 }
       )
     })
-    const provided = program.pipe(Effect.provide(layer as Layer.Layer<any, any, never>)) as Effect.Effect<void>
-    await Effect.runPromise(provided)
+    const answers = fc.oneof(
+      { weight: 3, arbitrary: graph.map((g) => JSON.stringify(g)) },
+      { weight: 1, arbitrary: answerFor(["entities", "edges"], ["name"]) }
+    )
+
+    const count = (sql: SqlClient.SqlClient, table: string) =>
+      sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).pipe(Effect.map((rows) => Number(rows[0]!.n)))
+
+    it("is a success or a 502 that stores nothing; never a defect", async () => {
+      let next = ""
+      const layer = rememberLayer(makeLayer(), (request) =>
+        request.stage === "extract_graph"
+          ? { text: next }
+          : { text: JSON.stringify({ duplicates: [], contradictions: [] }) })
+      const request = Either.getOrThrow(validateRememberRequest({ user_id: "alice", text: "Alice lives in Berlin." }))
+      const program = Effect.gen(function*() {
+        const manager = yield* RememberManager
+        const sql = yield* SqlClient.SqlClient
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(answers, async (answer) => {
+              next = answer
+              const before = await Effect.runPromise(count(sql, "gb_artifacts"))
+              const exit = await Effect.runPromiseExit(manager.submit(request))
+              const after = await Effect.runPromise(count(sql, "gb_artifacts"))
+              if (Exit.isSuccess(exit)) {
+                expect(after).toBe(before + 1)
+                return
+              }
+              const failure = Cause.failureOption(exit.cause)
+              expect(Option.isSome(failure), Cause.pretty(exit.cause)).toBe(true)
+              expect(statusOf(Option.getOrThrow(failure)), Option.getOrThrow(failure).message).toBe(502)
+              expect(after).toBe(before)
+            }),
+            { numRuns: 100 }
+          )
+        )
+      })
+      const provided = program.pipe(Effect.provide(layer as Layer.Layer<any, any, never>)) as Effect.Effect<void>
+      await Effect.runPromise(provided)
+    })
   })
-}))
+)

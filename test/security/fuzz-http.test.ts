@@ -83,7 +83,10 @@ const post = (port: number, path: string, body: string | Uint8Array | ReadonlyAr
         ...(chunked ? {} : { "content-length": Buffer.byteLength(body as string | Uint8Array) })
       }
     })
-    const guard = setTimeout(() => req.destroy(new Error(`no answer to POST ${path} in ${DEADLINE_MS} ms: a hang`)), DEADLINE_MS)
+    const guard = setTimeout(
+      () => req.destroy(new Error(`no answer to POST ${path} in ${DEADLINE_MS} ms: a hang`)),
+      DEADLINE_MS
+    )
     req.on("error", (e) => {
       clearTimeout(guard)
       reject(e)
@@ -160,8 +163,33 @@ const storableText = (s: string, maxBytes: number) =>
 
 const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c))
 const nasty = fc.constantFrom(
-  "\u0000", "\u0001", "\n", "\r", "\t", "\u001b", "\u007f", "\u0085", "\u009f", "\u00a0", "\u2028", "\u202e", "\ufeff",
-  "\ud800", "\udbff", "\udc00", "\udfff", "\ud83d\ude00", "é", "a", " ", "/", "..", "%00", "'", "\"", "\\"
+  "\u0000",
+  "\u0001",
+  "\n",
+  "\r",
+  "\t",
+  "\u001b",
+  "\u007f",
+  "\u0085",
+  "\u009f",
+  "\u00a0",
+  "\u2028",
+  "\u202e",
+  "\ufeff",
+  "\ud800",
+  "\udbff",
+  "\udc00",
+  "\udfff",
+  "\ud83d\ude00",
+  "é",
+  "a",
+  " ",
+  "/",
+  "..",
+  "%00",
+  "'",
+  "\"",
+  "\\"
 )
 /** Strings of any code units: control characters, lone and paired surrogates, and near-limit lengths. */
 const hostileString = fc.oneof(
@@ -169,7 +197,15 @@ const hostileString = fc.oneof(
   fc.string({ unit: "binary", maxLength: 40 }),
   fc.string({ unit: codeUnit, maxLength: 40 }),
   fc.string({ unit: nasty, maxLength: 12 }),
-  fc.constantFrom("", " ", "main", "x".repeat(MAX_LABEL_BYTES), "x".repeat(MAX_LABEL_BYTES + 1), "é".repeat(65), "x".repeat(MAX_USER_ID_BYTES + 1))
+  fc.constantFrom(
+    "",
+    " ",
+    "main",
+    "x".repeat(MAX_LABEL_BYTES),
+    "x".repeat(MAX_LABEL_BYTES + 1),
+    "é".repeat(65),
+    "x".repeat(MAX_USER_ID_BYTES + 1)
+  )
 )
 
 /** A value of any JSON type (strings hostile). */
@@ -193,7 +229,17 @@ const wrongTyped = (valid: Record<string, unknown>, extra: ReadonlyArray<string>
 
 const VALID_REMEMBER = { user_id: "alice", text: "Alice lives in Berlin." }
 const VALID_SEARCH = { user_id: "alice", query: "Where does Alice live?" }
-const REMEMBER_FIELDS = ["dataset", "session_id", "kind", "reference_time", "models", "reasoning", "web_search", "timeseries", "image"]
+const REMEMBER_FIELDS = [
+  "dataset",
+  "session_id",
+  "kind",
+  "reference_time",
+  "models",
+  "reasoning",
+  "web_search",
+  "timeseries",
+  "image"
+]
 const READ_FIELDS = ["dataset", "session_id", "as_of", "known_at", "include_expired", "kind", "limit", "hops"]
 
 // ---------------------------------------------------------------------------------------------
@@ -212,7 +258,10 @@ describe("hostile request bodies", () => {
   const counts = () =>
     runtime.runPromise(
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        Effect.all(TABLES.map((t) => Effect.map(sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${t}`), (r) => Number(r[0]!.n)))))
+        Effect.all(TABLES.map((t) =>
+          Effect.map(sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${t}`), (r) =>
+            Number(r[0]!.n))
+        )))
     ).then(([runs, artifacts, datasets]) => ({ runs, artifacts, datasets }))
 
   /** Sends, checks the answer's shape, and that a refused request left no row behind. */
@@ -251,18 +300,26 @@ describe("hostile request bodies", () => {
 
   it("remember: the right keys with values of any type", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(REMEMBER, EVAL), wrongTyped(VALID_REMEMBER, REMEMBER_FIELDS), async (path, body) => {
-        await sendJson(path, body)
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(REMEMBER, EVAL),
+        wrongTyped(VALID_REMEMBER, REMEMBER_FIELDS),
+        async (path, body) => {
+          await sendJson(path, body)
+        }
+      ),
       { numRuns: 150 }
     )
   })
 
   it("search and query: the right keys with values of any type", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(SEARCH, QUERY), wrongTyped(VALID_SEARCH, [...READ_FIELDS, "models", "reasoning"]), async (path, body) => {
-        await sendJson(path, body)
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(SEARCH, QUERY),
+        wrongTyped(VALID_SEARCH, [...READ_FIELDS, "models", "reasoning"]),
+        async (path, body) => {
+          await sendJson(path, body)
+        }
+      ),
       { numRuns: 150 }
     )
   })
@@ -310,20 +367,31 @@ describe("hostile request bodies", () => {
 
   // ---------------------------------------------------------------------------------------------
 
-  const INVALID_UTF8 = [[0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0x80], [0xf5, 0x80, 0x80, 0x80], [0xf0, 0x9f, 0x98]]
+  const INVALID_UTF8 = [[0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0x80], [0xf5, 0x80, 0x80, 0x80], [
+    0xf0,
+    0x9f,
+    0x98
+  ]]
 
   it("invalid UTF-8 inside a JSON string is a 400 naming UTF-8, not silently replaced", async () => {
     const where = fc.constantFrom("text", "user_id", "query")
     await fc.assert(
-      fc.asyncProperty(where, fc.constantFrom(...INVALID_UTF8), fc.string({ maxLength: 10 }), async (field, bad, around) => {
-        const path = field === "query" ? SEARCH : REMEMBER
-        const fields: Record<string, string> = path === SEARCH ? { user_id: "alice", query: "x" } : { user_id: "alice", text: "x" }
-        const head = JSON.stringify({ ...fields, [field]: around }).slice(0, -2) // up to the string's closing quote
-        const body = Buffer.concat([Buffer.from(head), Buffer.from(bad), Buffer.from("\"}")])
-        const res = await send(path, body)
-        expect(res.status).toBe(400)
-        expect(JSON.parse(res.text).error).toMatch(/UTF-8/)
-      }),
+      fc.asyncProperty(
+        where,
+        fc.constantFrom(...INVALID_UTF8),
+        fc.string({ maxLength: 10 }),
+        async (field, bad, around) => {
+          const path = field === "query" ? SEARCH : REMEMBER
+          const fields: Record<string, string> = path === SEARCH
+            ? { user_id: "alice", query: "x" }
+            : { user_id: "alice", text: "x" }
+          const head = JSON.stringify({ ...fields, [field]: around }).slice(0, -2) // up to the string's closing quote
+          const body = Buffer.concat([Buffer.from(head), Buffer.from(bad), Buffer.from("\"}")])
+          const res = await send(path, body)
+          expect(res.status).toBe(400)
+          expect(JSON.parse(res.text).error).toMatch(/UTF-8/)
+        }
+      ),
       { numRuns: 100 }
     )
   })
@@ -339,7 +407,10 @@ describe("hostile request bodies", () => {
   })
 
   it("a byte order mark before the JSON is accepted", async () => {
-    const res = await send(REMEMBER, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(VALID_REMEMBER))]))
+    const res = await send(
+      REMEMBER,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(VALID_REMEMBER))])
+    )
     expect(res.status, res.text).toBe(200)
   })
 
@@ -383,7 +454,11 @@ describe("hostile request bodies", () => {
       [REMEMBER, `{"user_id": "alice", "text": "x", "models": ${objects(10_000)}}`, 400],
       [REMEMBER, `{"user_id": "alice", "text": "x", "reasoning": {"extract_graph": ${nested(10_000)}}}`, 400],
       [REMEMBER, `{"user_id": "alice", "text": "x", "timeseries": {"series": ${nested(10_000)}}}`, 400],
-      [REMEMBER, `{"user_id": "alice", "text": "x", "timeseries": {"series": [{"key": "k", "points": [${nested(10_000)}]}]}}`, 400],
+      [
+        REMEMBER,
+        `{"user_id": "alice", "text": "x", "timeseries": {"series": [{"key": "k", "points": [${nested(10_000)}]}]}}`,
+        400
+      ],
       [REMEMBER, `{"user_id": "alice", "text": "x", "unknown": ${nested(100_000)}}`, 200],
       [EVAL, `{"user_id": "alice", "text": "x", "unknown": ${objects(10_000)}}`, 200],
       [EVAL, `{"user_id": "alice", "text": ${objects(10_000)}}`, 400],
@@ -412,7 +487,10 @@ describe("hostile request bodies", () => {
         resolve({ text: Buffer.concat(chunks).toString("latin1"), closed })
       }
       // an answer (one full response) is enough; the connection may be kept open for the unread body
-      const guard = setTimeout(() => (chunks.length > 0 ? done(false) : reject(new Error("no answer: a hang"))), DEADLINE_MS)
+      const guard = setTimeout(
+        () => (chunks.length > 0 ? done(false) : reject(new Error("no answer: a hang"))),
+        DEADLINE_MS
+      )
       socket.on("data", (c: Buffer) => {
         chunks.push(c)
         const text = Buffer.concat(chunks).toString("latin1")
@@ -428,9 +506,16 @@ describe("hostile request bodies", () => {
   const statusOf = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? NaN)
 
   it("a declared content-length over the limit is a 413 before the body is sent", async () => {
-    for (const [path, length] of [[REMEMBER, 100 * 1024 * 1024], [SEARCH, 10 * 1024 * 1024], [QUERY, READ_BODY_LIMIT + 1]] as const) {
+    for (
+      const [path, length] of [[REMEMBER, 100 * 1024 * 1024], [SEARCH, 10 * 1024 * 1024], [
+        QUERY,
+        READ_BODY_LIMIT + 1
+      ]] as const
+    ) {
       const before = await counts()
-      const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`)
+      const answer = await raw(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
+      )
       expect(statusOf(answer.text), answer.text.slice(0, 200)).toBe(413)
       expect(await counts()).toEqual(before)
     }
@@ -439,14 +524,21 @@ describe("hostile request bodies", () => {
   it("a chunked body over the limit is a 413 (or, far over it, a cut connection), never a hang", async () => {
     const MiB = 1024 * 1024
     const filler = (n: number) => Array.from({ length: n }, () => "A".repeat(MiB))
-    const read = await send(SEARCH, ["{\"user_id\": \"alice\", \"query\": \"", ...filler(1).map((s) => s.slice(0, 100_000)), "\"}"])
+    const read = await send(SEARCH, [
+      "{\"user_id\": \"alice\", \"query\": \"",
+      ...filler(1).map((s) => s.slice(0, 100_000)),
+      "\"}"
+    ])
     expect(read.status).toBe(413)
     const remember = await send(REMEMBER, ["{\"user_id\": \"alice\", \"image\": \"", ...filler(8), "\"}"])
     expect(remember.status).toBe(413)
     // past the drain limit the server stops reading: a 413 or a reset, but an answer either way
     for (const [path, chunks] of [[REMEMBER, filler(4 * IMAGE_BODY_LIMIT / MiB + 2)], [SEARCH, filler(2)]] as const) {
       const before = await counts()
-      const outcome = await post(port, path, chunks).then((r) => r.status, (e: NodeJS.ErrnoException) => e.code ?? e.message)
+      const outcome = await post(port, path, chunks).then(
+        (r) => r.status,
+        (e: NodeJS.ErrnoException) => e.code ?? e.message
+      )
       expect([413, "ECONNRESET", "EPIPE"], `${path}: ${outcome}`).toContain(outcome)
       expect(await counts()).toEqual(before)
     }
@@ -454,13 +546,18 @@ describe("hostile request bodies", () => {
 
   it("a content-length shorter than the body: the first request is judged on its declared bytes", async () => {
     const body = JSON.stringify(VALID_REMEMBER)
-    const answer = await raw(`POST ${REMEMBER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n${body}`)
+    const answer = await raw(
+      `POST ${REMEMBER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n${body}`
+    )
     expect(statusOf(answer.text), answer.text.slice(0, 200)).toBe(400)
   })
 
   it("a body cut short by the client (it closes its side) is answered or dropped, and stores nothing", async () => {
     const before = await counts()
-    const answer = await raw(`POST ${REMEMBER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"user_id": "alice", "text": "x`, { end: true })
+    const answer = await raw(
+      `POST ${REMEMBER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"user_id": "alice", "text": "x`,
+      { end: true }
+    )
     const status = statusOf(answer.text)
     if (!Number.isNaN(status)) expect(status, answer.text.slice(0, 200)).toBe(400)
     expect(answer.closed || !Number.isNaN(status)).toBe(true)
@@ -503,7 +600,9 @@ describe("slow clients, on a server with a short request timeout", () => {
   afterAll(() => runtime.dispose())
 
   const rows = () =>
-    runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ n: number }>("SELECT COUNT(*) AS n FROM gb_artifacts")))
+    runtime.runPromise(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ n: number }>("SELECT COUNT(*) AS n FROM gb_artifacts"))
+    )
       .then((r) => Number(r[0]!.n))
   const fibers = () => Effect.runPromise(supervisor.value).then((live) => live.length)
 

@@ -9,9 +9,9 @@
  * the SQLite database and its WAL. The fakes must have received the keys, so the test cannot
  * pass by a server that never sends them.
  */
+import { Redacted } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { scrubSecret } from "../../layers/llm/retry.js"
 import { hashEmbedding } from "../../layers/testing/HashEmbeddings.js"
@@ -48,7 +48,16 @@ const anthropicKey = (request: RecordedRequest) => String(request.headers["x-api
 
 const graphOf = (names: ReadonlyArray<string>) => ({
   entities: names.map((name) => ({ name, type: "person", description: `${name}, a person` })),
-  edges: names.length < 2 ? [] : [{ source: names[0], target: names[1], relation: "knows", description: `${names[0]} knows ${names[1]}`, valid_at: "2024-03-01", invalid_at: null }]
+  edges: names.length < 2
+    ? []
+    : [{
+      source: names[0],
+      target: names[1],
+      relation: "knows",
+      description: `${names[0]} knows ${names[1]}`,
+      valid_at: "2024-03-01",
+      invalid_at: null
+    }]
 })
 
 /** A model that answers each stage, and fails, echoing the key it got, when the text asks it to. */
@@ -58,7 +67,9 @@ const anthropic = (request: RecordedRequest) => {
   const key = anthropicKey(request)
   if (user.includes(FAIL.llm401)) return anthropicError(401, `invalid x-api-key: ${key}`)
   if (user.includes(FAIL.llm500)) return anthropicError(500, `internal error for key ${key}`)
-  if (system.includes(RESOLVE)) return anthropicMessage({ text: JSON.stringify({ duplicates: [], contradictions: [] }) })
+  if (system.includes(RESOLVE)) {
+    return anthropicMessage({ text: JSON.stringify({ duplicates: [], contradictions: [] }) })
+  }
   if (system.includes(WEB)) return anthropicMessage({ text: "Alice Smith opened a bakery in Berlin on 2025-01-10." })
   if (system.includes(QUERY)) return anthropicMessage({ text: JSON.stringify({ answer: "In Berlin.", citations: [] }) })
   if (system.includes(EXTRACT)) {
@@ -70,8 +81,12 @@ const anthropic = (request: RecordedRequest) => {
 
 /** Embeddings of any input; a 500 echoing the key for an input that asks for it. */
 const openai = (request: RecordedRequest) => {
-  const inputs: ReadonlyArray<string> = Array.isArray(request.body?.input) ? request.body.input : [String(request.body?.input)]
-  if (inputs.some((t) => t.includes(FAIL.embed))) return openAiError(500, `Incorrect API key provided: ${bearer(request)}`)
+  const inputs: ReadonlyArray<string> = Array.isArray(request.body?.input)
+    ? request.body.input
+    : [String(request.body?.input)]
+  if (inputs.some((t) => t.includes(FAIL.embed))) {
+    return openAiError(500, `Incorrect API key provided: ${bearer(request)}`)
+  }
   const dimensions = request.body?.dimensions ?? 1536
   return embeddingsList({
     vectors: inputs.map((t) => hashEmbedding(t, dimensions)),
@@ -115,7 +130,10 @@ beforeAll(async () => {
   fakes = { anthropic: a, openai: o, jev: j }
   for (const [format, p] of [["json", pj], ["pretty", pp]] as const) {
     // the first remember's vector writes fail (after its commit; the outbox retries), echoing the key
-    p.enqueue(pineconeError(500, `internal error for Api-Key ${KEYS.pinecone}`), pineconeError(401, `Invalid API Key ${KEYS.pinecone}`))
+    p.enqueue(
+      pineconeError(500, `internal error for Api-Key ${KEYS.pinecone}`),
+      pineconeError(401, `Invalid API Key ${KEYS.pinecone}`)
+    )
     pinecones[format] = p
   }
 
@@ -129,7 +147,10 @@ beforeAll(async () => {
     PINECONE_INDEX_HOST: pinecones[format]!.url,
     JEV_API_KEY: KEYS.jev,
     JEV_URL: j.url,
-    GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: KEYS.userToken, user_id: "alice" }, { token: KEYS.adminToken, admin: true }]),
+    GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: KEYS.userToken, user_id: "alice" }, {
+      token: KEYS.adminToken,
+      admin: true
+    }]),
     GLIGABAO_LLM_MAX_RETRIES: "1",
     GLIGABAO_LOG_LEVEL: "debug",
     GLIGABAO_LOG_FORMAT: format
@@ -149,7 +170,12 @@ afterAll(async () => {
 /** Everything a server produced, for the search at the end. */
 const exchanges: Record<"json" | "pretty", Array<Exchange>> = { json: [], pretty: [] }
 
-const call = async (format: "json" | "pretty", what: string, path: string, options: { readonly token?: string; readonly body?: unknown } = {}) => {
+const call = async (
+  format: "json" | "pretty",
+  what: string,
+  path: string,
+  options: { readonly token?: string; readonly body?: unknown } = {}
+) => {
   const server = servers[format]!
   const res = await fetch(`${server.url}${path}`, {
     method: options.body === undefined ? "GET" : "POST",
@@ -163,7 +189,17 @@ const call = async (format: "json" | "pretty", what: string, path: string, optio
   const body = await res.text()
   const headers = JSON.stringify([...res.headers.entries()])
   exchanges[format].push({ what, status: res.status, headers, body })
-  return { status: res.status, body, json: (() => { try { return JSON.parse(body) } catch { return undefined } })() as any }
+  return {
+    status: res.status,
+    body,
+    json: (() => {
+      try {
+        return JSON.parse(body)
+      } catch {
+        return undefined
+      }
+    })() as any
+  }
 }
 
 describe.each(["json", "pretty"] as const)("a server logging %s at debug level", (format) => {
@@ -183,26 +219,47 @@ describe.each(["json", "pretty"] as const)("a server logging %s at debug level",
       const res = await remember(`${text}: Alice.`)
       expect(res.status, res.body).toBe(status)
     }
-    const evalOk = await user("eval remember", "/v1/gb/eval/remember", { user_id: "alice", text: "Alice Smith knows Carol." })
+    const evalOk = await user("eval remember", "/v1/gb/eval/remember", {
+      user_id: "alice",
+      text: "Alice Smith knows Carol."
+    })
     expect(evalOk.status).toBe(200)
     expect(evalOk.json.trajectory).toBeDefined()
-    const evalFailed = await user("eval remember failing", "/v1/gb/eval/remember", { user_id: "alice", text: `${FAIL.llm401} Alice.` })
+    const evalFailed = await user("eval remember failing", "/v1/gb/eval/remember", {
+      user_id: "alice",
+      text: `${FAIL.llm401} Alice.`
+    })
     expect(evalFailed.status).toBe(502)
     expect(evalFailed.json.trajectory).toBeDefined()
 
-    expect((await user("search", "/v1/gb/search", { user_id: "alice", query: "Who does Alice know?" })).status).toBe(200)
+    expect((await user("search", "/v1/gb/search", { user_id: "alice", query: "Who does Alice know?" })).status).toBe(
+      200
+    )
     // the query's embedding fails: the search still answers, with a warning that says why
     const degraded = await user("search failing", "/v1/gb/search", { user_id: "alice", query: `${FAIL.embed} who?` })
     expect(degraded.json.warnings?.join(" ")).toMatch(/embed/)
-    expect((await user("query", "/v1/gb/query", { user_id: "alice", query: "Who does Alice Smith know?" })).status).toBe(200)
-    expect((await user("query failing", "/v1/gb/query", { user_id: "alice", query: `${FAIL.llm401}: who does Alice Smith know?` })).status).toBe(502)
+    expect((await user("query", "/v1/gb/query", { user_id: "alice", query: "Who does Alice Smith know?" })).status)
+      .toBe(200)
+    expect(
+      (await user("query failing", "/v1/gb/query", {
+        user_id: "alice",
+        query: `${FAIL.llm401}: who does Alice Smith know?`
+      })).status
+    ).toBe(502)
     expect((await user("graph", "/v1/gb/graph?user_id=alice&format=graphml")).status).toBe(200)
     expect((await user("datasets", "/v1/gb/datasets?user_id=alice")).status).toBe(200)
     expect((await user("sessions", "/v1/gb/sessions?user_id=alice")).status).toBe(200)
 
     // refusals: no token, a wrong one, a user token on the admin API, an admin token as a user
-    expect((await call(format, "no token", "/v1/gb/search", { body: { user_id: "alice", query: "x" } })).status).toBe(401)
-    expect((await call(format, "wrong token", "/v1/gb/search", { token: `${KEYS.userToken}x`, body: { user_id: "alice", query: "x" } })).status).toBe(401)
+    expect((await call(format, "no token", "/v1/gb/search", { body: { user_id: "alice", query: "x" } })).status).toBe(
+      401
+    )
+    expect(
+      (await call(format, "wrong token", "/v1/gb/search", {
+        token: `${KEYS.userToken}x`,
+        body: { user_id: "alice", query: "x" }
+      })).status
+    ).toBe(401)
     expect((await user("other user", "/v1/gb/search", { user_id: "bob", query: "x" })).status).toBe(403)
     expect((await user("user on admin", "/v1/gb/admin/api/remember-runs")).status).toBe(403)
     expect((await admin("admin as user", "/v1/gb/datasets?user_id=alice")).status).toBe(403)
@@ -227,7 +284,9 @@ describe.each(["json", "pretty"] as const)("a server logging %s at debug level",
     const datasets = await admin("admin datasets", `/v1/gb/admin/api/datasets?db=${db}`)
     expect(datasets.status).toBe(200)
     for (const d of datasets.json.datasets) {
-      expect((await admin(`admin graph ${d.id}`, `/v1/gb/admin/api/graph?db=${db}&dataset_id=${d.id}`)).status).toBe(200)
+      expect((await admin(`admin graph ${d.id}`, `/v1/gb/admin/api/graph?db=${db}&dataset_id=${d.id}`)).status).toBe(
+        200
+      )
     }
     for (const path of ["/openapi.json", "/docs", "/healthz", "/v1/gb/admin/"]) {
       expect((await call(format, path, path)).status).toBe(200)
@@ -238,7 +297,9 @@ describe.each(["json", "pretty"] as const)("a server logging %s at debug level",
 describe("scrubSecret", () => {
   it("replaces every occurrence of the key, and leaves short placeholder keys alone", () => {
     const key = Redacted.make(KEYS.anthropic)
-    expect(scrubSecret(`bad key ${KEYS.anthropic}; again ${KEYS.anthropic}.`, key)).toBe("bad key <redacted>; again <redacted>.")
+    expect(scrubSecret(`bad key ${KEYS.anthropic}; again ${KEYS.anthropic}.`, key)).toBe(
+      "bad key <redacted>; again <redacted>."
+    )
     expect(scrubSecret("HTTP 401 invalid key", key)).toBe("HTTP 401 invalid key")
     expect(scrubSecret("x marks the spot", Redacted.make("x"))).toBe("x marks the spot")
     expect(scrubSecret(KEYS.anthropic, undefined)).toBe(KEYS.anthropic)
@@ -252,10 +313,17 @@ describe("after the runs", () => {
   it("the fakes received the keys (so the checks below are not vacuous)", () => {
     expect(fakes.anthropic.requests.some((r) => anthropicKey(r) === KEYS.anthropic)).toBe(true)
     expect(fakes.openai.requests.some((r) => bearer(r) === KEYS.openai)).toBe(true)
-    for (const p of Object.values(pinecones)) expect(p.requests.some((r) => r.headers["api-key"] === KEYS.pinecone)).toBe(true)
+    for (const p of Object.values(pinecones)) {
+      expect(p.requests.some((r) => r.headers["api-key"] === KEYS.pinecone)).toBe(true)
+    }
     expect(fakes.jev.requests.some((r) => bearer(r) === KEYS.jev)).toBe(true)
     // and their failures, echoing the keys, were answered
-    for (const [fake, marker] of [[fakes.anthropic, FAIL.llm401], [fakes.anthropic, FAIL.llm500], [fakes.openai, FAIL.embed], [fakes.jev, FAIL.jev]] as const) {
+    for (
+      const [fake, marker] of [[fakes.anthropic, FAIL.llm401], [fakes.anthropic, FAIL.llm500], [
+        fakes.openai,
+        FAIL.embed
+      ], [fakes.jev, FAIL.jev]] as const
+    ) {
       expect(fake.requests.some((r) => r.rawBody.includes(marker)), marker).toBe(true)
     }
   })
@@ -280,9 +348,12 @@ describe("after the runs", () => {
     return files
   }
 
-  it.each(["json", "pretty"] as const)("the %s server's database and its WAL hold no secret while it runs", (format) => {
-    expect(expectCleanFiles(format)).toContain(`${format}.db-wal`)
-  })
+  it.each(["json", "pretty"] as const)(
+    "the %s server's database and its WAL hold no secret while it runs",
+    (format) => {
+      expect(expectCleanFiles(format)).toContain(`${format}.db-wal`)
+    }
+  )
 
   it.each(["json", "pretty"] as const)("the %s server's output holds no secret, at debug level", async (format) => {
     const server = servers[format]!

@@ -108,7 +108,9 @@ const seed = (name: string, facts: ReadonlyArray<Fact>, entities: ReadonlyArray<
           updated_at: day(e.createdAt ?? 0)
         })
       }`
-      if (e.session != null) yield* sql`INSERT INTO gb_entity_sessions (entity_id, session_id) VALUES (${id}, ${e.session})`
+      if (e.session != null) {
+        yield* sql`INSERT INTO gb_entity_sessions (entity_id, session_id) VALUES (${id}, ${e.session})`
+      }
     }
     for (const f of facts) {
       const id = nextId++
@@ -132,7 +134,10 @@ const seed = (name: string, facts: ReadonlyArray<Fact>, entities: ReadonlyArray<
   }).pipe(Effect.orDie)
 
 /** factFilters / entityFilters of the repository, for the filters these tests vary */
-const referenceFilters = (alias: "e" | "n", f: ReadFilters): { readonly sql: string; readonly params: Array<unknown> } => {
+const referenceFilters = (
+  alias: "e" | "n",
+  f: ReadFilters
+): { readonly sql: string; readonly params: Array<unknown> } => {
   const clauses: Array<string> = []
   const params: Array<unknown> = []
   if (alias === "e") {
@@ -329,33 +334,37 @@ describe("SQLite full text: best candidates first, then the dataset and filters"
 
   type World = typeof world extends fc.Arbitrary<infer T> ? T : never
 
-  it.effect("property: the two-step match equals the single statement, facts and entities", () =>
-    Effect.gen(function*() {
-      const runtime = yield* Effect.runtime<SqlClient.SqlClient | SearchRepo>()
-      const paths = { fast: 0, fallback: 0 }
-      const check = (w: World) =>
-        Effect.gen(function*() {
-          yield* wipe
-          const seedOther = seed("other", w.otherFacts, w.otherEntities)
-          if (w.otherFirst) yield* seedOther
-          const main = yield* seed("main", w.mainFacts, w.mainEntities)
-          if (!w.otherFirst) yield* seedOther
-          for (const [alias, match] of [["e", matchFacts], ["n", matchEntities]] as const) {
-            const { fullRuns, result } = yield* countingFallbacks(match(main, w.terms, w.filters, w.limit))
-            if (fullRuns > 0) paths.fallback++
-            else paths.fast++
-            expect(result).toEqual(yield* reference(alias, main, w.terms, w.filters, w.limit))
-          }
-        })
-      // no shrinking: each step reseeds hundreds of rows, and shrinking such worlds takes minutes
-      yield* Effect.promise(() =>
-        fc.assert(fc.asyncProperty(world, (w) => Runtime.runPromise(runtime)(check(w))), {
-          numRuns: 80,
-          endOnFailure: true
-        })
-      )
-      // both paths were exercised, or the property proves little
-      expect(paths.fast).toBeGreaterThanOrEqual(5)
-      expect(paths.fallback).toBeGreaterThanOrEqual(5)
-    }).pipe(Effect.provide(SqliteLive(":memory:"))), 60_000)
+  it.effect(
+    "property: the two-step match equals the single statement, facts and entities",
+    () =>
+      Effect.gen(function*() {
+        const runtime = yield* Effect.runtime<SqlClient.SqlClient | SearchRepo>()
+        const paths = { fast: 0, fallback: 0 }
+        const check = (w: World) =>
+          Effect.gen(function*() {
+            yield* wipe
+            const seedOther = seed("other", w.otherFacts, w.otherEntities)
+            if (w.otherFirst) yield* seedOther
+            const main = yield* seed("main", w.mainFacts, w.mainEntities)
+            if (!w.otherFirst) yield* seedOther
+            for (const [alias, match] of [["e", matchFacts], ["n", matchEntities]] as const) {
+              const { fullRuns, result } = yield* countingFallbacks(match(main, w.terms, w.filters, w.limit))
+              if (fullRuns > 0) paths.fallback++
+              else paths.fast++
+              expect(result).toEqual(yield* reference(alias, main, w.terms, w.filters, w.limit))
+            }
+          })
+        // no shrinking: each step reseeds hundreds of rows, and shrinking such worlds takes minutes
+        yield* Effect.promise(() =>
+          fc.assert(fc.asyncProperty(world, (w) => Runtime.runPromise(runtime)(check(w))), {
+            numRuns: 80,
+            endOnFailure: true
+          })
+        )
+        // both paths were exercised, or the property proves little
+        expect(paths.fast).toBeGreaterThanOrEqual(5)
+        expect(paths.fallback).toBeGreaterThanOrEqual(5)
+      }).pipe(Effect.provide(SqliteLive(":memory:"))),
+    60_000
+  )
 })

@@ -7,32 +7,35 @@ import { Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
 import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
+import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
-import { Embeddings } from "../../src/services/Embeddings.js"
-import type { ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
-import type { GeoResolver } from "../../src/services/GeoResolver.js"
-import type { ImageStore } from "../../src/services/ImageStore.js"
-import type { TimeseriesProviders } from "../../src/services/TimeseriesProviders.js"
-import { Llm, type LlmRequest } from "../../src/services/Llm.js"
-import type { VectorStore } from "../../src/services/VectorStore.js"
-import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
-import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../layers/testing/ScriptedLlm.js"
+import type { RememberRequest } from "../../src/domain/Remember.js"
 import { RememberManagerLive } from "../../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings, type RememberSettingsShape } from "../../src/pipeline/Settings.js"
+import type { ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
+import { Embeddings } from "../../src/services/Embeddings.js"
+import type { GeoResolver } from "../../src/services/GeoResolver.js"
+import type { ImageStore } from "../../src/services/ImageStore.js"
+import { Llm, type LlmRequest } from "../../src/services/Llm.js"
+import type { TimeseriesProviders } from "../../src/services/TimeseriesProviders.js"
+import type { VectorStore } from "../../src/services/VectorStore.js"
 import type { StorageLayer } from "./databases.js"
-import type { RememberRequest } from "../../src/domain/Remember.js"
 
 /** No embeddings configured: nothing is embedded, the response has no embedded_* counts. */
-export const NoEmbeddings = Layer.succeed(Embeddings, Embeddings.of({
-  enabled: false,
-  provider: "none",
-  model: "none",
-  dimensions: 0,
-  embed: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are not configured" }))
-}))
+export const NoEmbeddings = Layer.succeed(
+  Embeddings,
+  Embeddings.of({
+    enabled: false,
+    provider: "none",
+    model: "none",
+    dimensions: 0,
+    embed: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are not configured" }))
+  })
+)
 
 export interface RememberLayerOptions {
   readonly concurrency?: number
@@ -70,7 +73,10 @@ const delayedLlm = (script: LlmScript, options: RememberLayerOptions) => {
   if (delay === undefined) return scripted
   return Layer.effect(
     Llm,
-    Effect.map(Llm, (llm) => Llm.of({ ...llm, complete: (r) => Effect.zipRight(Effect.sleep(delay(r)), llm.complete(r)) }))
+    Effect.map(
+      Llm,
+      (llm) => Llm.of({ ...llm, complete: (r) => Effect.zipRight(Effect.sleep(delay(r)), llm.complete(r)) })
+    )
   ).pipe(Layer.provideMerge(scripted))
 }
 

@@ -27,7 +27,13 @@ export const launchChromium = async (): Promise<Browser> => {
     executablePath: CHROMIUM,
     headless: true,
     // no sandbox: CI runs as root in a container; the rest keeps Chromium off the network
-    args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-default-apps", "--no-first-run"]
+    args: [
+      "--no-sandbox",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-default-apps",
+      "--no-first-run"
+    ]
   })
 }
 

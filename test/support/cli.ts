@@ -64,7 +64,10 @@ export interface CliResult extends Exited {
 }
 
 /** Runs a command to its end (killed after `timeoutMs`, a guard against a hang). */
-export const runCli = async (args: ReadonlyArray<string>, options: CliOptions & { readonly timeoutMs?: number } = {}) => {
+export const runCli = async (
+  args: ReadonlyArray<string>,
+  options: CliOptions & { readonly timeoutMs?: number } = {}
+) => {
   const dir = options.cwd === undefined ? tempDir() : undefined
   try {
     const child = spawnCli(args, options, options.cwd ?? dir!.path)
@@ -109,7 +112,11 @@ const LISTENING = /gligabao (\S+) listening on (http:\/\/\S+)/
 export const startServer = (options: ServerOptions = {}): Promise<SpawnedServer> => {
   const dir = tempDir()
   const db = options.db ?? join(dir.path, "x.db")
-  const child = spawnCli(["serve", "--port", "0", "--db", db, ...(options.args ?? [])], options, options.cwd ?? dir.path)
+  const child = spawnCli(
+    ["serve", "--port", "0", "--db", db, ...(options.args ?? [])],
+    options,
+    options.cwd ?? dir.path
+  )
   let output = ""
   const exited = exitOf(child)
   exited.then(() => dir.remove(), () => dir.remove())

@@ -15,13 +15,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { randomBytes } from "node:crypto"
 import { describe, inject } from "vitest"
-import { PgClientLive } from "../../layers/sql/Pg.js"
 import { PgLive, SqliteLive, type Storage, type StorageError } from "../../layers/sql/index.js"
+import { PgClientLive } from "../../layers/sql/Pg.js"
 
 export type Dialect = "sqlite" | "pg"
 
@@ -37,7 +37,7 @@ const pgAdminUrl = (): string => {
 }
 
 /** A new, empty database on the test cluster; its URL (nothing is migrated yet). */
-export const freshPgUrl: Effect.Effect<Redacted.Redacted<string>> = Effect.gen(function* () {
+export const freshPgUrl: Effect.Effect<Redacted.Redacted<string>> = Effect.gen(function*() {
   const admin = new URL(pgAdminUrl())
   const name = `gb_test_${randomBytes(8).toString("hex")}`
   const sql = yield* SqlClient.SqlClient

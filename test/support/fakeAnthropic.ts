@@ -124,44 +124,46 @@ const validate = (body: any): string | undefined => {
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: Field required"
   const thinking = body.thinking
   if (thinking?.type === "enabled") {
-    if (!(thinking.budget_tokens >= 1024))
+    if (!(thinking.budget_tokens >= 1024)) {
       return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+    }
     if (!(body.max_tokens > thinking.budget_tokens)) return "`max_tokens` must be greater than `thinking.budget_tokens`"
-    if (body.temperature !== undefined && body.temperature !== 1)
+    if (body.temperature !== undefined && body.temperature !== 1) {
       return "`temperature` may only be set to 1 when thinking is enabled"
+    }
   }
   return undefined
 }
 
-const defaultHandler =
-  (options: FakeAnthropicOptions): FakeHandler =>
-  (request) => {
-    if (request.method !== "POST" || request.path !== "/v1/messages")
-      return anthropicError(404, `Not found: ${request.method} ${request.path}`)
-    // SDK 1.x sends the key as a Bearer token; older clients (and curl examples) use x-api-key
-    if (!request.headers["x-api-key"] && !String(request.headers.authorization ?? "").startsWith("Bearer "))
-      return anthropicError(401, "x-api-key header is required")
-    const invalid = validate(request.body)
-    if (invalid !== undefined) return anthropicError(400, invalid)
-    const body = request.body
-    const text = typeof options.text === "function" ? options.text(request) : (options.text ?? EMPTY_GRAPH_TEXT)
-    const thinking = body.thinking?.type === "enabled"
-    const thinkingTokens = thinking ? Math.min(body.thinking.budget_tokens, 200) : 0
-    return anthropicMessage({
-      text,
-      model: options.reportModel?.(body.model) ?? body.model,
-      content: [
-        ...(thinking ? [{ type: "thinking", thinking: "Let me think.", signature: "EqQBfake" }] : []),
-        { type: "text", text, citations: null }
-      ],
-      usage: {
-        input_tokens: options.countTokens === undefined
-          ? roughTokens([body.system, body.messages])
-          : promptTokens(options.countTokens, body),
-        output_tokens: (options.countTokens ?? roughTokens)(text) + thinkingTokens
-      }
-    })
+const defaultHandler = (options: FakeAnthropicOptions): FakeHandler => (request) => {
+  if (request.method !== "POST" || request.path !== "/v1/messages") {
+    return anthropicError(404, `Not found: ${request.method} ${request.path}`)
   }
+  // SDK 1.x sends the key as a Bearer token; older clients (and curl examples) use x-api-key
+  if (!request.headers["x-api-key"] && !String(request.headers.authorization ?? "").startsWith("Bearer ")) {
+    return anthropicError(401, "x-api-key header is required")
+  }
+  const invalid = validate(request.body)
+  if (invalid !== undefined) return anthropicError(400, invalid)
+  const body = request.body
+  const text = typeof options.text === "function" ? options.text(request) : (options.text ?? EMPTY_GRAPH_TEXT)
+  const thinking = body.thinking?.type === "enabled"
+  const thinkingTokens = thinking ? Math.min(body.thinking.budget_tokens, 200) : 0
+  return anthropicMessage({
+    text,
+    model: options.reportModel?.(body.model) ?? body.model,
+    content: [
+      ...(thinking ? [{ type: "thinking", thinking: "Let me think.", signature: "EqQBfake" }] : []),
+      { type: "text", text, citations: null }
+    ],
+    usage: {
+      input_tokens: options.countTokens === undefined
+        ? roughTokens([body.system, body.messages])
+        : promptTokens(options.countTokens, body),
+      output_tokens: (options.countTokens ?? roughTokens)(text) + thinkingTokens
+    }
+  })
+}
 
 export type FakeAnthropic = FakeServer
 
@@ -222,7 +224,13 @@ export const webSearchBlocks = (options: {
       type: "text",
       text,
       citations: i === 0 && cited !== undefined
-        ? [{ type: "web_search_result_location", url: cited.url, title: cited.title, encrypted_index: "Eo8BCioIAhgB", cited_text: text.slice(0, 150) }]
+        ? [{
+          type: "web_search_result_location",
+          url: cited.url,
+          title: cited.title,
+          encrypted_index: "Eo8BCioIAhgB",
+          cited_text: text.slice(0, 150)
+        }]
         : null
     })
   })

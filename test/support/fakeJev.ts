@@ -31,7 +31,8 @@ const handler = (apiKey: string, answer: JevAnswer): FakeHandler => (request) =>
   const body = request.body
   if (
     typeof body?.question !== "string" || typeof body?.input !== "string" ||
-    !Array.isArray(body?.choices) || body.choices.length < 2 || !body.choices.every((c: unknown) => typeof c === "string")
+    !Array.isArray(body?.choices) || body.choices.length < 2 ||
+    !body.choices.every((c: unknown) => typeof c === "string")
   ) {
     return jevError(400, "question, choices and input are required")
   }
@@ -39,7 +40,9 @@ const handler = (apiKey: string, answer: JevAnswer): FakeHandler => (request) =>
 }
 
 /** `url` is the jev_url (no path). */
-export const startFakeJev = (options: { readonly apiKey?: string; readonly answer?: JevAnswer } = {}): Promise<FakeServer> =>
+export const startFakeJev = (
+  options: { readonly apiKey?: string; readonly answer?: JevAnswer } = {}
+): Promise<FakeServer> =>
   startFakeServer({
     defaultHandler: handler(options.apiKey ?? "jev-test-key", options.answer ?? DEFAULT_JEV_ANSWER),
     requestIdHeader: "x-request-id"

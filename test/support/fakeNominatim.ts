@@ -32,21 +32,34 @@ export const nominatimResult = (place: FakePlace, id = 1) => ({
   name: place.name,
   display_name: place.display_name,
   ...(place.address === undefined ? {} : { address: place.address }),
-  boundingbox: [(place.lat - 0.1).toFixed(7), (place.lat + 0.1).toFixed(7), (place.lon - 0.1).toFixed(7), (place.lon + 0.1).toFixed(7)]
+  boundingbox: [
+    (place.lat - 0.1).toFixed(7),
+    (place.lat + 0.1).toFixed(7),
+    (place.lon - 0.1).toFixed(7),
+    (place.lon + 0.1).toFixed(7)
+  ]
 })
 
 export const nominatimError = (status: number, message: string): FakeReply =>
-  status === 503 ? { status, headers: { "content-type": "text/html" }, raw: "<html><body>Search temporarily unavailable</body></html>" } : {
-    status,
-    json: { error: { code: status, message } }
-  }
+  status === 503 ?
+    {
+      status,
+      headers: { "content-type": "text/html" },
+      raw: "<html><body>Search temporarily unavailable</body></html>"
+    } :
+    {
+      status,
+      json: { error: { code: status, message } }
+    }
 
 const handler = (places: Readonly<Record<string, FakePlace>>): FakeHandler => (request) => {
   const url = new URL(request.path, "http://fake")
   if (request.method !== "GET" || url.pathname !== "/search") return nominatimError(404, "not found")
   // the usage policy: stock library User-Agents are refused
   const agent = String(request.headers["user-agent"] ?? "")
-  if (agent === "" || agent === "node" || agent.startsWith("undici")) return nominatimError(403, "Access blocked: identify your application")
+  if (agent === "" || agent === "node" || agent.startsWith("undici")) {
+    return nominatimError(403, "Access blocked: identify your application")
+  }
   if (url.searchParams.get("format") !== "jsonv2") return nominatimError(400, "format must be jsonv2 in this fake")
   const place = places[url.searchParams.get("q") ?? ""]
   return { json: place === undefined ? [] : [nominatimResult(place)] }

@@ -107,8 +107,9 @@ export const embeddingsList = (options: {
       data: order.map((index) => ({
         object: "embedding",
         index,
-        embedding:
-          options.encoding === "base64" ? toBase64Float32(options.vectors[index]!) : [...options.vectors[index]!]
+        embedding: options.encoding === "base64"
+          ? toBase64Float32(options.vectors[index]!)
+          : [...options.vectors[index]!]
       })),
       model: options.model ?? "text-embedding-3-small",
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens }
@@ -147,35 +148,43 @@ const validate = (body: any): string | undefined => {
   if (typeof body !== "object" || body === null) return "We could not parse the JSON body of your request."
   if (typeof body.model !== "string") return "you must provide a model parameter"
   if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'."
-  if (isReasoningModel(body.model) && body.max_tokens !== undefined)
+  if (isReasoningModel(body.model) && body.max_tokens !== undefined) {
     return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
-  if (body.response_format?.type === "json_object" && !/json/i.test(JSON.stringify(body.messages)))
+  }
+  if (body.response_format?.type === "json_object" && !/json/i.test(JSON.stringify(body.messages))) {
     return "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'."
+  }
   return undefined
 }
 
 /** `POST /v1/embeddings`, checked as the API checks it. */
 const embeddingsHandler = (options: FakeOpenAiOptions, request: RecordedRequest): FakeReply => {
   const body = request.body
-  if (typeof body !== "object" || body === null) return openAiError(400, "We could not parse the JSON body of your request.")
+  if (typeof body !== "object" || body === null) {
+    return openAiError(400, "We could not parse the JSON body of your request.")
+  }
   if (typeof body.model !== "string") return openAiError(400, "you must provide a model parameter")
   const input: unknown = body.input
   const texts = typeof input === "string" ? [input] : input
-  if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === "string"))
+  if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === "string")) {
     return openAiError(400, "'input' : input must be a string or a non-empty array of strings")
+  }
   if (texts.length > 2048) return openAiError(400, "'input' : maximum input length is 2048")
   if (texts.some((t) => t === "")) return openAiError(400, "'$.input' is invalid: an input is empty")
   let dimensions = nativeDimensions(body.model)
   if (body.dimensions !== undefined) {
-    if (!body.model.includes("text-embedding-3"))
+    if (!body.model.includes("text-embedding-3")) {
       return openAiError(400, "This model does not support specifying dimensions.")
-    if (!Number.isInteger(body.dimensions) || body.dimensions < 1)
+    }
+    if (!Number.isInteger(body.dimensions) || body.dimensions < 1) {
       return openAiError(400, "Invalid value for 'dimensions': must be a positive integer.")
+    }
     dimensions = body.dimensions
   }
   const encoding = body.encoding_format ?? "float"
-  if (encoding !== "float" && encoding !== "base64")
+  if (encoding !== "float" && encoding !== "base64") {
     return openAiError(400, `Invalid value for 'encoding_format': '${encoding}' is not one of ['float', 'base64'].`)
+  }
   const embeddingFor = options.embeddingFor ?? hashEmbedding
   return embeddingsList({
     vectors: texts.map((text: string) => embeddingFor(text, dimensions)),
@@ -185,28 +194,28 @@ const embeddingsHandler = (options: FakeOpenAiOptions, request: RecordedRequest)
   })
 }
 
-const defaultHandler =
-  (options: FakeOpenAiOptions): FakeHandler =>
-  (request) => {
-    const route = `${request.method} ${request.path}`
-    if (route !== "POST /v1/chat/completions" && route !== "POST /v1/embeddings")
-      return openAiError(404, `Invalid URL (${request.method} ${request.path})`)
-    if (!String(request.headers.authorization ?? "").startsWith("Bearer "))
-      return openAiError(401, "You didn't provide an API key.")
-    if (route === "POST /v1/embeddings") return embeddingsHandler(options, request)
-    const invalid = validate(request.body)
-    if (invalid !== undefined) return openAiError(400, invalid)
-    const text = typeof options.text === "function" ? options.text(request) : (options.text ?? EMPTY_GRAPH_TEXT)
-    return chatCompletion({
-      text,
-      model: options.reportModel?.(request.body.model) ?? request.body.model,
-      promptTokens: options.countTokens === undefined
-        ? roughTokens(request.body.messages)
-        : request.body.messages.flatMap((m: any) => contentTexts(m?.content))
-          .reduce((sum: number, t: string) => sum + options.countTokens!(t), 0),
-      completionTokens: (options.countTokens ?? roughTokens)(text)
-    })
+const defaultHandler = (options: FakeOpenAiOptions): FakeHandler => (request) => {
+  const route = `${request.method} ${request.path}`
+  if (route !== "POST /v1/chat/completions" && route !== "POST /v1/embeddings") {
+    return openAiError(404, `Invalid URL (${request.method} ${request.path})`)
   }
+  if (!String(request.headers.authorization ?? "").startsWith("Bearer ")) {
+    return openAiError(401, "You didn't provide an API key.")
+  }
+  if (route === "POST /v1/embeddings") return embeddingsHandler(options, request)
+  const invalid = validate(request.body)
+  if (invalid !== undefined) return openAiError(400, invalid)
+  const text = typeof options.text === "function" ? options.text(request) : (options.text ?? EMPTY_GRAPH_TEXT)
+  return chatCompletion({
+    text,
+    model: options.reportModel?.(request.body.model) ?? request.body.model,
+    promptTokens: options.countTokens === undefined
+      ? roughTokens(request.body.messages)
+      : request.body.messages.flatMap((m: any) => contentTexts(m?.content))
+        .reduce((sum: number, t: string) => sum + options.countTokens!(t), 0),
+    completionTokens: (options.countTokens ?? roughTokens)(text)
+  })
+}
 
 export type FakeOpenAi = FakeServer
 

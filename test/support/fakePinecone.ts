@@ -71,26 +71,34 @@ export const startFakePinecone = async (options: FakePineconeOptions = {}): Prom
   const upsert = (body: any): FakeReply => {
     const vectors: unknown = body?.vectors
     if (!Array.isArray(vectors) || vectors.length === 0) return pineconeError(400, "No vectors provided")
-    if (vectors.length > MAX_UPSERT_RECORDS)
+    if (vectors.length > MAX_UPSERT_RECORDS) {
       return pineconeError(400, `Batch size exceeds ${MAX_UPSERT_RECORDS}. Upserted vectors count: ${vectors.length}`)
+    }
     for (const vector of vectors) {
-      if (typeof vector?.id !== "string" || vector.id === "" || !Array.isArray(vector.values))
+      if (typeof vector?.id !== "string" || vector.id === "" || !Array.isArray(vector.values)) {
         return pineconeError(400, "Invalid request: every vector needs an id and values")
+      }
       const wrong = checkDimension(vector.values)
       if (wrong !== undefined) return pineconeError(400, wrong)
-      for (const value of Object.values(vector.metadata ?? {}))
-        if (value === null) return pineconeError(400, "Metadata value must be a string, number, boolean or list of strings, got 'null'")
+      for (const value of Object.values(vector.metadata ?? {})) {
+        if (value === null) {
+          return pineconeError(400, "Metadata value must be a string, number, boolean or list of strings, got 'null'")
+        }
+      }
     }
     const namespace = typeof body.namespace === "string" ? body.namespace : ""
     const stored = namespaces.get(namespace) ?? new Map<string, StoredVector>()
-    for (const vector of vectors) stored.set(vector.id, { id: vector.id, values: vector.values, metadata: vector.metadata })
+    for (const vector of vectors) {
+      stored.set(vector.id, { id: vector.id, values: vector.values, metadata: vector.metadata })
+    }
     namespaces.set(namespace, stored)
     return { json: { upsertedCount: vectors.length } }
   }
 
   const query = (body: any): FakeReply => {
-    if (!Number.isInteger(body?.topK) || body.topK < 1 || body.topK > MAX_TOP_K)
+    if (!Number.isInteger(body?.topK) || body.topK < 1 || body.topK > MAX_TOP_K) {
       return pineconeError(400, `Invalid request: topK must be between 1 and ${MAX_TOP_K}`)
+    }
     if (!Array.isArray(body.vector)) return pineconeError(400, "Invalid request: query by vector is required here")
     const wrong = checkDimension(body.vector)
     if (wrong !== undefined) return pineconeError(400, wrong)
@@ -114,8 +122,9 @@ export const startFakePinecone = async (options: FakePineconeOptions = {}): Prom
       return { json: {} }
     }
     if (!Array.isArray(body?.ids)) return pineconeError(400, "Invalid request: ids, deleteAll or filter is required")
-    if (body.ids.length > MAX_DELETE_IDS)
+    if (body.ids.length > MAX_DELETE_IDS) {
       return pineconeError(400, `Invalid request: at most ${MAX_DELETE_IDS} ids can be deleted at once`)
+    }
     const stored = namespaces.get(namespace)
     for (const id of body.ids) stored?.delete(id)
     return { json: {} }
@@ -123,8 +132,12 @@ export const startFakePinecone = async (options: FakePineconeOptions = {}): Prom
 
   const defaultHandler: FakeHandler = (request: RecordedRequest) => {
     if (request.headers["api-key"] !== apiKey) return pineconeError(401, "Invalid API Key")
-    if (Buffer.byteLength(request.rawBody) > MAX_BODY_BYTES)
-      return pineconeError(400, `Request size ${Buffer.byteLength(request.rawBody)} exceeds the limit of ${MAX_BODY_BYTES} bytes`)
+    if (Buffer.byteLength(request.rawBody) > MAX_BODY_BYTES) {
+      return pineconeError(
+        400,
+        `Request size ${Buffer.byteLength(request.rawBody)} exceeds the limit of ${MAX_BODY_BYTES} bytes`
+      )
+    }
     switch (`${request.method} ${request.path}`) {
       case "POST /vectors/upsert":
         return upsert(request.body)

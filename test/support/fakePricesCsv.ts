@@ -22,9 +22,13 @@ export const csvError = (status: number, body = "Service unavailable"): FakeRepl
 
 const handler = (table: PriceTable): FakeHandler => (request) => {
   const url = new URL(request.path, "http://fake")
-  if (request.method !== "GET" || url.pathname !== "/q/d/l/") return { status: 404, headers: { "content-type": "text/plain" }, raw: "Not found" }
+  if (request.method !== "GET" || url.pathname !== "/q/d/l/") {
+    return { status: 404, headers: { "content-type": "text/plain" }, raw: "Not found" }
+  }
   const [symbol, d1, d2, interval] = ["s", "d1", "d2", "i"].map((k) => url.searchParams.get(k) ?? "")
-  if (interval !== "d" || !/^\d{8}$/.test(d1!) || !/^\d{8}$/.test(d2!)) return { status: 400, headers: { "content-type": "text/plain" }, raw: "Bad request" }
+  if (interval !== "d" || !/^\d{8}$/.test(d1!) || !/^\d{8}$/.test(d2!)) {
+    return { status: 400, headers: { "content-type": "text/plain" }, raw: "Bad request" }
+  }
   const day = (compact: string) => `${compact.slice(0, 4)}-${compact.slice(4, 6)}-${compact.slice(6, 8)}`
   const [from, to] = [day(d1!), day(d2!)]
   const entry = Object.entries(table).find(([s]) => s.toLowerCase() === symbol!.toLowerCase())?.[1] ?? {}

@@ -67,7 +67,9 @@ export const postRaw = (path: string, raw: string | Uint8Array) =>
 export const postChunked = (path: string, chunks: ReadonlyArray<string>) =>
   send(
     HttpClientRequest.post(path).pipe(
-      HttpClientRequest.bodyStream(Stream.fromIterable(chunks).pipe(Stream.encodeText), { contentType: "application/json" })
+      HttpClientRequest.bodyStream(Stream.fromIterable(chunks).pipe(Stream.encodeText), {
+        contentType: "application/json"
+      })
     )
   )
 

@@ -16,7 +16,9 @@ const chunk = (type: string, data: Uint8Array): Buffer => {
 }
 
 /** A valid RGB PNG filled with one colour. */
-export const png = (options: { readonly width?: number; readonly height?: number; readonly rgb?: readonly [number, number, number] } = {}): Uint8Array => {
+export const png = (
+  options: { readonly width?: number; readonly height?: number; readonly rgb?: readonly [number, number, number] } = {}
+): Uint8Array => {
   const width = options.width ?? 1
   const height = options.height ?? 1
   const [r, g, b] = options.rgb ?? [255, 0, 0]
@@ -36,16 +38,38 @@ export const png = (options: { readonly width?: number; readonly height?: number
 }
 
 /** The classic 1x1 transparent GIF89a. */
-export const gif = (): Uint8Array => new Uint8Array(Buffer.from("R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==", "base64"))
+export const gif = (): Uint8Array =>
+  new Uint8Array(Buffer.from("R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==", "base64"))
 
 /** A 1x1 lossless WebP (RIFF....WEBPVP8L). */
-export const webp = (): Uint8Array => new Uint8Array(Buffer.from("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==", "base64"))
+export const webp = (): Uint8Array =>
+  new Uint8Array(Buffer.from("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==", "base64"))
 
 /** SOI, a JFIF APP0 segment, EOI. */
 export const jpeg = (): Uint8Array =>
   new Uint8Array([
-    0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,
-    0xff, 0xd9
+    0xff,
+    0xd8,
+    0xff,
+    0xe0,
+    0x00,
+    0x10,
+    0x4a,
+    0x46,
+    0x49,
+    0x46,
+    0x00,
+    0x01,
+    0x01,
+    0x00,
+    0x00,
+    0x01,
+    0x00,
+    0x01,
+    0x00,
+    0x00,
+    0xff,
+    0xd9
   ])
 
 export const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("base64")

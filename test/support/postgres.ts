@@ -52,7 +52,9 @@ const runPgTool = (binDir: string, tool: string, args: ReadonlyArray<string>) =>
   const [file, argv] = isRoot() ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, [...args]]
   const result = spawnSync(file, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
   if (result.status !== 0) {
-    throw new Error(`${tool} failed (${result.status ?? result.signal}): ${result.stderr || result.stdout || result.error}`)
+    throw new Error(
+      `${tool} failed (${result.status ?? result.signal}): ${result.stderr || result.stdout || result.error}`
+    )
   }
 }
 
@@ -74,7 +76,8 @@ const startWatchdog = (binDir: string, dataDir: string, root: string) => {
   const stop = isRoot() ? `runuser -u postgres -- ${pgCtl}` : pgCtl
   // alive = /proc/<pid>/stat exists and its state (after the last ") ") is not Z: an unreaped
   // zombie still answers kill -0
-  const alive = `st=$(sed -n 's/.*) \\(.\\).*/\\1/p' /proc/${process.pid}/stat 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ]`
+  const alive =
+    `st=$(sed -n 's/.*) \\(.\\).*/\\1/p' /proc/${process.pid}/stat 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ]`
   const script = `while ${alive}; do sleep 1; done; ${stop} >/dev/null 2>&1; rm -rf ${shellQuote(root)}`
   const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" })
   child.unref()
@@ -93,7 +96,17 @@ export const startPgCluster = async (): Promise<PgCluster> => {
   const remove = () => rmSync(root, { recursive: true, force: true })
   try {
     runPgTool(binDir, "initdb", [
-      "-D", dataDir, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"
+      "-D",
+      dataDir,
+      "-A",
+      "trust",
+      "-U",
+      "postgres",
+      "-E",
+      "UTF8",
+      "--locale=C",
+      "--no-sync",
+      "--no-instructions"
     ])
     const port = await freePort()
     const options = [
@@ -132,7 +145,12 @@ export const startPgCluster = async (): Promise<PgCluster> => {
     // a start that timed out may still have left a server running
     spawnSync(isRoot() ? "runuser" : join(binDir, "pg_ctl"), [
       ...(isRoot() ? ["-u", "postgres", "--", join(binDir, "pg_ctl")] : []),
-      "-D", dataDir, "-m", "immediate", "-w", "stop"
+      "-D",
+      dataDir,
+      "-m",
+      "immediate",
+      "-w",
+      "stop"
     ], { stdio: "ignore" })
     remove()
     throw error

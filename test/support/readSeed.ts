@@ -10,7 +10,14 @@
 import { Effect } from "effect"
 import { hashEmbedding } from "../../layers/testing/HashEmbeddings.js"
 import type { ArtifactKind } from "../../src/domain/Stages.js"
-import { chunkVectorId, edgeVectorId, entityText, entityVectorId, indexName, summaryVectorId } from "../../src/pipeline/vectors.js"
+import {
+  chunkVectorId,
+  edgeVectorId,
+  entityText,
+  entityVectorId,
+  indexName,
+  summaryVectorId
+} from "../../src/pipeline/vectors.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import { GraphRepo } from "../../src/services/GraphRepo.js"
 import { InferencesRepo } from "../../src/services/InferencesRepo.js"
@@ -80,7 +87,9 @@ export const seedGraph = (spec: SeedSpec) =>
   Effect.gen(function*() {
     const datasets = yield* DatasetsRepo
     const graph = yield* GraphRepo
-    const first = [...(spec.artifacts ?? []), ...(spec.entities ?? []), ...(spec.facts ?? [])].map((x) => x.at).sort()[0]
+    const first = [...(spec.artifacts ?? []), ...(spec.entities ?? []), ...(spec.facts ?? [])].map((x) =>
+      x.at
+    ).sort()[0]
     const dataset = yield* datasets.getOrCreate(spec.user, spec.dataset ?? "main", first ?? "2024-01-01T00:00:00.000Z")
     const modelId = spec.model === undefined
       ? null
@@ -150,11 +159,15 @@ export const seedGraph = (spec: SeedSpec) =>
         indexName(dataset.id, "entities"),
         (spec.entities ?? []).map((e) => {
           const id = entities.get(e.name)!
-          return vector(entityVectorId(id), entityText({ name: e.name, type: e.type ?? "other", description: e.description ?? "" }), {
-            kind: "entity",
-            entity_id: id,
-            name_key: nameKey(e.name)
-          })
+          return vector(
+            entityVectorId(id),
+            entityText({ name: e.name, type: e.type ?? "other", description: e.description ?? "" }),
+            {
+              kind: "entity",
+              entity_id: id,
+              name_key: nameKey(e.name)
+            }
+          )
         })
       )
       yield* store.upsert(
@@ -167,13 +180,18 @@ export const seedGraph = (spec: SeedSpec) =>
       const chunks = (spec.artifacts ?? []).filter((a) => a.kind === "chunk")
       yield* store.upsert(
         indexName(dataset.id, "chunks"),
-        chunks.map((a) => vector(chunkVectorId(artifacts.get(a.key)!), a.text, { kind: "chunk", artifact_id: artifacts.get(a.key)! }))
+        chunks.map((a) =>
+          vector(chunkVectorId(artifacts.get(a.key)!), a.text, { kind: "chunk", artifact_id: artifacts.get(a.key)! })
+        )
       )
       const summaries = (spec.artifacts ?? []).filter((a) => a.kind === "chunk_summary")
       yield* store.upsert(
         indexName(dataset.id, "summaries"),
         summaries.map((a) =>
-          vector(summaryVectorId(artifacts.get(a.key)!), a.text, { kind: "summary", artifact_id: artifacts.get(a.key)! })
+          vector(summaryVectorId(artifacts.get(a.key)!), a.text, {
+            kind: "summary",
+            artifact_id: artifacts.get(a.key)!
+          })
         )
       )
     }

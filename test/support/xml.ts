@@ -35,7 +35,9 @@ export const parseXml = (input: string): XmlElement => {
     while (i < input.length && /\s/.test(input[i]!)) i++
   }
   const expect = (s: string) => {
-    if (!input.startsWith(s, i)) throw new Error(`expected ${JSON.stringify(s)} at ${i}: ${JSON.stringify(input.slice(i, i + 40))}`)
+    if (!input.startsWith(s, i)) {
+      throw new Error(`expected ${JSON.stringify(s)} at ${i}: ${JSON.stringify(input.slice(i, i + 40))}`)
+    }
     i += s.length
   }
   const name = () => {

@@ -29,7 +29,12 @@ const left = <A>(result: Either.Either<A, { message: string }>): string => {
 describe("validateRunsRequest", () => {
   it("db only: the defaults", () => {
     expect(right(validateRunsRequest({ db: "main" }))).toEqual({
-      db: "main", status: undefined, dataset: undefined, user_id: undefined, limit: 100, offset: 0
+      db: "main",
+      status: undefined,
+      dataset: undefined,
+      user_id: undefined,
+      limit: 100,
+      offset: 0
     })
   })
 
@@ -42,13 +47,23 @@ describe("validateRunsRequest", () => {
     for (const status of ["started", "succeeded", "failed"]) {
       expect(right(validateRunsRequest({ db: "d", status })).status).toBe(status)
     }
-    expect(right(validateRunsRequest({ db: "d", dataset: "work", user_id: "u1", limit: "500", offset: "40" }))).toMatchObject({
-      dataset: "work", user_id: "u1", limit: 500, offset: 40
-    })
+    expect(right(validateRunsRequest({ db: "d", dataset: "work", user_id: "u1", limit: "500", offset: "40" })))
+      .toMatchObject({
+        dataset: "work",
+        user_id: "u1",
+        limit: 500,
+        offset: 40
+      })
     // empty parameters are absent ones (a form with nothing chosen)
-    expect(right(validateRunsRequest({ db: "d", status: "", dataset: "", user_id: "", limit: "", offset: "" }))).toEqual({
-      db: "d", status: undefined, dataset: undefined, user_id: undefined, limit: 100, offset: 0
-    })
+    expect(right(validateRunsRequest({ db: "d", status: "", dataset: "", user_id: "", limit: "", offset: "" })))
+      .toEqual({
+        db: "d",
+        status: undefined,
+        dataset: undefined,
+        user_id: undefined,
+        limit: 100,
+        offset: 0
+      })
   })
 
   it("a status that is not one of the three", () => {
@@ -92,7 +107,9 @@ describe("validateUsageRequest", () => {
 
   it("only from, or only to: the other end defaults", () => {
     expect(right(validateUsageRequest({ db: "d", from: "2026-03-10T00:00:00Z" }, NOW))).toMatchObject({
-      from: "2026-03-10T00:00:00.000Z", to: new Date(NOW).toISOString(), bucket: "hour"
+      from: "2026-03-10T00:00:00.000Z",
+      to: new Date(NOW).toISOString(),
+      bucket: "hour"
     })
     expect(right(validateUsageRequest({ db: "d", to: "2026-01-08T00:00:00+01:00" }, NOW))).toMatchObject({
       from: "2025-12-31T23:00:00.000Z",
@@ -109,8 +126,10 @@ describe("validateUsageRequest", () => {
   })
 
   it("from must be before to", () => {
-    expect(left(validateUsageRequest({ db: "d", from: "2026-03-02T00:00:00Z", to: "2026-03-02T00:00:00Z" }, NOW))).toMatch(/from must be before to/)
-    expect(left(validateUsageRequest({ db: "d", from: "2026-03-03T00:00:00Z", to: "2026-03-02T00:00:00Z" }, NOW))).toMatch(/from must be before to/)
+    expect(left(validateUsageRequest({ db: "d", from: "2026-03-02T00:00:00Z", to: "2026-03-02T00:00:00Z" }, NOW)))
+      .toMatch(/from must be before to/)
+    expect(left(validateUsageRequest({ db: "d", from: "2026-03-03T00:00:00Z", to: "2026-03-02T00:00:00Z" }, NOW)))
+      .toMatch(/from must be before to/)
     // from in the future with the default to (now)
     expect(left(validateUsageRequest({ db: "d", from: "2027-01-01T00:00:00Z" }, NOW))).toMatch(/from must be before to/)
   })
@@ -130,7 +149,9 @@ describe("validateUsageRequest", () => {
       /from\.\.to spans more than 1000 hours/
     )
     expect(right(validateUsageRequest({ db: "d", from, to: at(1000 * DAY) }, NOW)).bucket).toBe("day")
-    expect(left(validateUsageRequest({ db: "d", from, to: at(1000 * DAY + 1) }, NOW))).toMatch(/from\.\.to spans more than 1000 days/)
+    expect(left(validateUsageRequest({ db: "d", from, to: at(1000 * DAY + 1) }, NOW))).toMatch(
+      /from\.\.to spans more than 1000 days/
+    )
   })
 
   it("db is required", () => {
@@ -141,7 +162,11 @@ describe("validateUsageRequest", () => {
 describe("validateDatasetsRequest", () => {
   it("defaults, a page, bounds", () => {
     expect(right(validateDatasetsRequest({ db: "d" }))).toEqual({ db: "d", limit: 100, offset: 0 })
-    expect(right(validateDatasetsRequest({ db: "d", limit: "500", offset: "3" }))).toEqual({ db: "d", limit: 500, offset: 3 })
+    expect(right(validateDatasetsRequest({ db: "d", limit: "500", offset: "3" }))).toEqual({
+      db: "d",
+      limit: 500,
+      offset: 3
+    })
     expect(left(validateDatasetsRequest({ db: "d", limit: "501" }))).toMatch(/limit must be an integer from 1 to 500/)
     expect(left(validateDatasetsRequest({ db: "d", limit: "0" }))).toMatch(/limit/)
     expect(left(validateDatasetsRequest({ db: "d", offset: "-5" }))).toMatch(/offset/)
@@ -151,11 +176,17 @@ describe("validateDatasetsRequest", () => {
 
 describe("validateAdminGraphRequest", () => {
   it("dataset_id is required and a positive integer", () => {
-    expect(right(validateAdminGraphRequest({ db: "d", dataset_id: "7" }))).toEqual({ db: "d", dataset_id: 7, limit: 300 })
+    expect(right(validateAdminGraphRequest({ db: "d", dataset_id: "7" }))).toEqual({
+      db: "d",
+      dataset_id: 7,
+      limit: 300
+    })
     expect(left(validateAdminGraphRequest({ db: "d" }))).toMatch(/dataset_id is required/)
     expect(left(validateAdminGraphRequest({ db: "d", dataset_id: "" }))).toMatch(/dataset_id is required/)
     for (const id of ["0", "-3", "1.5", "abc"]) {
-      expect(left(validateAdminGraphRequest({ db: "d", dataset_id: id })), id).toMatch(/dataset_id must be an integer from 1/)
+      expect(left(validateAdminGraphRequest({ db: "d", dataset_id: id })), id).toMatch(
+        /dataset_id must be an integer from 1/
+      )
     }
   })
 
@@ -164,7 +195,9 @@ describe("validateAdminGraphRequest", () => {
     expect(right(validateAdminGraphRequest({ db: "d", dataset_id: "1", limit: "1" })).limit).toBe(1)
     expect(right(validateAdminGraphRequest({ db: "d", dataset_id: "1", limit: "" })).limit).toBe(300)
     for (const limit of ["0", "2001", "x"]) {
-      expect(left(validateAdminGraphRequest({ db: "d", dataset_id: "1", limit })), limit).toMatch(/limit must be an integer from 1 to 2000/)
+      expect(left(validateAdminGraphRequest({ db: "d", dataset_id: "1", limit })), limit).toMatch(
+        /limit must be an integer from 1 to 2000/
+      )
     }
   })
 
@@ -189,7 +222,9 @@ describe("databaseName and duplicateName", () => {
   })
 
   it("a PostgreSQL database's name, never its credentials", () => {
-    expect(databaseName({ url: "postgres://user:secret@db.example:5432/gligabao_prod?sslmode=require" })).toBe("gligabao_prod")
+    expect(databaseName({ url: "postgres://user:secret@db.example:5432/gligabao_prod?sslmode=require" })).toBe(
+      "gligabao_prod"
+    )
     expect(databaseName({ url: "postgresql://localhost/my%20db" })).toBe("my db")
     expect(databaseName({ url: "postgres://user:secret@localhost" })).toBe("postgres")
     expect(databaseName({ url: "not a url with secret" })).toBe("postgres")
@@ -205,15 +240,38 @@ describe("databaseName and duplicateName", () => {
 
 describe("isFlagged and ALL_STAGES", () => {
   const stage = (name: string, status: RunStageRow["status"]): RunStageRow => ({
-    stage: name, status, started_at: null, finished_at: null, duration_ms: null, error: null, inference_ids: [], progress: null, detail: null
+    stage: name,
+    status,
+    started_at: null,
+    finished_at: null,
+    duration_ms: null,
+    error: null,
+    inference_ids: [],
+    progress: null,
+    detail: null
   })
   const run = (status: RunWithStages["status"], stages: ReadonlyArray<RunStageRow>): RunWithStages => ({
-    id: 1, pipeline: "text", user_id: "u", dataset: "main", dataset_id: 1, artifact_id: 1, status, error: null, params: {},
-    queued_at: "2026-01-01T00:00:00.000Z", instance_id: "i", started_at: null, finished_at: null, duration_ms: null, stages
+    id: 1,
+    pipeline: "text",
+    user_id: "u",
+    dataset: "main",
+    dataset_id: 1,
+    artifact_id: 1,
+    status,
+    error: null,
+    params: {},
+    queued_at: "2026-01-01T00:00:00.000Z",
+    instance_id: "i",
+    started_at: null,
+    finished_at: null,
+    duration_ms: null,
+    stages
   })
 
   it("a succeeded run with a failed stage is flagged; nothing else is", () => {
-    expect(isFlagged(run("succeeded", [stage("extract_graph", "succeeded"), stage("resolve_geo", "failed")]))).toBe(true)
+    expect(isFlagged(run("succeeded", [stage("extract_graph", "succeeded"), stage("resolve_geo", "failed")]))).toBe(
+      true
+    )
     expect(isFlagged(run("succeeded", [stage("extract_graph", "succeeded"), stage("store", "succeeded")]))).toBe(false)
     expect(isFlagged(run("succeeded", []))).toBe(false)
     // a failed run is failed, not flagged

@@ -2,9 +2,9 @@
  * Bearer tokens (src/auth/tokens.ts) and the bind check (src/auth/bind.ts): who a header stands
  * for, what each kind of caller may do, and where the server may listen without tokens.
  */
-import { createHash } from "node:crypto"
-import * as fc from "fast-check"
 import { Redacted } from "effect"
+import * as fc from "fast-check"
+import { createHash } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { bindRefusal, isLoopback } from "../../src/auth/bind.js"
 import { ADMIN_ONLY, adminRefusal, type Caller, identify, refusalFor, tokenTable } from "../../src/auth/tokens.js"
@@ -12,10 +12,17 @@ import type { AuthToken } from "../../src/config/tables.js"
 
 const sha256Hex = (text: string) => createHash("sha256").update(text, "utf8").digest("hex")
 
-const user = (secret: string, userId: string, kind: "plain" | "sha256" = "plain"): AuthToken =>
-  ({ kind, secret: Redacted.make(kind === "sha256" ? sha256Hex(secret) : secret), admin: false, userId })
-const admin = (secret: string, kind: "plain" | "sha256" = "plain"): AuthToken =>
-  ({ kind, secret: Redacted.make(kind === "sha256" ? sha256Hex(secret) : secret), admin: true })
+const user = (secret: string, userId: string, kind: "plain" | "sha256" = "plain"): AuthToken => ({
+  kind,
+  secret: Redacted.make(kind === "sha256" ? sha256Hex(secret) : secret),
+  admin: false,
+  userId
+})
+const admin = (secret: string, kind: "plain" | "sha256" = "plain"): AuthToken => ({
+  kind,
+  secret: Redacted.make(kind === "sha256" ? sha256Hex(secret) : secret),
+  admin: true
+})
 
 const TABLE = tokenTable([
   user("alice-token", "alice"),
@@ -50,13 +57,33 @@ describe("identify", () => {
   })
 
   it("another scheme, or Bearer without exactly one token: a malformed header", () => {
-    for (const header of ["Basic YWxpY2U6eA==", "alice-token", "Bearer", "Bearer ", "Bearer alice-token extra", "Token alice-token", "Beareralice-token"]) {
+    for (
+      const header of [
+        "Basic YWxpY2U6eA==",
+        "alice-token",
+        "Bearer",
+        "Bearer ",
+        "Bearer alice-token extra",
+        "Token alice-token",
+        "Beareralice-token"
+      ]
+    ) {
       expect(identify(TABLE, header), header).toEqual(unauthenticated(/must be Bearer/))
     }
   })
 
   it("a wrong token, a token's digest or a token of another case is not valid", () => {
-    for (const token of ["nope", "alice-token2", "ALICE-TOKEN", "lice-token", sha256Hex("carol-token"), sha256Hex("alice-token"), `sha256:${sha256Hex("carol-token")}`]) {
+    for (
+      const token of [
+        "nope",
+        "alice-token2",
+        "ALICE-TOKEN",
+        "lice-token",
+        sha256Hex("carol-token"),
+        sha256Hex("alice-token"),
+        `sha256:${sha256Hex("carol-token")}`
+      ]
+    ) {
       expect(identify(TABLE, `Bearer ${token}`), token).toEqual(unauthenticated(/not valid/))
     }
   })
@@ -70,7 +97,9 @@ describe("identify", () => {
   })
 
   it("the table holds digests, never the secrets", () => {
-    const text = JSON.stringify(TABLE.entries.map((e) => ({ ...e, digest: e.digest.toString("utf8") + e.digest.toString("hex") })))
+    const text = JSON.stringify(
+      TABLE.entries.map((e) => ({ ...e, digest: e.digest.toString("utf8") + e.digest.toString("hex") }))
+    )
     for (const secret of ["alice-token", "bob-token", "admin-token"]) expect(text).not.toContain(secret)
     expect(TABLE.entries.map((e) => e.digest.length)).toEqual([32, 32, 32, 32, 32])
   })
@@ -80,14 +109,19 @@ describe("identify", () => {
     const secret = fc.stringMatching(/^[!-~]{1,40}$/)
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.record({ secret, kind: fc.constantFrom("plain" as const, "sha256" as const), admin: fc.boolean() }), {
-          minLength: 1,
-          maxLength: 8,
-          selector: (t) => t.secret
-        }),
+        fc.uniqueArray(
+          fc.record({ secret, kind: fc.constantFrom("plain" as const, "sha256" as const), admin: fc.boolean() }),
+          {
+            minLength: 1,
+            maxLength: 8,
+            selector: (t) => t.secret
+          }
+        ),
         fc.array(secret, { maxLength: 20 }),
         (tokens, presented) => {
-          const table = tokenTable(tokens.map((t, i) => (t.admin ? admin(t.secret, t.kind) : user(t.secret, `u${i}`, t.kind))))
+          const table = tokenTable(
+            tokens.map((t, i) => (t.admin ? admin(t.secret, t.kind) : user(t.secret, `u${i}`, t.kind)))
+          )
           tokens.forEach((t, i) => {
             const expected: Caller = t.admin ? { _tag: "Admin" } : { _tag: "User", userId: `u${i}` }
             expect(identify(table, `Bearer ${t.secret}`)).toEqual(expected)
@@ -137,19 +171,46 @@ describe("refusalFor and adminRefusal", () => {
 
 describe("isLoopback and bindRefusal", () => {
   it("loopback addresses", () => {
-    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST", " 127.0.0.1 ", "::ffff:127.0.0.1"]) {
+    for (
+      const host of [
+        "127.0.0.1",
+        "127.1.2.3",
+        "::1",
+        "[::1]",
+        "localhost",
+        "LOCALHOST",
+        " 127.0.0.1 ",
+        "::ffff:127.0.0.1"
+      ]
+    ) {
       expect(isLoopback(host), host).toBe(true)
     }
   })
 
   it("anything else is not loopback", () => {
-    for (const host of ["0.0.0.0", "::", "[::]", "192.168.1.10", "10.0.0.1", "128.0.0.1", "127.0.0", "127.0.0.1.example.com", "localhost.example.com", "example.com", ""]) {
+    for (
+      const host of [
+        "0.0.0.0",
+        "::",
+        "[::]",
+        "192.168.1.10",
+        "10.0.0.1",
+        "128.0.0.1",
+        "127.0.0",
+        "127.0.0.1.example.com",
+        "localhost.example.com",
+        "example.com",
+        ""
+      ]
+    ) {
       expect(isLoopback(host), host).toBe(false)
     }
   })
 
   it("without auth, only loopback is allowed; the refusal says what to do", () => {
-    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"]) expect(bindRefusal(host, false, false), host).toBeUndefined()
+    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"]) {
+      expect(bindRefusal(host, false, false), host).toBeUndefined()
+    }
     for (const host of ["0.0.0.0", "192.168.1.10"]) {
       const refusal = bindRefusal(host, false, false)
       expect(refusal).toContain(host)

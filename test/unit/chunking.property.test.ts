@@ -33,7 +33,10 @@ const fragment = (withRuns: boolean) =>
   )
 const texts = (withRuns = true) =>
   fc.array(fragment(withRuns), { maxLength: 300, size: "large" }).map((xs) => xs.join(""))
-const options = fc.record({ chunkSize: fc.integer({ min: 8, max: 100 }), overlapPercent: fc.integer({ min: 0, max: 50 }) })
+const options = fc.record({
+  chunkSize: fc.integer({ min: 8, max: 100 }),
+  overlapPercent: fc.integer({ min: 0, max: 50 })
+})
 
 /** Every invariant of a chunking of `text`; returns the first one broken, if any. */
 const check = (text: string, chunks: ReadonlyArray<Chunk>, chunkSize: number, target: number) => {
@@ -47,8 +50,12 @@ const check = (text: string, chunks: ReadonlyArray<Chunk>, chunkSize: number, ta
     expect(chunk.tokens).toBe(countTokens(chunk.text))
     expect(chunk.tokens).toBeLessThanOrEqual(chunkSize)
     // no chunk begins or ends between the two halves of a surrogate pair
-    if (chunk.start_offset > 0) expect(isLow(text.charCodeAt(chunk.start_offset)) && isHigh(text.charCodeAt(chunk.start_offset - 1))).toBe(false)
-    if (chunk.end_offset < text.length) expect(isHigh(text.charCodeAt(chunk.end_offset - 1)) && isLow(text.charCodeAt(chunk.end_offset))).toBe(false)
+    if (chunk.start_offset > 0) {
+      expect(isLow(text.charCodeAt(chunk.start_offset)) && isHigh(text.charCodeAt(chunk.start_offset - 1))).toBe(false)
+    }
+    if (chunk.end_offset < text.length) {
+      expect(isHigh(text.charCodeAt(chunk.end_offset - 1)) && isLow(text.charCodeAt(chunk.end_offset))).toBe(false)
+    }
     if (k === 0) {
       expect(chunk.overlap_tokens).toBe(0)
       return

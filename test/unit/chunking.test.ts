@@ -27,7 +27,8 @@ const makeWriter = (seed: number) => {
     const ws = Array.from({ length: words }, () => pick(WORDS))
     return ws[0]![0]!.toUpperCase() + ws.join(" ").slice(1) + pick([".", ".", "?", "!"])
   }
-  const paragraph = (sentences = 3 + Math.floor(random() * 4)) => Array.from({ length: sentences }, () => sentence()).join(" ")
+  const paragraph = (sentences = 3 + Math.floor(random() * 4)) =>
+    Array.from({ length: sentences }, () => sentence()).join(" ")
   return { random, sentence, paragraph }
 }
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest"
-import { costUsd, DEFAULT_PRICES, mergePrices, type PriceTable, priceFor, type TokenUsage } from "../../src/pipeline/cost.js"
+import {
+  costUsd,
+  DEFAULT_PRICES,
+  mergePrices,
+  priceFor,
+  type PriceTable,
+  type TokenUsage
+} from "../../src/pipeline/cost.js"
 
 const usage = (partial: Partial<TokenUsage>): TokenUsage => ({
   inputTokens: 0,
@@ -12,7 +19,13 @@ const usage = (partial: Partial<TokenUsage>): TokenUsage => ({
 
 describe("DEFAULT_PRICES", () => {
   it("prices the default model as the Haiku tier, with web search", () => {
-    expect(DEFAULT_PRICES["claude-haiku-5-5"]).toEqual({ input: 1, output: 5, cache_read: 0.1, cache_write: 1.25, per_1k_searches: 10 })
+    expect(DEFAULT_PRICES["claude-haiku-5-5"]).toEqual({
+      input: 1,
+      output: 5,
+      cache_read: 0.1,
+      cache_write: 1.25,
+      per_1k_searches: 10
+    })
   })
 
   it("has the built-in models at their per-million prices", () => {
@@ -55,11 +68,16 @@ describe("priceFor", () => {
 
 describe("costUsd", () => {
   it("prices input and output tokens per million", () => {
-    expect(costUsd("claude-sonnet-4-5", usage({ inputTokens: 1_000_000, outputTokens: 200_000 }), DEFAULT_PRICES)).toBeCloseTo(3 + 3, 10)
+    expect(costUsd("claude-sonnet-4-5", usage({ inputTokens: 1_000_000, outputTokens: 200_000 }), DEFAULT_PRICES))
+      .toBeCloseTo(3 + 3, 10)
   })
 
   it("prices cache reads and writes at their own rates", () => {
-    const cost = costUsd("claude-haiku-4-5-20251001", usage({ cacheReadTokens: 1_000_000, cacheWriteTokens: 1_000_000 }), DEFAULT_PRICES)
+    const cost = costUsd(
+      "claude-haiku-4-5-20251001",
+      usage({ cacheReadTokens: 1_000_000, cacheWriteTokens: 1_000_000 }),
+      DEFAULT_PRICES
+    )
     expect(cost).toBeCloseTo(0.1 + 1.25, 10)
   })
 
@@ -76,7 +94,13 @@ describe("costUsd", () => {
   it("adds everything up", () => {
     const cost = costUsd(
       "claude-haiku-5-5",
-      usage({ inputTokens: 1500, outputTokens: 120, cacheReadTokens: 1000, cacheWriteTokens: 2000, webSearchRequests: 1 }),
+      usage({
+        inputTokens: 1500,
+        outputTokens: 120,
+        cacheReadTokens: 1000,
+        cacheWriteTokens: 2000,
+        webSearchRequests: 1
+      }),
       DEFAULT_PRICES
     )
     expect(cost).toBeCloseTo((1500 * 1 + 120 * 5 + 1000 * 0.1 + 2000 * 1.25) / 1e6 + 0.01, 12)
@@ -94,7 +118,13 @@ describe("costUsd", () => {
 describe("mergePrices", () => {
   it("overrides a built-in model field by field and keeps the rest", () => {
     const merged = mergePrices(DEFAULT_PRICES, { "claude-haiku-5-5": { input: 2 } })
-    expect(merged["claude-haiku-5-5"]).toEqual({ input: 2, output: 5, cache_read: 0.1, cache_write: 1.25, per_1k_searches: 10 })
+    expect(merged["claude-haiku-5-5"]).toEqual({
+      input: 2,
+      output: 5,
+      cache_read: 0.1,
+      cache_write: 1.25,
+      per_1k_searches: 10
+    })
     expect(merged["claude-sonnet-4"]).toEqual(DEFAULT_PRICES["claude-sonnet-4"])
   })
 

@@ -34,7 +34,20 @@ describe("buildExtractGraphPrompt", () => {
   })
 
   it("gives the JSON form with every field of the contract", () => {
-    for (const field of ["entities", "edges", "name", "type", "description", "source", "target", "relation", "valid_at", "invalid_at"]) {
+    for (
+      const field of [
+        "entities",
+        "edges",
+        "name",
+        "type",
+        "description",
+        "source",
+        "target",
+        "relation",
+        "valid_at",
+        "invalid_at"
+      ]
+    ) {
       expect(prompt.system).toContain(`"${field}"`)
     }
     const example = prompt.system.split("\n").find((line) => line.startsWith("{"))!
@@ -92,7 +105,10 @@ describe("parseExtractGraph", () => {
       { ...baseEdge, valid_at: "2024-03-01", invalid_at: "2024-06-30T12:30:00+02:00" },
       { ...baseEdge, valid_at: "2024-03-01T10:00:00.5Z" }
     ]))
-    expect(graph.edges[0]).toMatchObject({ valid_at: "2024-03-01T00:00:00.000Z", invalid_at: "2024-06-30T10:30:00.000Z" })
+    expect(graph.edges[0]).toMatchObject({
+      valid_at: "2024-03-01T00:00:00.000Z",
+      invalid_at: "2024-06-30T10:30:00.000Z"
+    })
     expect(graph.edges[1]!.valid_at).toBe("2024-03-01T10:00:00.500Z")
   })
 
@@ -110,7 +126,13 @@ describe("parseExtractGraph", () => {
   })
 
   it("defaults a missing entity type and description to empty, and an edge description to the fact", () => {
-    const graph = parsed(answerWith([{ source: "Alice", target: "Acme", relation: "works at" }], [{ name: "Alice" }, { name: "Acme", type: null, description: null }]))
+    const graph = parsed(
+      answerWith([{ source: "Alice", target: "Acme", relation: "works at" }], [{ name: "Alice" }, {
+        name: "Acme",
+        type: null,
+        description: null
+      }])
+    )
     expect(graph.entities).toEqual([
       { name: "Alice", type: "", description: "" },
       { name: "Acme", type: "", description: "" }
@@ -125,7 +147,14 @@ describe("parseExtractGraph", () => {
       edges: [{ ...baseEdge, weight: 3 }]
     }))
     expect(graph.entities[0]).toEqual({ name: "Alice", type: "person", description: "x" })
-    expect(Object.keys(graph.edges[0]!).sort()).toEqual(["description", "invalid_at", "relation", "source", "target", "valid_at"])
+    expect(Object.keys(graph.edges[0]!).sort()).toEqual([
+      "description",
+      "invalid_at",
+      "relation",
+      "source",
+      "target",
+      "valid_at"
+    ])
   })
 
   it("accepts empty arrays", () => {
@@ -143,7 +172,9 @@ describe("parseExtractGraph", () => {
   })
 
   it("fails on wrong types", () => {
-    expect(failure(`{"entities": {}, "edges": []}`)).toBe("extract_graph answer is invalid: `entities` must be an array")
+    expect(failure(`{"entities": {}, "edges": []}`)).toBe(
+      "extract_graph answer is invalid: `entities` must be an array"
+    )
     expect(failure(`{"entities": [{"name": 3}], "edges": []}`)).toBe(
       "extract_graph answer is invalid: `entities[0].name` expected string, actual 3"
     )
@@ -157,8 +188,12 @@ describe("parseExtractGraph", () => {
     expect(failure(answerWith([baseEdge, { ...baseEdge, target: "  " }]))).toBe(
       "extract_graph answer is invalid: `edges[1].target` is empty"
     )
-    expect(failure(answerWith([{ ...baseEdge, source: "" }]))).toBe("extract_graph answer is invalid: `edges[0].source` is empty")
-    expect(failure(answerWith([{ ...baseEdge, relation: "" }]))).toBe("extract_graph answer is invalid: `edges[0].relation` is empty")
+    expect(failure(answerWith([{ ...baseEdge, source: "" }]))).toBe(
+      "extract_graph answer is invalid: `edges[0].source` is empty"
+    )
+    expect(failure(answerWith([{ ...baseEdge, relation: "" }]))).toBe(
+      "extract_graph answer is invalid: `edges[0].relation` is empty"
+    )
     expect(failure(answerWith([{ target: "Berlin", relation: "lives in" }]))).toBe(
       "extract_graph answer is invalid: `edges[0].source` is missing"
     )

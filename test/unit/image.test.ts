@@ -30,13 +30,15 @@ const refused = (base64: string): string => {
 const ascii = (s: string) => new Uint8Array(Buffer.from(s, "latin1"))
 
 describe("detectImageType", () => {
-  it.each([
-    ["JPEG", jpeg(), "image/jpeg"],
-    ["PNG", png(), "image/png"],
-    ["GIF89a", gif(), "image/gif"],
-    ["GIF87a", ascii("GIF87a\x01\x00\x01\x00"), "image/gif"],
-    ["WebP", webp(), "image/webp"]
-  ] as const)("detects %s from its bytes", (_what, bytes, type) => {
+  it.each(
+    [
+      ["JPEG", jpeg(), "image/jpeg"],
+      ["PNG", png(), "image/png"],
+      ["GIF89a", gif(), "image/gif"],
+      ["GIF87a", ascii("GIF87a\x01\x00\x01\x00"), "image/gif"],
+      ["WebP", webp(), "image/webp"]
+    ] as const
+  )("detects %s from its bytes", (_what, bytes, type) => {
     expect(detectImageType(bytes)).toBe(type)
   })
 
@@ -53,12 +55,14 @@ describe("detectImageType", () => {
 })
 
 describe("validateImage", () => {
-  it.each([
-    ["JPEG", jpeg(), "image/jpeg", "jpg"],
-    ["PNG", png({ width: 3, height: 2 }), "image/png", "png"],
-    ["GIF", gif(), "image/gif", "gif"],
-    ["WebP", webp(), "image/webp", "webp"]
-  ] as const)("accepts a %s: type, extension, SHA-256 and canonical base64", (_what, bytes, type, ext) => {
+  it.each(
+    [
+      ["JPEG", jpeg(), "image/jpeg", "jpg"],
+      ["PNG", png({ width: 3, height: 2 }), "image/png", "png"],
+      ["GIF", gif(), "image/gif", "gif"],
+      ["WebP", webp(), "image/webp", "webp"]
+    ] as const
+  )("accepts a %s: type, extension, SHA-256 and canonical base64", (_what, bytes, type, ext) => {
     const image = valid(b64(bytes))
     expect(image.media_type).toBe(type)
     expect(image.extension).toBe(ext)
@@ -145,7 +149,12 @@ describe("validateRememberRequest with an image", () => {
     const bytes = gif()
     const r = Either.getOrThrow(validateRememberRequest({ user_id: "u", image: b64(bytes) }))
     const params = runParams(r)
-    expect(params).toMatchObject({ kind: "image", media_type: "image/gif", image_bytes: bytes.length, sha256: sha256(bytes) })
+    expect(params).toMatchObject({
+      kind: "image",
+      media_type: "image/gif",
+      image_bytes: bytes.length,
+      sha256: sha256(bytes)
+    })
     expect(JSON.stringify(params)).not.toContain(b64(bytes))
   })
 })

@@ -55,7 +55,10 @@ describe("parseImageAnswer", () => {
     const r = read({
       theme: "slide",
       title: "  ",
-      text_blocks: [{ kind: "heading", text: "Agenda" }, { kind: "Title", text: "Q3 review" }, { kind: "title", text: "second" }]
+      text_blocks: [{ kind: "heading", text: "Agenda" }, { kind: "Title", text: "Q3 review" }, {
+        kind: "title",
+        text: "second"
+      }]
     })
     expect(r.title).toBe("Q3 review")
     expect(read({ theme: "slide", text_blocks: [{ kind: "title", text: "Only" }] }).title).toBe("Only")
@@ -94,7 +97,8 @@ describe("parseImageAnswer", () => {
   })
 
   it("tolerates code fences and prose around the JSON", () => {
-    const answer = "Here is what I see:\n```json\n{\"theme\": \"map\", \"title\": \"Berlin\", \"text_blocks\": [{\"kind\": \"label\", \"text\": \"Mitte\"}]}\n```\nDone."
+    const answer =
+      "Here is what I see:\n```json\n{\"theme\": \"map\", \"title\": \"Berlin\", \"text_blocks\": [{\"kind\": \"label\", \"text\": \"Mitte\"}]}\n```\nDone."
     expect(read(answer)).toMatchObject({ theme: "map", title: "Berlin", text: "Mitte" })
   })
 
@@ -104,7 +108,11 @@ describe("parseImageAnswer", () => {
     ["no text_blocks", "{\"theme\": \"plot\", \"title\": \"x\"}", /text_blocks/],
     ["text_blocks not an array", "{\"theme\": \"plot\", \"text_blocks\": \"Q1 Q2\"}", /text_blocks.*array/],
     ["no theme", "{\"title\": \"x\", \"text_blocks\": []}", /theme/],
-    ["a block whose text is a number", "{\"theme\": \"plot\", \"text_blocks\": [{\"kind\": \"axis\", \"text\": 7}]}", /text_blocks\[0\]\.text/]
+    [
+      "a block whose text is a number",
+      "{\"theme\": \"plot\", \"text_blocks\": [{\"kind\": \"axis\", \"text\": 7}]}",
+      /text_blocks\[0\]\.text/
+    ]
   ])("refuses %s", (_what, answer, reason) => {
     const message = unusable(answer)
     expect(message).toMatch(/^extract_image answer is/)
@@ -117,6 +125,8 @@ describe("buildExtractImagePrompt", () => {
     const prompt = buildExtractImagePrompt({ mediaType: "image/png", base64: "iVBORw0KGgo=" })
     expect(prompt.content[0]).toEqual({ type: "image", mediaType: "image/png", data: "iVBORw0KGgo=" })
     expect(prompt.content[1]).toMatchObject({ type: "text" })
-    for (const word of ["theme", "title", "text_blocks", ...IMAGE_THEMES, ...TEXT_BLOCK_KINDS]) expect(prompt.system).toContain(word)
+    for (const word of ["theme", "title", "text_blocks", ...IMAGE_THEMES, ...TEXT_BLOCK_KINDS]) {
+      expect(prompt.system).toContain(word)
+    }
   })
 })

@@ -16,7 +16,11 @@ describe("firstJsonObject", () => {
   it("keeps braces and escaped quotes inside strings", () => {
     const json = String.raw`{"name": "a } b { c", "quote": "she said \"}\" and left", "back": "x\\"}`
     expect(firstJsonObject(`prefix ${json} suffix {"b":2}`)).toBe(json)
-    expect(JSON.parse(firstJsonObject(json)!)).toEqual({ name: "a } b { c", quote: "she said \"}\" and left", back: "x\\" })
+    expect(JSON.parse(firstJsonObject(json)!)).toEqual({
+      name: "a } b { c",
+      quote: "she said \"}\" and left",
+      back: "x\\"
+    })
   })
 
   it("returns the first of several top-level objects, with nesting intact", () => {

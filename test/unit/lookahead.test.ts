@@ -37,7 +37,12 @@ const drive = (input: {
         }))
       // as the series precheck does: every result before the first is consumed (without
       // openAll this would wait forever once n > window)
-      if (input.openAll === true) yield* Effect.andThen(work.openAll, Effect.forEach(items, (i) => Effect.either(work.result(i))))
+      if (input.openAll === true) {
+        yield* Effect.andThen(
+          work.openAll,
+          Effect.forEach(items, (i) => Effect.either(work.result(i)))
+        )
+      }
       const results: Array<number> = []
       for (const i of items) {
         results.push(yield* work.result(i))
@@ -62,7 +67,8 @@ const maxInFlight = (events: ReadonlyArray<Event>) => {
   return max
 }
 
-const at = (events: ReadonlyArray<Event>, kind: Event["kind"], i: number) => events.findIndex((e) => e.kind === kind && e.i === i)
+const at = (events: ReadonlyArray<Event>, kind: Event["kind"], i: number) =>
+  events.findIndex((e) => e.kind === kind && e.i === i)
 
 const cases = fc.record({
   n: fc.integer({ min: 0, max: 12 }),
@@ -73,38 +79,54 @@ const cases = fc.record({
 
 it.effect("results in order; at most `window` in flight; item i starts after item i - window is consumed", () =>
   Effect.promise(() =>
-    fc.assert(fc.asyncProperty(cases, async (c) => {
-      const { exit, events } = await Effect.runPromise(drive(c))
-      expect(exit).toEqual(Exit.succeed(Array.from({ length: c.n }, (_, i) => i * 10)))
-      expect(maxInFlight(events)).toBeLessThanOrEqual(c.window)
-      for (let i = c.window; i < c.n; i++) {
-        expect(at(events, "start", i)).toBeGreaterThan(at(events, "consumed", i - c.window))
-      }
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.asyncProperty(cases, async (c) => {
+        const { exit, events } = await Effect.runPromise(drive(c))
+        expect(exit).toEqual(Exit.succeed(Array.from({ length: c.n }, (_, i) => i * 10)))
+        expect(maxInFlight(events)).toBeLessThanOrEqual(c.window)
+        for (let i = c.window; i < c.n; i++) {
+          expect(at(events, "start", i)).toBeGreaterThan(at(events, "consumed", i - c.window))
+        }
+      }),
+      { numRuns: 200 }
+    )
   ))
 
 it.effect("window 1 is one item after another", () =>
   Effect.gen(function*() {
     const { events } = yield* drive({ n: 4, window: 1, workYields: [3, 0, 5, 1], consumeYields: [2, 2, 2, 2] })
-    expect(events.map((e) => `${e.kind} ${e.i}`)).toEqual([0, 1, 2, 3].flatMap((i) => [`start ${i}`, `end ${i}`, `consumed ${i}`]))
+    expect(events.map((e) => `${e.kind} ${e.i}`)).toEqual(
+      [0, 1, 2, 3].flatMap((i) => [`start ${i}`, `end ${i}`, `consumed ${i}`])
+    )
   }))
 
 it.effect("a failure in item k: the call fails with it, nothing after k is consumed, nothing beyond the window starts", () =>
   Effect.promise(() =>
-    fc.assert(fc.asyncProperty(cases, fc.nat(), async (c, k0) => {
-      fc.pre(c.n > 0)
-      const failAt = k0 % c.n
-      const { exit, events } = await Effect.runPromise(drive({ ...c, failAt }))
-      expect(exit).toEqual(Exit.fail(`item ${failAt} failed`))
-      expect(events.filter((e) => e.kind === "consumed").map((e) => e.i)).toEqual(Array.from({ length: failAt }, (_, i) => i))
-      const started = events.filter((e) => e.kind === "start").map((e) => e.i)
-      expect(Math.max(...started)).toBeLessThan(failAt + c.window)
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.asyncProperty(cases, fc.nat(), async (c, k0) => {
+        fc.pre(c.n > 0)
+        const failAt = k0 % c.n
+        const { exit, events } = await Effect.runPromise(drive({ ...c, failAt }))
+        expect(exit).toEqual(Exit.fail(`item ${failAt} failed`))
+        expect(events.filter((e) => e.kind === "consumed").map((e) => e.i)).toEqual(
+          Array.from({ length: failAt }, (_, i) => i)
+        )
+        const started = events.filter((e) => e.kind === "start").map((e) => e.i)
+        expect(Math.max(...started)).toBeLessThan(failAt + c.window)
+      }),
+      { numRuns: 200 }
+    )
   ))
 
 it.effect("openAll lets every item start before any is consumed, still at most `window` at once", () =>
   Effect.gen(function*() {
-    const { exit, events } = yield* drive({ n: 7, window: 2, workYields: [1, 4, 0, 2, 3, 0, 1], consumeYields: [], openAll: true }).pipe(
+    const { exit, events } = yield* drive({
+      n: 7,
+      window: 2,
+      workYields: [1, 4, 0, 2, 3, 0, 1],
+      consumeYields: [],
+      openAll: true
+    }).pipe(
       Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "openAll did not let the items start" })
     )
     expect(exit).toEqual(Exit.succeed([0, 10, 20, 30, 40, 50, 60]))

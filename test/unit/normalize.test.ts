@@ -4,14 +4,19 @@ import {
   entityKey,
   type ExtractedGraph,
   nameKey,
+  type NormalizedEntity,
   normalizeExtraction,
   normalizeRelation,
   normalizeType,
-  resolveEndpoint,
-  type NormalizedEntity
+  resolveEndpoint
 } from "../../src/pipeline/normalize.js"
 
-const edge = (source: string, relation: string, target: string, extra: Partial<ExtractedGraph["edges"][number]> = {}) => ({
+const edge = (
+  source: string,
+  relation: string,
+  target: string,
+  extra: Partial<ExtractedGraph["edges"][number]> = {}
+) => ({
   source,
   target,
   relation,
@@ -121,9 +126,9 @@ describe("normalizeExtraction", () => {
     const graph = normalizeExtraction({
       entities: [],
       edges: [edge("  Alice\u00a0Smith ", "Lives In", "Berlin ", {
-          description: " Alice lives in Berlin. ",
-          invalid_at: "2025-01-01T00:00:00.000Z"
-        })]
+        description: " Alice lives in Berlin. ",
+        invalid_at: "2025-01-01T00:00:00.000Z"
+      })]
     })
     expect(graph.edges).toEqual([
       {

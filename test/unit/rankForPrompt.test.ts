@@ -4,10 +4,23 @@
  */
 import { describe, expect, it } from "vitest"
 import type { EdgeWithNames, EntityRow } from "../../src/domain/Rows.js"
-import { type Candidates, type FoundBy, needsModel, rankForPrompt, resolveEndpoints } from "../../src/pipeline/remember/reconcile.js"
+import {
+  type Candidates,
+  type FoundBy,
+  needsModel,
+  rankForPrompt,
+  resolveEndpoints
+} from "../../src/pipeline/remember/reconcile.js"
 
 const entity = (id: number, name: string): EntityRow => ({
-  id, dataset_id: 1, name, name_key: name.toLowerCase(), type: "person", description: "", model_id: null, created_at: "2025-01-01T00:00:00.000Z"
+  id,
+  dataset_id: 1,
+  name,
+  name_key: name.toLowerCase(),
+  type: "person",
+  description: "",
+  model_id: null,
+  created_at: "2025-01-01T00:00:00.000Z"
 })
 const ALICE = entity(1, "Alice")
 const BOB = entity(2, "Bob")
@@ -16,14 +29,31 @@ const ALIAS = entity(4, "Ally")
 
 // ids grow with age here: a larger id is newer, and `facts` is newest first
 const fact = (id: number, source: EntityRow, target: EntityRow, relation = "knows"): EdgeWithNames => ({
-  id, dataset_id: 1, source_id: source.id, target_id: target.id, relation, description: "",
-  valid_at: "2025-01-01T00:00:00.000Z", invalid_at: null, created_at: `2025-01-01T00:00:${String(id).padStart(2, "0")}.000Z`,
-  expired_at: null, artifact_id: null, model_id: null, source_name: source.name, target_name: target.name
+  id,
+  dataset_id: 1,
+  source_id: source.id,
+  target_id: target.id,
+  relation,
+  description: "",
+  valid_at: "2025-01-01T00:00:00.000Z",
+  invalid_at: null,
+  created_at: `2025-01-01T00:00:${String(id).padStart(2, "0")}.000Z`,
+  expired_at: null,
+  artifact_id: null,
+  model_id: null,
+  source_name: source.name,
+  target_name: target.name
 })
 
 const newEdge = (source: EntityRow, target: EntityRow, relation: string) => ({
-  source: source.name, source_key: source.name_key, target: target.name, target_key: target.name_key,
-  relation, description: "", valid_at: "2025-02-01T00:00:00.000Z", invalid_at: null
+  source: source.name,
+  source_key: source.name_key,
+  target: target.name,
+  target_key: target.name_key,
+  relation,
+  description: "",
+  valid_at: "2025-02-01T00:00:00.000Z",
+  invalid_at: null
 })
 
 const candidates = (facts: ReadonlyArray<EdgeWithNames>, foundBy: Record<number, FoundBy> = {}): Candidates => {
@@ -38,7 +68,14 @@ const candidates = (facts: ReadonlyArray<EdgeWithNames>, foundBy: Record<number,
   }
 }
 
-const open = [{ index: 0, source_key: "id:1", target_key: "id:2", relation: "works_with", valid_at: "2025-02-01T00:00:00.000Z", invalid_at: null }]
+const open = [{
+  index: 0,
+  source_key: "id:1",
+  target_key: "id:2",
+  relation: "works_with",
+  valid_at: "2025-02-01T00:00:00.000Z",
+  invalid_at: null
+}]
 
 describe("rankForPrompt", () => {
   it("puts facts sharing both endpoints first, then one, newest first within each", () => {
@@ -66,7 +103,11 @@ describe("rankForPrompt", () => {
 describe("needsModel: a new fact is compared only when it shares an entity with a stored candidate", () => {
   const DAN = entity(5, "Dan")
   const EVE = entity(6, "Eve")
-  const withGraph = (facts: ReadonlyArray<EdgeWithNames>, edges: ReadonlyArray<ReturnType<typeof newEdge>>, foundBy: Record<number, FoundBy> = {}): Candidates => {
+  const withGraph = (
+    facts: ReadonlyArray<EdgeWithNames>,
+    edges: ReadonlyArray<ReturnType<typeof newEdge>>,
+    foundBy: Record<number, FoundBy> = {}
+  ): Candidates => {
     const stored = [ALICE, BOB, CAROL, ALIAS, DAN, EVE]
     return {
       storedEntities: stored,

@@ -51,7 +51,10 @@ describe("fuseRanks", () => {
   it("counts a repeat within a list once, at its best rank; two lists of one source name it once", () => {
     const fused = fuseRanks([{ source: "vector", ids: [5, 5, 6] }, { source: "vector", ids: [6] }])
     expect(fused.find((f) => f.id === 5)!.score).toBeCloseTo(1 / (RRF_K + 1), 15)
-    expect(fused.find((f) => f.id === 6)).toMatchObject({ score: 1 / (RRF_K + 3) + 1 / (RRF_K + 1), found_by: "vector" })
+    expect(fused.find((f) => f.id === 6)).toMatchObject({
+      score: 1 / (RRF_K + 3) + 1 / (RRF_K + 1),
+      found_by: "vector"
+    })
   })
   it("properties: every id once, scores descending, found by at least one source, bounded score", () => {
     const list = fc.record({
@@ -73,7 +76,10 @@ describe("fuseRanks", () => {
     }))
   })
   it("an id ranked first by two lists beats one ranked first by one", () => {
-    const fused = fuseRanks([{ source: "fulltext", ids: [1, 2] }, { source: "vector", ids: [2, 1] }, { source: "graph", ids: [2] }])
+    const fused = fuseRanks([{ source: "fulltext", ids: [1, 2] }, { source: "vector", ids: [2, 1] }, {
+      source: "graph",
+      ids: [2]
+    }])
     expect(fused[0]!.id).toBe(2)
   })
 })
@@ -109,15 +115,27 @@ describe("read request validation", () => {
       models: { query: "m" },
       reasoning: { query: "HIGH" }
     }))
-    expect(q).toMatchObject({ as_of: "2025-01-31T10:00:00.000Z", kind: "episode", limit: 20, model: "m", reasoning: "high" })
+    expect(q).toMatchObject({
+      as_of: "2025-01-31T10:00:00.000Z",
+      kind: "episode",
+      limit: 20,
+      model: "m",
+      reasoning: "high"
+    })
     expect(ok(validateQueryRequest({ user_id: "u", query: "q", models: { query: "" } })).model).toBeUndefined()
   })
   it("names the field of the first problem", () => {
     expect(problem(validateSearchRequest(null))).toMatch(/body must be a JSON object/)
-    expect(problem(validateSearchRequest({ user_id: "u", query: "q", limit: 101 }))).toMatch(/^limit must be an integer from 1 to 100$/)
+    expect(problem(validateSearchRequest({ user_id: "u", query: "q", limit: 101 }))).toMatch(
+      /^limit must be an integer from 1 to 100$/
+    )
     expect(problem(validateSearchRequest({ user_id: "u", query: "q", hops: -1 }))).toMatch(/^hops/)
-    expect(problem(validateSearchRequest({ user_id: "u".repeat(257), query: "q" }))).toMatch(/^user_id must be at most 256 bytes/)
-    expect(problem(validateQueryRequest({ user_id: "u", query: "q", reasoning: "low" }))).toMatch(/^reasoning must be an object/)
+    expect(problem(validateSearchRequest({ user_id: "u".repeat(257), query: "q" }))).toMatch(
+      /^user_id must be at most 256 bytes/
+    )
+    expect(problem(validateQueryRequest({ user_id: "u", query: "q", reasoning: "low" }))).toMatch(
+      /^reasoning must be an object/
+    )
   })
   it("reads query parameters: booleans, formats, scope", () => {
     expect(ok(validateGraphRequest({ user_id: "u", include_expired: "1", format: "GraphML" }))).toMatchObject({
@@ -135,11 +153,17 @@ describe("read request validation", () => {
 
 describe("the query answer", () => {
   it("keeps the citations among the given facts, each once, in citation order", () => {
-    const parsed = ok(parseQueryAnswer("Sure:\n```json\n{\"answer\": \"Paris [2]\", \"citations\": [2, \"7\", 99, 2]}\n```", [7, 2, 3]))
+    const parsed = ok(
+      parseQueryAnswer("Sure:\n```json\n{\"answer\": \"Paris [2]\", \"citations\": [2, \"7\", 99, 2]}\n```", [7, 2, 3])
+    )
     expect(parsed).toEqual({ answer: "Paris [2]", citations: [2, 7], dropped: [99] })
   })
   it("citations are optional", () => {
-    expect(ok(parseQueryAnswer("{\"answer\": \"Not known.\"}", [1]))).toEqual({ answer: "Not known.", citations: [], dropped: [] })
+    expect(ok(parseQueryAnswer("{\"answer\": \"Not known.\"}", [1]))).toEqual({
+      answer: "Not known.",
+      citations: [],
+      dropped: []
+    })
   })
   it("fails with one sentence on an unusable answer", () => {
     expect(problem(Either.mapLeft(parseQueryAnswer("no json here", [1]), (message) => ({ message })))).toMatch(
@@ -148,7 +172,11 @@ describe("the query answer", () => {
     expect(problem(Either.mapLeft(parseQueryAnswer("{\"answer\": 3}", [1]), (message) => ({ message })))).toMatch(
       /^query answer is invalid: `answer`/
     )
-    expect(problem(Either.mapLeft(parseQueryAnswer("{\"answer\": \"x\", \"citations\": [1.5]}", [1]), (message) => ({ message }))))
+    expect(
+      problem(
+        Either.mapLeft(parseQueryAnswer("{\"answer\": \"x\", \"citations\": [1.5]}", [1]), (message) => ({ message }))
+      )
+    )
       .toMatch(/citations/)
   })
   it("the prompt carries the facts with their validity, as JSON", () => {
@@ -202,7 +230,15 @@ describe("GraphML text", () => {
   })
   it("a document of header, a node, an edge and the footer parses", () => {
     const doc = graphmlHeader({ id: "dataset-1", dataset: "d", asOf: "t", knownAt: "t" }) +
-      entityNode({ id: 1, name: "A & B", type: "x", description: "", created_at: "t", artifact_ids: [3, 4], session_ids: ["s 1"] }) +
+      entityNode({
+        id: 1,
+        name: "A & B",
+        type: "x",
+        description: "",
+        created_at: "t",
+        artifact_ids: [3, 4],
+        session_ids: ["s 1"]
+      }) +
       factEdge({
         id: 9,
         source: "A",
@@ -219,7 +255,11 @@ describe("GraphML text", () => {
     const graph = parseXml(doc).children.find((c) => c.name === "graph")!
     const node = graph.children.find((c) => c.name === "node")!
     expect(dataOf(node)).toMatchObject({ n_label: "A & B", n_artifact_ids: "3 4", n_session_ids: "[\"s 1\"]" })
-    expect(graph.children.find((c) => c.name === "edge")!.attributes).toMatchObject({ id: "f9", source: "e1", target: "e1" })
+    expect(graph.children.find((c) => c.name === "edge")!.attributes).toMatchObject({
+      id: "f9",
+      source: "e1",
+      target: "e1"
+    })
   })
 })
 

@@ -16,7 +16,14 @@ const ok = (body: unknown) => {
 describe("validateRememberRequest", () => {
   it("applies the defaults", () => {
     const r = ok({ user_id: "u", text: "Alice lives in Berlin." })
-    expect(r).toMatchObject({ user_id: "u", dataset: "main", kind: "knowledge", models: {}, reasoning: {}, web_search: false })
+    expect(r).toMatchObject({
+      user_id: "u",
+      dataset: "main",
+      kind: "knowledge",
+      models: {},
+      reasoning: {},
+      web_search: false
+    })
     expect(r.reference_time).toBeUndefined()
     expect(r.session_id).toBeUndefined()
   })
@@ -49,12 +56,24 @@ describe("validateRememberRequest", () => {
     [{ user_id: "u", text: "x", session_id: 4 }, "session_id must be a string"],
     [{ user_id: "u", text: "x", dataset: "" }, "dataset must not be empty"],
     [{ user_id: "u", text: "x", models: { extract: "m" } }, "models.extract is not a stage"],
-    [{ user_id: "u", text: "x", models: { extract_graph: "my model" } }, "models.extract_graph must not contain whitespace"],
-    [{ user_id: "u", text: "x", models: { extract_graph: "m".repeat(129) } }, "models.extract_graph must be at most 128 bytes"],
+    [
+      { user_id: "u", text: "x", models: { extract_graph: "my model" } },
+      "models.extract_graph must not contain whitespace"
+    ],
+    [
+      { user_id: "u", text: "x", models: { extract_graph: "m".repeat(129) } },
+      "models.extract_graph must be at most 128 bytes"
+    ],
     [{ user_id: "u", text: "x", models: { extract_graph: 3 } }, "models.extract_graph must be a string"],
     [{ user_id: "u", text: "x", models: "m" }, "models must be an object"],
-    [{ user_id: "u", text: "x", reasoning: { web_search: "low" } }, "reasoning.web_search is not a stage that can reason"],
-    [{ user_id: "u", text: "x", reasoning: { extract_graph: "max" } }, "reasoning.extract_graph must be one of none, low, medium, high"],
+    [
+      { user_id: "u", text: "x", reasoning: { web_search: "low" } },
+      "reasoning.web_search is not a stage that can reason"
+    ],
+    [
+      { user_id: "u", text: "x", reasoning: { extract_graph: "max" } },
+      "reasoning.extract_graph must be one of none, low, medium, high"
+    ],
     [{ user_id: "u", text: "x", web_search: "yes" }, "web_search must be a boolean"],
     [{ user_id: "u", text: "x", timeseries: [] }, "timeseries must be an object"]
   ])("rejects %j", (body, message) => {
@@ -86,7 +105,8 @@ describe("validateRememberRequest", () => {
 
   it("accepts an image request with session_id", () => {
     // the 8-byte PNG signature and an IHDR chunk header: detected as PNG
-    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).toString("base64")
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52])
+      .toString("base64")
     const r = ok({ user_id: "u", image: png, session_id: "s1" })
     expect(r.image).toBe(png)
     expect(r.image_file?.media_type).toBe("image/png")

@@ -1,17 +1,17 @@
 import { Either } from "effect"
-import { describe, expect, it } from "vitest"
 import * as fc from "fast-check"
+import { describe, expect, it } from "vitest"
 import {
   buildResolveEdgesPrompt,
   compactTime,
-  restatesFact,
   fitExistingFacts,
   parseResolveEdges,
   readResolveEdgesPrompt,
   RESOLVE_EDGES_MAX_TOKENS,
   RESOLVE_EDGES_MIN_SHOWN,
   RESOLVE_EDGES_PROMPT_BUDGET,
-  type ResolveEdgesAnswer
+  type ResolveEdgesAnswer,
+  restatesFact
 } from "../../src/pipeline/prompts/resolveEdges.js"
 import { countTokens } from "../../src/pipeline/tokenizer.js"
 
@@ -25,15 +25,29 @@ const parsed = (answer: string): ResolveEdgesAnswer => {
 }
 
 const ALICE_PARIS = {
-  index: 0, source: "Alice Smith", relation: "lives_in", target: "Paris", description: "Alice Smith moved to Paris", valid_at: "2025-01-15T00:00:00.000Z"
+  index: 0,
+  source: "Alice Smith",
+  relation: "lives_in",
+  target: "Paris",
+  description: "Alice Smith moved to Paris",
+  valid_at: "2025-01-15T00:00:00.000Z"
 }
 const ALICE_BERLIN = {
-  id: 12, source: "Alice Smith", relation: "lives_in", target: "Berlin", description: "Alice Smith lives in Berlin", valid_at: "2024-03-01T00:00:00.000Z"
+  id: 12,
+  source: "Alice Smith",
+  relation: "lives_in",
+  target: "Berlin",
+  description: "Alice Smith lives in Berlin",
+  valid_at: "2024-03-01T00:00:00.000Z"
 }
 
 describe("buildResolveEdgesPrompt", () => {
   it("sends the data as the contract's one JSON object, times compacted, without whitespace", () => {
-    const prompt = buildResolveEdgesPrompt({ referenceTime: "2025-02-01T00:00:00.000Z", newFacts: [ALICE_PARIS], existingFacts: [ALICE_BERLIN] })
+    const prompt = buildResolveEdgesPrompt({
+      referenceTime: "2025-02-01T00:00:00.000Z",
+      newFacts: [ALICE_PARIS],
+      existingFacts: [ALICE_BERLIN]
+    })
     // "moved to" says more than lives_in Paris; "lives in Berlin" does not, so it is left out
     const { description: _, ...berlin } = ALICE_BERLIN
     expect(JSON.parse(prompt.user)).toEqual({
@@ -46,13 +60,26 @@ describe("buildResolveEdgesPrompt", () => {
 
   it("reads back what it wrote, whatever the names and descriptions hold", () => {
     fc.assert(fc.property(
-      fc.array(fc.record({ source: fc.string(), relation: fc.string(), target: fc.string(), description: fc.string(), valid_at: fc.string() }), { maxLength: 5 }),
+      fc.array(
+        fc.record({
+          source: fc.string(),
+          relation: fc.string(),
+          target: fc.string(),
+          description: fc.string(),
+          valid_at: fc.string()
+        }),
+        { maxLength: 5 }
+      ),
       fc.array(fc.nat(), { minLength: 5, maxLength: 5 }),
       (facts, ids) => {
         const existing = facts.map((f, i) => ({ ...f, id: ids[i]! }))
         const newFacts = facts.map((f, index) => ({ ...f, index }))
-        const read = readResolveEdgesPrompt(buildResolveEdgesPrompt({ referenceTime: "t", newFacts, existingFacts: existing }).user)
-        const compacted = <F extends { valid_at: string; description: string; source: string; relation: string; target: string }>(f: F) => {
+        const read = readResolveEdgesPrompt(
+          buildResolveEdgesPrompt({ referenceTime: "t", newFacts, existingFacts: existing }).user
+        )
+        const compacted = <
+          F extends { valid_at: string; description: string; source: string; relation: string; target: string }
+        >(f: F) => {
           const { description, ...rest } = f
           return { ...rest, ...(restatesFact(f) ? {} : { description }), valid_at: compactTime(f.valid_at) }
         }
@@ -72,7 +99,12 @@ describe("buildResolveEdgesPrompt", () => {
 })
 
 describe("restatesFact: a description is sent only when it says more than the fact", () => {
-  const fact = { source: "Alice Smith", relation: "works_at", target: "Acme Labs", valid_at: "2020-01-01T00:00:00.000Z" }
+  const fact = {
+    source: "Alice Smith",
+    relation: "works_at",
+    target: "Acme Labs",
+    valid_at: "2020-01-01T00:00:00.000Z"
+  }
   it("drops a description that only restates source, relation, target and date", () => {
     expect(restatesFact({ ...fact, description: "Alice Smith works at Acme Labs since 2020" })).toBe(true)
     expect(restatesFact({ ...fact, description: "" })).toBe(true)
@@ -84,7 +116,14 @@ describe("restatesFact: a description is sent only when it says more than the fa
     const { user } = buildResolveEdgesPrompt({ referenceTime: "t", newFacts: [], existingFacts: [plain, more] })
     expect(readResolveEdgesPrompt(user).existing_facts).toEqual([
       { id: 1, source: "Alice Smith", relation: "works_at", target: "Acme Labs", valid_at: "2020-01-01" },
-      { id: 2, source: "Alice Smith", relation: "works_at", target: "Acme Labs", description: more.description, valid_at: "2020-01-01" }
+      {
+        id: 2,
+        source: "Alice Smith",
+        relation: "works_at",
+        target: "Acme Labs",
+        description: more.description,
+        valid_at: "2020-01-01"
+      }
     ])
   })
 })
@@ -101,14 +140,24 @@ describe("compactTime", () => {
 describe("fitExistingFacts", () => {
   const stored = Array.from({ length: 40 }, (_, i) => ({ ...ALICE_BERLIN, id: i + 1, target: `City ${i}` }))
   const fit = (budget: number, minShown = 0) =>
-    fitExistingFacts({ referenceTime: "2025-02-01T00:00:00.000Z", newFacts: [ALICE_PARIS], ranked: stored, budget, minShown }, countTokens)
+    fitExistingFacts({
+      referenceTime: "2025-02-01T00:00:00.000Z",
+      newFacts: [ALICE_PARIS],
+      ranked: stored,
+      budget,
+      minShown
+    }, countTokens)
 
   it("keeps the leading facts while the whole prompt fits the budget", () => {
     const shown = fit(400)
     expect(shown.length).toBeGreaterThan(0)
     expect(shown.length).toBeLessThan(stored.length)
     expect(shown).toEqual(stored.slice(0, shown.length))
-    const user = buildResolveEdgesPrompt({ referenceTime: "2025-02-01T00:00:00.000Z", newFacts: [ALICE_PARIS], existingFacts: shown })
+    const user = buildResolveEdgesPrompt({
+      referenceTime: "2025-02-01T00:00:00.000Z",
+      newFacts: [ALICE_PARIS],
+      existingFacts: shown
+    })
     expect(countTokens(user.system) + countTokens(user.user)).toBeLessThanOrEqual(400)
     expect(fit(400 + 30).length).toBeGreaterThan(shown.length)
   })
@@ -124,11 +173,12 @@ describe("fitExistingFacts", () => {
 
 describe("parseResolveEdges", () => {
   it("parses the contract's example", () => {
-    expect(parsed(`{"duplicates": [{"new": 1, "existing": 40}], "contradictions": [{"new": 0, "existing": [12]}]}`)).toEqual({
-      duplicates: [{ new: 1, existing: 40 }],
-      contradictions: [{ new: 0, existing: [12] }],
-      ignored: []
-    })
+    expect(parsed(`{"duplicates": [{"new": 1, "existing": 40}], "contradictions": [{"new": 0, "existing": [12]}]}`))
+      .toEqual({
+        duplicates: [{ new: 1, existing: 40 }],
+        contradictions: [{ new: 0, existing: [12] }],
+        ignored: []
+      })
   })
 
   it("treats missing or null arrays as empty, and tolerates fences and prose", () => {
@@ -175,11 +225,12 @@ describe("parseResolveEdges", () => {
   })
 
   it("accepts a single id for a contradiction and quoted numbers", () => {
-    expect(parsed(`{"duplicates": [{"new": "1", "existing": "40"}], "contradictions": [{"new": 0, "existing": 12}]}`)).toEqual({
-      duplicates: [{ new: 1, existing: 40 }],
-      contradictions: [{ new: 0, existing: [12] }],
-      ignored: []
-    })
+    expect(parsed(`{"duplicates": [{"new": "1", "existing": "40"}], "contradictions": [{"new": 0, "existing": 12}]}`))
+      .toEqual({
+        duplicates: [{ new: 1, existing: 40 }],
+        contradictions: [{ new: 0, existing: [12] }],
+        ignored: []
+      })
   })
 
   it("fails on an answer that is not JSON or has the wrong shape", () => {

@@ -34,7 +34,10 @@ const storedFacts = fc
   .chain((ids) => fc.tuple(...ids.map((id) => fc.tuple(keys, times).map(([k, t]): StoredFact => ({ id, ...k, ...t })))))
 
 const newFactsOf = (count: number) =>
-  fc.tuple(...Array.from({ length: count }, (_, index) => fc.tuple(keys, times).map(([k, t]): NewFact => ({ index, ...k, ...t }))))
+  fc.tuple(
+    ...Array.from({ length: count }, (_, index) =>
+      fc.tuple(keys, times).map(([k, t]): NewFact => ({ index, ...k, ...t })))
+  )
 
 /** A whole input: the model's answer refers to known new indexes and (mostly) known stored ids. */
 const inputs: fc.Arbitrary<ReconciliationInput> = storedFacts.chain((stored) =>
@@ -43,11 +46,12 @@ const inputs: fc.Arbitrary<ReconciliationInput> = storedFacts.chain((stored) =>
     const index = fc.integer({ min: 0, max: Math.max(0, count - 1) })
     return fc.record({
       newFacts: newFactsOf(count),
-      duplicates: count === 0 ? fc.constant([]) : fc.array(fc.record({ new: index, existing: fc.constantFrom(...ids) }), { maxLength: 3 }),
-      contradictions:
-        count === 0
-          ? fc.constant([])
-          : fc.array(fc.record({ new: index, existing: fc.subarray(ids) }), { maxLength: 6 }),
+      duplicates: count === 0
+        ? fc.constant([])
+        : fc.array(fc.record({ new: index, existing: fc.constantFrom(...ids) }), { maxLength: 3 }),
+      contradictions: count === 0
+        ? fc.constant([])
+        : fc.array(fc.record({ new: index, existing: fc.subarray(ids) }), { maxLength: 6 }),
       useExact: fc.boolean()
     }).map(({ newFacts, duplicates, contradictions, useExact }) => ({
       newFacts,
@@ -201,8 +205,9 @@ describe("planReconciliation properties", () => {
           const exact = input.exact.get(fact.index)
           const modelDuplicate = input.duplicates.find((d) => d.new === fact.index)?.existing
           if (exact !== undefined) expect(fact).toEqual({ index: fact.index, action: "duplicate", edge_id: exact })
-          else if (modelDuplicate !== undefined) expect(fact).toEqual({ index: fact.index, action: "duplicate", edge_id: modelDuplicate })
-          else expect(fact.action).toBe("insert")
+          else if (modelDuplicate !== undefined) {
+            expect(fact).toEqual({ index: fact.index, action: "duplicate", edge_id: modelDuplicate })
+          } else expect(fact.action).toBe("insert")
         }
       })
     )

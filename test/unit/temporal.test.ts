@@ -50,14 +50,28 @@ describe("timestamps", () => {
   })
 
   it("rejects what is not a date", () => {
-    for (const text of ["", "yesterday", "March 5, 2024", "2023-02-29", "2024-13-01", "2024-01-01T24:00:00Z", "2024-01-01T10:00:00+25:00", "20240301"]) {
+    for (
+      const text of [
+        "",
+        "yesterday",
+        "March 5, 2024",
+        "2023-02-29",
+        "2024-13-01",
+        "2024-01-01T24:00:00Z",
+        "2024-01-01T10:00:00+25:00",
+        "20240301"
+      ]
+    ) {
       expect(parseTimestamp(text), text).toBeUndefined()
     }
   })
 })
 
 describe("intervalsOverlap", () => {
-  const f = (valid: string, invalid: string | null) => ({ valid_at: t(valid), invalid_at: invalid === null ? null : t(invalid) })
+  const f = (valid: string, invalid: string | null) => ({
+    valid_at: t(valid),
+    invalid_at: invalid === null ? null : t(invalid)
+  })
 
   it("is true for open intervals and for intersecting ones", () => {
     expect(intervalsOverlap(f("2024-01-01", null), f("2020-01-01", null))).toBe(true)
@@ -79,7 +93,11 @@ describe("intervalsOverlap", () => {
 
 describe("exactRepeats", () => {
   it("maps a new fact to the newest stored fact with the same endpoints and relation", () => {
-    const candidates = [stored(9, "2024-01-01", null, "paris"), stored(3, "2020-01-01", null, "paris"), stored(5, "2021-01-01")]
+    const candidates = [
+      stored(9, "2024-01-01", null, "paris"),
+      stored(3, "2020-01-01", null, "paris"),
+      stored(5, "2021-01-01")
+    ]
     const repeats = exactRepeats([fresh(0, "2025-01-01"), fresh(1, "2025-01-01", null, "rome")], candidates)
     expect([...repeats]).toEqual([[0, 9]])
   })
@@ -184,7 +202,11 @@ describe("planReconciliation", () => {
   it("prefers an exact repeat over the model, and a duplicate over a contradiction", () => {
     const result = plan({
       newFacts: [fresh(0, "2025-01-01"), fresh(1, "2025-01-01", null, "rome")],
-      stored: [stored(12, "2024-03-01", null, "paris"), stored(13, "2024-03-01", null, "roma"), stored(14, "2024-03-01")],
+      stored: [
+        stored(12, "2024-03-01", null, "paris"),
+        stored(13, "2024-03-01", null, "roma"),
+        stored(14, "2024-03-01")
+      ],
       exact: new Map([[0, 12]]),
       duplicates: [{ new: 0, existing: 13 }, { new: 1, existing: 13 }],
       contradictions: [{ new: 0, existing: [14] }, { new: 1, existing: [14] }]
@@ -216,7 +238,11 @@ describe("planReconciliation", () => {
   })
 
   it("ignores a contradiction with an edge that is not a candidate", () => {
-    const result = plan({ newFacts: [fresh(0, "2025-01-01")], stored: [], contradictions: [{ new: 0, existing: [77] }] })
+    const result = plan({
+      newFacts: [fresh(0, "2025-01-01")],
+      stored: [],
+      contradictions: [{ new: 0, existing: [77] }]
+    })
     expect(result.closes).toEqual([])
     expect(result.facts).toEqual([{ index: 0, action: "insert", invalid_at: null, expired_at: null }])
   })

@@ -28,7 +28,8 @@ const ok = (timeseries: unknown) => {
 
 const P = [["2025-01-31T00:00:00Z", 1]]
 const series = (extra: Record<string, unknown>) => ({ series: [{ key: "k", points: P, ...extra }] })
-const points = (n: number) => Array.from({ length: n }, (_, i) => [new Date(Date.UTC(2000, 0, 1) + i * 3_600_000).toISOString(), i])
+const points = (n: number) =>
+  Array.from({ length: n }, (_, i) => [new Date(Date.UTC(2000, 0, 1) + i * 3_600_000).toISOString(), i])
 
 describe("timeseries validation", () => {
   it.each([
@@ -41,8 +42,14 @@ describe("timeseries validation", () => {
     [{ series: [{ key: "", points: P }] }, "timeseries.series[0].key must not be empty"],
     [{ series: [{ key: "  ", points: P }] }, "timeseries.series[0].key must not be empty"],
     [{ series: [{ key: "a\u0000", points: P }] }, "timeseries.series[0].key must not contain control characters"],
-    [{ series: [{ key: "a\ud800", points: P }] }, "timeseries.series[0].key must be valid Unicode: it has a lone surrogate"],
-    [{ series: [{ key: "\udc00b", points: P }] }, "timeseries.series[0].key must be valid Unicode: it has a lone surrogate"],
+    [
+      { series: [{ key: "a\ud800", points: P }] },
+      "timeseries.series[0].key must be valid Unicode: it has a lone surrogate"
+    ],
+    [
+      { series: [{ key: "\udc00b", points: P }] },
+      "timeseries.series[0].key must be valid Unicode: it has a lone surrogate"
+    ],
     [{ series: [{ key: "k".repeat(257), points: P }] }, "timeseries.series[0].key must be at most 256 bytes"],
     [{ series: [{ key: "k" }] }, "timeseries.series[0].points must be an array"],
     [series({ points: [["2025-01-31T00:00:00Z"]] }), "timeseries.series[0].points[0] must be a pair"],
@@ -51,34 +58,61 @@ describe("timeseries validation", () => {
     [series({ points: [["2025-02-30", 1]] }), "timeseries.series[0].points[0][0] must be an RFC 3339 time"],
     [series({ points: [["2025-02-30T00:00:00Z", 1]] }), "timeseries.series[0].points[0][0] must be an RFC 3339 time"],
     [series({ points: [["2025-01-31T00:00:00", 1]] }), "timeseries.series[0].points[0][0] must be an RFC 3339 time"],
-    [series({ points: [["2025-01-31T00:00:00Z", "222"]] }), "timeseries.series[0].points[0][1] must be a finite number"],
+    [
+      series({ points: [["2025-01-31T00:00:00Z", "222"]] }),
+      "timeseries.series[0].points[0][1] must be a finite number"
+    ],
     [series({ points: [["2025-01-31T00:00:00Z", null]] }), "timeseries.series[0].points[0][1] must be a finite number"],
     [
       series({ points: [["2025-01-31T00:00:00Z", 1], ["2025-02-01T00:00:00Z", 2], ["2025-01-31T01:00:00+01:00", 3]] }),
       "timeseries.series[0].points[2] repeats the time of points[0]"
     ],
-    [series({ points: points(MAX_POINTS_PER_SERIES + 1) }), `timeseries.series[0].points must have at most ${MAX_POINTS_PER_SERIES} points`],
+    [
+      series({ points: points(MAX_POINTS_PER_SERIES + 1) }),
+      `timeseries.series[0].points must have at most ${MAX_POINTS_PER_SERIES} points`
+    ],
     [series({ unit: 5 }), "timeseries.series[0].unit must be a string"],
     [series({ unit: "u".repeat(65) }), "timeseries.series[0].unit must be at most 64 bytes"],
     [series({ anchors: {} }), "timeseries.series[0].anchors must be an array"],
     [series({ anchors: [5] }), "timeseries.series[0].anchors[0] must be an object"],
     [series({ anchors: [{}] }), "timeseries.series[0].anchors[0] must have exactly one of entity, edge or artifact"],
-    [series({ anchors: [{ entity: { name: "A" }, artifact: true }] }), "timeseries.series[0].anchors[0] must have exactly one of"],
+    [
+      series({ anchors: [{ entity: { name: "A" }, artifact: true }] }),
+      "timeseries.series[0].anchors[0] must have exactly one of"
+    ],
     [series({ anchors: [{ entity: "Apple" }] }), "timeseries.series[0].anchors[0].entity must be an object"],
     [series({ anchors: [{ entity: {} }] }), "timeseries.series[0].anchors[0].entity.name must be a string"],
     [series({ anchors: [{ entity: { name: "" } }] }), "timeseries.series[0].anchors[0].entity.name must not be empty"],
-    [series({ anchors: [{ entity: { name: "A", type: 3 } }] }), "timeseries.series[0].anchors[0].entity.type must be a string"],
-    [series({ anchors: [{ edge: { relation: "works at" } }] }), "timeseries.series[0].anchors[0].edge.source must be a string"],
-    [series({ anchors: [{ edge: { source: "A", target: "" } }] }), "timeseries.series[0].anchors[0].edge.target must not be empty"],
+    [
+      series({ anchors: [{ entity: { name: "A", type: 3 } }] }),
+      "timeseries.series[0].anchors[0].entity.type must be a string"
+    ],
+    [
+      series({ anchors: [{ edge: { relation: "works at" } }] }),
+      "timeseries.series[0].anchors[0].edge.source must be a string"
+    ],
+    [
+      series({ anchors: [{ edge: { source: "A", target: "" } }] }),
+      "timeseries.series[0].anchors[0].edge.target must not be empty"
+    ],
     [series({ anchors: [{ artifact: false }] }), "timeseries.series[0].anchors[0].artifact must be true"],
     [series({ anchors: [{ artifact: "yes" }] }), "timeseries.series[0].anchors[0].artifact must be true"],
-    [series({ anchors: [{ artifact: true, required: "no" }] }), "timeseries.series[0].anchors[0].required must be a boolean"],
+    [
+      series({ anchors: [{ artifact: true, required: "no" }] }),
+      "timeseries.series[0].anchors[0].required must be a boolean"
+    ],
     [
       series({ anchors: Array.from({ length: MAX_ANCHORS_PER_SERIES + 1 }, () => ({ artifact: true })) }),
       `timeseries.series[0].anchors must have at most ${MAX_ANCHORS_PER_SERIES} selectors`
     ],
-    [{ series: [{ key: "a", points: P }, { key: "a", points: P }] }, "timeseries.series[1].key repeats the key of series[0]"],
-    [{ series: Array.from({ length: MAX_SERIES + 1 }, (_, i) => ({ key: `k${i}`, points: [] })) }, `at most ${MAX_SERIES} series`],
+    [
+      { series: [{ key: "a", points: P }, { key: "a", points: P }] },
+      "timeseries.series[1].key repeats the key of series[0]"
+    ],
+    [
+      { series: Array.from({ length: MAX_SERIES + 1 }, (_, i) => ({ key: `k${i}`, points: [] })) },
+      `at most ${MAX_SERIES} series`
+    ],
     [
       { series: Array.from({ length: 11 }, (_, i) => ({ key: `k${i}`, points: points(MAX_POINTS_PER_REQUEST / 10) })) },
       `timeseries.series must have at most ${MAX_POINTS_PER_REQUEST} points in all`
@@ -103,7 +137,10 @@ describe("timeseries validation", () => {
         key: "AAPL.close",
         unit: "USD",
         points: [["2025-01-31", 236], ["2025-01-30T12:00:00+01:00", 237.5]],
-        anchors: [{ entity: { name: "Apple", type: "Organization" } }, { edge: { source: "Tim", relation: "leads" }, required: false }, { artifact: true }]
+        anchors: [{ entity: { name: "Apple", type: "Organization" } }, {
+          edge: { source: "Tim", relation: "leads" },
+          required: false
+        }, { artifact: true }]
       }]
     })
     expect(t.series[0]).toEqual({
@@ -121,17 +158,35 @@ describe("timeseries validation", () => {
   })
 
   it("accepts the seed's example, a series without anchors, and the limits exactly", () => {
-    const seed = ok({ series: [{ key: "AAPL.close", points: [["2025-01-31T00:00:00Z", 222.0]], anchors: [{ entity: { name: "Apple" } }] }] })
+    const seed = ok({
+      series: [{
+        key: "AAPL.close",
+        points: [["2025-01-31T00:00:00Z", 222.0]],
+        anchors: [{ entity: { name: "Apple" } }]
+      }]
+    })
     expect(seed.series[0]!.points).toEqual([{ ts: "2025-01-31T00:00:00.000Z", value: 222 }])
     expect(ok({ series: [{ key: "k", points: P }] }).series[0]!.anchors).toEqual([])
     expect(ok(series({ points: points(MAX_POINTS_PER_SERIES) })).series[0]!.points).toHaveLength(MAX_POINTS_PER_SERIES)
   })
 
   it("fetch: every field optional, defaults 30d before and 0 after; providers deduplicated", () => {
-    expect(ok({ fetch: {} }).fetch).toEqual({ providers: undefined, before: "30d", beforeMs: 30 * 86_400_000, after: "0", afterMs: 0 })
+    expect(ok({ fetch: {} }).fetch).toEqual({
+      providers: undefined,
+      before: "30d",
+      beforeMs: 30 * 86_400_000,
+      after: "0",
+      afterMs: 0
+    })
     expect(ok({ fetch: true }).fetch?.before).toBe("30d")
     const f = ok({ fetch: { providers: ["prices", "prices", "fx"], before: "12h", after: "1w" }, observations: true })
-    expect(f.fetch).toEqual({ providers: ["prices", "fx"], before: "12h", beforeMs: 12 * 3_600_000, after: "1w", afterMs: 604_800_000 })
+    expect(f.fetch).toEqual({
+      providers: ["prices", "fx"],
+      before: "12h",
+      beforeMs: 12 * 3_600_000,
+      after: "1w",
+      afterMs: 604_800_000
+    })
     expect(f.observations).toBe(true)
     expect(f.series).toEqual([])
   })
@@ -142,7 +197,11 @@ describe("timeseries validation", () => {
   })
 
   it("the run log keeps counts, never the points", () => {
-    const r = validateRememberRequest({ user_id: "u", text: "x", timeseries: { series: [{ key: "k", points: P }], observations: true } })
+    const r = validateRememberRequest({
+      user_id: "u",
+      text: "x",
+      timeseries: { series: [{ key: "k", points: P }], observations: true }
+    })
     if (Either.isLeft(r)) throw new Error(r.left.message)
     const params = runParams(r.right)
     expect(params.timeseries).toEqual({ series: 1, points: 1, fetch: false, observations: true })

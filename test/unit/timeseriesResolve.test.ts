@@ -23,7 +23,11 @@ describe("resolve_series", () => {
       referenceTime: "2025-01-31T00:00:00.000Z",
       window,
       providers: [{ name: "prices", description: "Daily closes" }],
-      entities: [{ name: "Apple Inc.", type: "organization", description: "" }, { name: "Tim Cook", type: "person", description: "CEO" }]
+      entities: [{ name: "Apple Inc.", type: "organization", description: "" }, {
+        name: "Tim Cook",
+        type: "person",
+        description: "CEO"
+      }]
     })
     expect(JSON.parse(prompt.user)).toEqual({
       reference_time: "2025-01-31T00:00:00.000Z",
@@ -45,19 +49,42 @@ describe("resolve_series", () => {
     ))
     expect(result.ignored).toEqual([])
     expect(result.fetches).toEqual([
-      { entity: entities[0], provider: "prices", query: "AAPL.US", reason: "share price", from: window.from, to: window.to },
-      { entity: entities[1], provider: "prices", query: "X", reason: "", from: window.from, to: "2025-01-15T12:00:00.000Z" }
+      {
+        entity: entities[0],
+        provider: "prices",
+        query: "AAPL.US",
+        reason: "share price",
+        from: window.from,
+        to: window.to
+      },
+      {
+        entity: entities[1],
+        provider: "prices",
+        query: "X",
+        reason: "",
+        from: window.from,
+        to: "2025-01-15T12:00:00.000Z"
+      }
     ])
   })
 
   it("ignores unknown entities and providers, empty queries, repeats, inverted periods and what is over the limit", () => {
-    const many = Array.from({ length: MAX_FETCHES + 2 }, (_, i) => ({ entity: "Apple Inc.", provider: "prices", query: `Q${i}` }))
+    const many = Array.from(
+      { length: MAX_FETCHES + 2 },
+      (_, i) => ({ entity: "Apple Inc.", provider: "prices", query: `Q${i}` })
+    )
     const result = right(parse({
       fetches: [
         { entity: "Google", provider: "prices", query: "GOOG" },
         { entity: "Apple Inc.", provider: "weather", query: "AAPL" },
         { entity: "Apple Inc.", provider: "prices", query: "  " },
-        { entity: "Apple Inc.", provider: "prices", query: "A", from: "2025-01-20T00:00:00Z", to: "2025-01-10T00:00:00Z" },
+        {
+          entity: "Apple Inc.",
+          provider: "prices",
+          query: "A",
+          from: "2025-01-20T00:00:00Z",
+          to: "2025-01-10T00:00:00Z"
+        },
         ...many,
         { entity: "Apple Inc.", provider: "prices", query: "Q0" }
       ]
@@ -85,7 +112,14 @@ describe("resolve_series", () => {
 
 describe("fetch helpers", () => {
   it("fetchWindow: before and after around the reference time", () => {
-    expect(fetchWindow("2025-01-31T00:00:00.000Z", { before: "30d", beforeMs: 30 * 86_400_000, after: "12h", afterMs: 12 * 3_600_000 }))
+    expect(
+      fetchWindow("2025-01-31T00:00:00.000Z", {
+        before: "30d",
+        beforeMs: 30 * 86_400_000,
+        after: "12h",
+        afterMs: 12 * 3_600_000
+      })
+    )
       .toEqual({ from: "2025-01-01T00:00:00.000Z", to: "2025-01-31T12:00:00.000Z" })
   })
 
@@ -108,7 +142,8 @@ describe("fetch helpers", () => {
 })
 
 describe("prices CSV", () => {
-  const CSV = "Date,Open,High,Low,Close,Volume\r\n2025-01-03,1,1,1,243.36,1\r\n2025-01-02,1,1,1,243.85,1\r\n2024-12-31,1,1,1,250.42,1\r\n"
+  const CSV =
+    "Date,Open,High,Low,Close,Volume\r\n2025-01-03,1,1,1,243.36,1\r\n2025-01-02,1,1,1,243.85,1\r\n2024-12-31,1,1,1,250.42,1\r\n"
 
   it("reads Date and Close within [from, to] by day, in time order", () => {
     expect(parsePricesCsv(CSV, "2025-01-01T00:00:00.000Z", "2025-01-03T23:00:00.000Z")).toEqual([

@@ -33,7 +33,16 @@ describe("seriesStats", () => {
 
   it("change_pct is null from 0; one point has no change", () => {
     expect(seriesStats(pts([0, 5]))).toMatchObject({ change: 5, change_pct: null })
-    expect(seriesStats(pts([7]))).toMatchObject({ count: 1, first: 7, last: 7, min: 7, max: 7, mean: 7, change: 0, change_pct: 0 })
+    expect(seriesStats(pts([7]))).toMatchObject({
+      count: 1,
+      first: 7,
+      last: 7,
+      min: 7,
+      max: 7,
+      mean: 7,
+      change: 0,
+      change_pct: 0
+    })
   })
 
   it("an empty series has count 0 and nulls", () => {
@@ -43,21 +52,24 @@ describe("seriesStats", () => {
 
   it("properties: min <= first, last, mean <= max; change = last - first; from/to are the ends", () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: -1e9, max: 1e9, noNaN: true }), { minLength: 1, maxLength: 60 }), (values) => {
-        const s = seriesStats(pts(values.slice(0, 31)))
-        const n = Math.min(values.length, 31)
-        expect(s.count).toBe(n)
-        expect(s.min!).toBeLessThanOrEqual(s.first!)
-        expect(s.min!).toBeLessThanOrEqual(s.last!)
-        expect(s.max!).toBeGreaterThanOrEqual(s.first!)
-        expect(s.max!).toBeGreaterThanOrEqual(s.last!)
-        // the mean may be off by rounding, never by more
-        expect(s.mean!).toBeGreaterThanOrEqual(s.min! - 1e-6 * Math.max(1, Math.abs(s.min!)))
-        expect(s.mean!).toBeLessThanOrEqual(s.max! + 1e-6 * Math.max(1, Math.abs(s.max!)))
-        expect(s.change).toBe(s.last! - s.first!)
-        expect(s.from).toBe(day(1))
-        expect(s.to).toBe(day(n))
-      })
+      fc.property(
+        fc.array(fc.double({ min: -1e9, max: 1e9, noNaN: true }), { minLength: 1, maxLength: 60 }),
+        (values) => {
+          const s = seriesStats(pts(values.slice(0, 31)))
+          const n = Math.min(values.length, 31)
+          expect(s.count).toBe(n)
+          expect(s.min!).toBeLessThanOrEqual(s.first!)
+          expect(s.min!).toBeLessThanOrEqual(s.last!)
+          expect(s.max!).toBeGreaterThanOrEqual(s.first!)
+          expect(s.max!).toBeGreaterThanOrEqual(s.last!)
+          // the mean may be off by rounding, never by more
+          expect(s.mean!).toBeGreaterThanOrEqual(s.min! - 1e-6 * Math.max(1, Math.abs(s.min!)))
+          expect(s.mean!).toBeLessThanOrEqual(s.max! + 1e-6 * Math.max(1, Math.abs(s.max!)))
+          expect(s.change).toBe(s.last! - s.first!)
+          expect(s.from).toBe(day(1))
+          expect(s.to).toBe(day(n))
+        }
+      )
     )
   })
 
@@ -69,7 +81,12 @@ describe("seriesStats", () => {
 
 describe("observationText", () => {
   it("states the period, the move, the extremes and the mean, with dates and the unit", () => {
-    const text = observationText({ key: "AAPL.close", unit: "USD", about: ["Apple"], points: pts([243.85, 222.64, 236]) })
+    const text = observationText({
+      key: "AAPL.close",
+      unit: "USD",
+      about: ["Apple"],
+      points: pts([243.85, 222.64, 236])
+    })
     expect(text).toBe(
       "The time series AAPL.close of Apple went from 243.85 USD on 2025-01-01 to 236 USD on 2025-01-03, down 7.85 USD (-3.22%), over 3 values. " +
         "Its lowest value in that period was 222.64 USD on 2025-01-02 and its highest 243.85 USD on 2025-01-01; the mean was 234.16 USD."
@@ -83,7 +100,9 @@ describe("observationText", () => {
       about: [],
       points: [{ ts: "2025-01-01T06:30:00.000Z", value: 1 }, { ts: "2025-01-01T18:45:00.000Z", value: 1 }]
     })
-    expect(text).toContain("The time series temp went from 1 on 2025-01-01 06:30 UTC to 1 on 2025-01-01 18:45 UTC, unchanged")
+    expect(text).toContain(
+      "The time series temp went from 1 on 2025-01-01 06:30 UTC to 1 on 2025-01-01 18:45 UTC, unchanged"
+    )
   })
 
   it("one point, and several entities", () => {

@@ -2,9 +2,9 @@
  * The packed cl100k table (src/pipeline/cl100kVocabulary.ts) against the library's own: the
  * same token at every rank, and the same counts as the library's encoder on random text.
  */
+import fc from "fast-check"
 import RANKS from "gpt-tokenizer/bpeRanks/cl100k_base"
 import { encode } from "gpt-tokenizer/encoding/cl100k_base"
-import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { cl100k, parseTiktoken, rankOfByteString, rankOfJoin } from "../../src/pipeline/cl100kVocabulary.js"
 import { countTokens, pieces } from "../../src/pipeline/tokenizer.js"
@@ -29,7 +29,9 @@ describe("the packed cl100k_base table", () => {
     RANKS.forEach((token, rank) => {
       // plain comparisons: 100,256 expect() calls take seconds
       const bytes = byteString(tokenBytes(token))
-      if (byteString(v.bytes.subarray(v.offsets[rank]!, v.offsets[rank + 1]!)) !== bytes) expect.fail(`token ${rank} differs`)
+      if (byteString(v.bytes.subarray(v.offsets[rank]!, v.offsets[rank + 1]!)) !== bytes) {
+        expect.fail(`token ${rank} differs`)
+      }
       if (rankOfByteString(v, bytes) !== rank) expect.fail(`token ${rank} is not found at its rank`)
     })
   })
@@ -78,7 +80,24 @@ const fragment = fc.oneof(
     const t = RANKS[r]!
     return typeof t === "string" ? t : new TextDecoder().decode(Uint8Array.from(t))
   }),
-  fc.constantFrom(" ", "\n", "\n\n", "  ", "\t", "'s", "'LL", "...", "“", "”", "1234567", "中文", "😀", "é", "\ud800", "=="),
+  fc.constantFrom(
+    " ",
+    "\n",
+    "\n\n",
+    "  ",
+    "\t",
+    "'s",
+    "'LL",
+    "...",
+    "“",
+    "”",
+    "1234567",
+    "中文",
+    "😀",
+    "é",
+    "\ud800",
+    "=="
+  ),
   fc.string({ unit: "grapheme", maxLength: 12 }),
   fc.string({ unit: "binary", maxLength: 8 })
 )

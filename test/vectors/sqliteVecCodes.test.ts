@@ -9,7 +9,12 @@ import { Effect, Layer } from "effect"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { binaryCode, codeBits } from "../../layers/vectors/binaryCodes.js"
 import { cosine } from "../../layers/vectors/common.js"
-import { codeTableName, floatTableName, SqliteVecStoreLive, vectorTableName } from "../../layers/vectors/SqliteVecStore.js"
+import {
+  codeTableName,
+  floatTableName,
+  SqliteVecStoreLive,
+  vectorTableName
+} from "../../layers/vectors/SqliteVecStore.js"
 import { type VectorItem, VectorStore } from "../../src/services/VectorStore.js"
 
 const DIMS = 384
@@ -46,7 +51,7 @@ const store = Effect.provide(
 )
 
 /** the keys of the float table and of the code table, sorted */
-const keySets = Effect.gen(function* () {
+const keySets = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const keys = (query: string) => Effect.map(sql.unsafe<{ id: string }>(query), (rows) => rows.map((r) => r.id))
   return {
@@ -84,7 +89,7 @@ describe("binaryCode", () => {
 describe("SqliteVecStore with binary codes", () => {
   it.effect("finds what the exact scan finds (recall@10 >= 0.95), with exact cosine scores", () =>
     onSqlite(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* store
         const data = clustered(3000, 40, 11)
         yield* vectors.upsert("dataset-1-edges", items(data.vectors))
@@ -113,11 +118,15 @@ describe("SqliteVecStore with binary codes", () => {
 
   it.effect("keeps minScore and k, and skips a zero vector", () =>
     onSqlite(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* store
         const data = clustered(200, 4, 5)
         const zero = new Array<number>(DIMS).fill(0)
-        yield* vectors.upsert("dataset-1-entities", [...items(data.vectors, "entity"), { id: "entity-0", values: zero, metadata: {} }])
+        yield* vectors.upsert("dataset-1-entities", [...items(data.vectors, "entity"), {
+          id: "entity-0",
+          values: zero,
+          metadata: {}
+        }])
         const query = data.vectors[0]!
         const top3 = yield* vectors.query("dataset-1-entities", query, 3, -1)
         expect(top3).toHaveLength(3)
@@ -132,7 +141,7 @@ describe("SqliteVecStore with binary codes", () => {
 
   it.effect("keeps the code table in step through upserts, overwrites and deletes", () =>
     onSqlite(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* store
         const data = clustered(120, 3, 7)
         yield* vectors.upsert("dataset-1-edges", items(data.vectors.slice(0, 100)))
@@ -154,7 +163,7 @@ describe("SqliteVecStore with binary codes", () => {
 
   it.effect("keeps partitions apart, even for equal ids and vectors", () =>
     onSqlite(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const vectors = yield* store
         const data = clustered(300, 5, 9)
         yield* vectors.upsert("dataset-1-chunks", items(data.vectors.slice(0, 150), "chunk"))
@@ -163,7 +172,11 @@ describe("SqliteVecStore with binary codes", () => {
           items(data.vectors.slice(150), "chunk").map((item) => ({ ...item, metadata: { dataset: 2 } }))
         )
         // the same vector in both: each index answers with its own
-        yield* vectors.upsert("dataset-2-chunks", [{ id: "chunk-1", values: data.vectors[0]!, metadata: { dataset: 2 } }])
+        yield* vectors.upsert("dataset-2-chunks", [{
+          id: "chunk-1",
+          values: data.vectors[0]!,
+          metadata: { dataset: 2 }
+        }])
         const fromFirst = yield* vectors.query("dataset-1-chunks", data.vectors[0]!, 200, -1)
         expect(fromFirst).toHaveLength(150)
         expect(fromFirst.every((m) => m.metadata["dataset"] === undefined)).toBe(true)
@@ -175,7 +188,7 @@ describe("SqliteVecStore with binary codes", () => {
 
   it.effect("moves the floats of a database from before the plain table out of vec0, backfills their codes once, and drops stray codes", () =>
     onSqlite(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const data = clustered(700, 6, 13)
         // the float table as the store wrote it before the code table and the plain float table existed
@@ -187,18 +200,25 @@ describe("SqliteVecStore with binary codes", () => {
         for (const [i, values] of data.vectors.entries()) {
           const index = i < 600 ? "dataset-1-edges" : "dataset-1-entities"
           const id = `vector-${i + 1}`
-          yield* sql.unsafe(`INSERT INTO ${table}(key, index_name, embedding, vector_id, metadata) VALUES (?, ?, ?, ?, ?)`, [
-            JSON.stringify([index, id]),
-            index,
-            Buffer.from(Float32Array.from(values).buffer),
-            id,
-            JSON.stringify({ n: i + 1 })
-          ])
+          yield* sql.unsafe(
+            `INSERT INTO ${table}(key, index_name, embedding, vector_id, metadata) VALUES (?, ?, ?, ?, ?)`,
+            [
+              JSON.stringify([index, id]),
+              index,
+              Buffer.from(Float32Array.from(values).buffer),
+              id,
+              JSON.stringify({ n: i + 1 })
+            ]
+          )
         }
         const vectors = yield* store
         // the vec0 table and its shadow tables are gone; what is left is the two new tables'
-        const left = yield* sql.unsafe<{ name: string }>(`SELECT name FROM sqlite_master WHERE name LIKE ?`, [`${table}%`])
-        expect(left.map((row) => row.name).filter((name) => !name.startsWith(codeTableName(DIMS)))).toEqual([floatTableName(DIMS)])
+        const left = yield* sql.unsafe<{ name: string }>(`SELECT name FROM sqlite_master WHERE name LIKE ?`, [
+          `${table}%`
+        ])
+        expect(left.map((row) => row.name).filter((name) => !name.startsWith(codeTableName(DIMS)))).toEqual([
+          floatTableName(DIMS)
+        ])
         const keys = yield* keySets
         expect(keys.vectors).toHaveLength(700)
         expect(keys.codes).toEqual(keys.vectors)
@@ -214,7 +234,9 @@ describe("SqliteVecStore with binary codes", () => {
         ])
         yield* store
         expect(yield* keySets).toEqual(keys)
-        yield* sql.unsafe(`DELETE FROM ${codeTableName(DIMS)} WHERE key = ?`, [JSON.stringify(["dataset-1-edges", "vector-1"])])
+        yield* sql.unsafe(`DELETE FROM ${codeTableName(DIMS)} WHERE key = ?`, [
+          JSON.stringify(["dataset-1-edges", "vector-1"])
+        ])
         yield* store
         expect(yield* keySets).toEqual(keys)
         const [first] = yield* vectors.query("dataset-1-edges", data.vectors[0]!, 1, -1)

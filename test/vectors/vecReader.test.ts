@@ -38,7 +38,7 @@ const tempFile = Effect.acquireRelease(
 
 /** the store with a reader and the same store without one, on one file */
 const bothStores = (filename: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // built in the test's scope: the reader lives as long as the test
     const context = yield* Layer.build(
@@ -51,9 +51,9 @@ const bothStores = (filename: string) =>
 
 describe("SqliteVecStore with a worker-thread reader", () => {
   it.live("answers what the main connection answers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const { onMain, withReader } = yield* bothStores(filename)
         const data = vectorsOf(400, 3)
         yield* withReader.upsert("dataset-1-edges", items(data))
@@ -67,12 +67,12 @@ describe("SqliteVecStore with a worker-thread reader", () => {
     }).pipe(Effect.scoped))
 
   it.live("reads on a connection of its own: what the main connection has not committed is not seen", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const { onMain, withReader, sql } = yield* bothStores(filename)
         const [v] = vectorsOf(1, 5)
-        const inside = yield* Effect.gen(function* () {
+        const inside = yield* Effect.gen(function*() {
           yield* withReader.upsert("dataset-1-edges", items([v!]))
           return {
             reader: yield* withReader.query("dataset-1-edges", v!, 5, -1),
@@ -87,13 +87,14 @@ describe("SqliteVecStore with a worker-thread reader", () => {
     }).pipe(Effect.scoped))
 
   it.live("queries on the main connection when the reader fails, or cannot start", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         let asked = 0
         const broken: VecReader = {
-          all: () => Effect.sync(() => asked++).pipe(Effect.zipRight(Effect.fail(new VecReaderFailed({ message: "gone" })))),
+          all: () =>
+            Effect.sync(() => asked++).pipe(Effect.zipRight(Effect.fail(new VecReaderFailed({ message: "gone" })))),
           alive: () => true
         }
         const store = yield* makeSqliteVecStore(sql, DIMS, Effect.succeed(broken))
@@ -104,7 +105,11 @@ describe("SqliteVecStore with a worker-thread reader", () => {
         expect(best!.id).toBe("edge-8")
         expect(best!.score).toBeCloseTo(1, 5)
         // a reader that cannot start at all: the store is built and answers all the same
-        const unstarted = yield* makeSqliteVecStore(sql, DIMS, Effect.fail(new VecReaderFailed({ message: "no threads" })))
+        const unstarted = yield* makeSqliteVecStore(
+          sql,
+          DIMS,
+          Effect.fail(new VecReaderFailed({ message: "no threads" }))
+        )
         const [again] = yield* unstarted.query("dataset-1-edges", data[7]!, 1, -1)
         expect(again!.id).toBe("edge-8")
       }).pipe(Effect.provide(SqliteLive(filename)))
@@ -113,18 +118,21 @@ describe("SqliteVecStore with a worker-thread reader", () => {
 
 describe("startVecReader", () => {
   it.live("binds blobs, reports a bad statement, and fails once stopped", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         // the file must exist (in WAL mode) before the reader opens it
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE t (x INTEGER)`
         const scope = yield* Scope.make()
         const reader = yield* startVecReader(filename).pipe(Scope.extend(scope))
-        const rows = yield* reader.all<{ n: number; bits: number }>("SELECT length(?) AS n, vec_length(vec_bit(?)) AS bits", [
-          Buffer.alloc(24, 1),
-          Buffer.alloc(24, 1)
-        ])
+        const rows = yield* reader.all<{ n: number; bits: number }>(
+          "SELECT length(?) AS n, vec_length(vec_bit(?)) AS bits",
+          [
+            Buffer.alloc(24, 1),
+            Buffer.alloc(24, 1)
+          ]
+        )
         expect(rows).toEqual([{ n: 24, bits: 192 }])
         const bad = yield* Effect.flip(reader.all("SELECT x FROM nowhere", []))
         expect(bad).toBeInstanceOf(VecReaderFailed)

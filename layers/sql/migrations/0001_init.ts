@@ -282,7 +282,7 @@ const statements = ({ pk, real, ref, time }: ColumnTypes): ReadonlyArray<string>
   `CREATE INDEX gb_vector_outbox_created ON gb_vector_outbox (created_at)`
 ]
 
-export default Effect.gen(function* () {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columnTypes = sql.onDialectOrElse({ pg: () => types.pg, orElse: () => types.sqlite })
   for (const statement of statements(columnTypes)) {

@@ -12,7 +12,11 @@ export default Effect.gen(function*() {
   yield* sql.unsafe(`CREATE UNIQUE INDEX gb_series_anchors_unique ON gb_series_anchors
     (series_id, COALESCE(artifact_id, 0), COALESCE(entity_id, 0), COALESCE(edge_id, 0))`)
   yield* sql.unsafe(`DROP INDEX gb_series_anchors_series`)
-  yield* sql.unsafe(`CREATE INDEX gb_series_anchors_artifact ON gb_series_anchors (artifact_id) WHERE artifact_id IS NOT NULL`)
-  yield* sql.unsafe(`CREATE INDEX gb_series_anchors_entity ON gb_series_anchors (entity_id) WHERE entity_id IS NOT NULL`)
+  yield* sql.unsafe(
+    `CREATE INDEX gb_series_anchors_artifact ON gb_series_anchors (artifact_id) WHERE artifact_id IS NOT NULL`
+  )
+  yield* sql.unsafe(
+    `CREATE INDEX gb_series_anchors_entity ON gb_series_anchors (entity_id) WHERE entity_id IS NOT NULL`
+  )
   yield* sql.unsafe(`CREATE INDEX gb_series_anchors_edge ON gb_series_anchors (edge_id) WHERE edge_id IS NOT NULL`)
 })

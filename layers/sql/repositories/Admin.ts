@@ -107,7 +107,11 @@ const summarizeUsage = (rows: ReadonlyArray<UsageRecord>): InferenceUsage => {
   const by_stage = sumBy(rows, (r) => r.stage, (r) => ({ stage: r.stage })).sort(
     (a, b) => byCostThenCalls(a, b) || compareText(a.stage, b.stage)
   )
-  const by_model = sumBy(rows, (r) => `${r.provider}\u0000${r.model}`, (r) => ({ provider: r.provider, model: r.model }))
+  const by_model = sumBy(
+    rows,
+    (r) => `${r.provider}\u0000${r.model}`,
+    (r) => ({ provider: r.provider, model: r.model })
+  )
     .sort((a, b) => byCostThenCalls(a, b) || compareText(a.model, b.model) || compareText(a.provider, b.provider))
   // the bucket rows name a model, not its provider: one model name served by two providers is one row
   const buckets = sumBy(rows, (r) => `${r.start}\u0000${r.stage}\u0000${r.model}`, (r) => ({
@@ -167,15 +171,20 @@ export const make = Effect.gen(function*() {
   const ENTITY_COLUMNS = sql.literal("id, name, type, description, created_at")
 
   const entitiesByIds = (ids: ReadonlyArray<number>) =>
-    Effect.forEach(chunksOf(ids), (chunk) =>
-      sql<AdminGraphEntity>`SELECT ${ENTITY_COLUMNS} FROM gb_entities WHERE id IN ${sql.in(chunk)}`).pipe(
+    Effect.forEach(
+      chunksOf(ids),
+      (chunk) => sql<AdminGraphEntity>`SELECT ${ENTITY_COLUMNS} FROM gb_entities WHERE id IN ${sql.in(chunk)}`
+    ).pipe(
       Effect.map((chunks) => chunks.flat())
     )
 
   const edgeLinks = (edgeIds: ReadonlyArray<number>) =>
-    Effect.forEach(chunksOf(edgeIds), (chunk) =>
-      sql<{ edge_id: number; artifact_id: number }>`SELECT edge_id, artifact_id FROM gb_edge_artifacts
-        WHERE edge_id IN ${sql.in(chunk)} ORDER BY edge_id, artifact_id`).pipe(
+    Effect.forEach(
+      chunksOf(edgeIds),
+      (chunk) =>
+        sql<{ edge_id: number; artifact_id: number }>`SELECT edge_id, artifact_id FROM gb_edge_artifacts
+        WHERE edge_id IN ${sql.in(chunk)} ORDER BY edge_id, artifact_id`
+    ).pipe(
       Effect.map((chunks) => {
         const byEdge = new Map<number, Array<number>>()
         for (const { artifact_id, edge_id } of chunks.flat()) {
@@ -188,11 +197,14 @@ export const make = Effect.gen(function*() {
     )
 
   const artifactsByIds = (ids: ReadonlyArray<number>) =>
-    Effect.forEach(chunksOf(ids), (chunk) =>
-      sql<ArtifactRecord>`SELECT id, kind, substr(text, 1, ${sql.literal(String(ARTIFACT_TEXT_LIMIT))}) AS text,
+    Effect.forEach(
+      chunksOf(ids),
+      (chunk) =>
+        sql<ArtifactRecord>`SELECT id, kind, substr(text, 1, ${sql.literal(String(ARTIFACT_TEXT_LIMIT))}) AS text,
           CASE WHEN length(text) > ${sql.literal(String(ARTIFACT_TEXT_LIMIT))} THEN 1 ELSE 0 END AS text_truncated,
           session_id, valid_at, created_at
-        FROM gb_artifacts WHERE id IN ${sql.in(chunk)}`).pipe(
+        FROM gb_artifacts WHERE id IN ${sql.in(chunk)}`
+    ).pipe(
       Effect.map((chunks) =>
         chunks
           .flat()

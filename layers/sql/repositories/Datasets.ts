@@ -4,7 +4,7 @@ import { Effect, Layer, Option } from "effect"
 import type { DatasetRow } from "../../../src/domain/Rows.js"
 import { type DatasetCounts, DatasetsRepo } from "../../../src/services/DatasetsRepo.js"
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const find = (userId: string, name: string) =>
@@ -16,14 +16,16 @@ export const make = Effect.gen(function* () {
 
   // the common case is one read; a concurrent creator makes our insert a no-op, then we read its row
   const getOrCreate = (userId: string, name: string, now: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const found = yield* find(userId, name)
       if (Option.isSome(found)) return found.value
-      const inserted = yield* sql<DatasetRow>`INSERT INTO gb_datasets ${sql.insert({
-        user_id: userId,
-        name,
-        created_at: now
-      })}
+      const inserted = yield* sql<DatasetRow>`INSERT INTO gb_datasets ${
+        sql.insert({
+          user_id: userId,
+          name,
+          created_at: now
+        })
+      }
         ON CONFLICT (user_id, name) WHERE deleted_at IS NULL DO NOTHING
         RETURNING id, user_id, name, created_at, deleted_at`.pipe(Effect.orDie)
       if (inserted[0] !== undefined) return inserted[0]

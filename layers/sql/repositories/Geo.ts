@@ -17,11 +17,11 @@ const decode = (record: GeoRecord): EntityGeoRow => ({
   longitude: record.longitude === null ? null : Number(record.longitude)
 })
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const findByEntityIds = (entityIds: ReadonlyArray<number>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const found: Array<EntityGeoRow> = []
       for (const chunk of chunksOf(unique(entityIds))) {
         const rows = yield* sql<GeoRecord>`SELECT ${sql.literal(COLUMNS)} FROM gb_entity_geo

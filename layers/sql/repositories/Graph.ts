@@ -52,22 +52,24 @@ const mergeRepeats = (entities: ReadonlyArray<EntityUpsert>): Array<EntityUpsert
   return Array.from(merged.values())
 }
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const insertArtifact = (artifact: NewArtifact) =>
-    sql<ArtifactRecord>`INSERT INTO gb_artifacts ${sql.insert({
-      dataset_id: artifact.dataset_id,
-      kind: artifact.kind,
-      text: artifact.text,
-      parent_id: artifact.parent_id,
-      session_id: artifact.session_id,
-      valid_at: artifact.valid_at,
-      created_at: artifact.created_at,
-      inference_id: artifact.inference_id,
-      query: artifact.query,
-      metadata: encodeJson(artifact.metadata)
-    })} RETURNING ${sql.literal(ARTIFACT_COLUMNS)}`.pipe(
+    sql<ArtifactRecord>`INSERT INTO gb_artifacts ${
+      sql.insert({
+        dataset_id: artifact.dataset_id,
+        kind: artifact.kind,
+        text: artifact.text,
+        parent_id: artifact.parent_id,
+        session_id: artifact.session_id,
+        valid_at: artifact.valid_at,
+        created_at: artifact.created_at,
+        inference_id: artifact.inference_id,
+        query: artifact.query,
+        metadata: encodeJson(artifact.metadata)
+      })
+    } RETURNING ${sql.literal(ARTIFACT_COLUMNS)}`.pipe(
       Effect.map((rows) => decodeArtifact(rows[0]!)),
       Effect.orDie
     )
@@ -82,8 +84,10 @@ export const make = Effect.gen(function* () {
   // (dataset_id, id) index to skip a sort, reading every entity of the dataset: 23 ms at 200k
   // entities instead of 0.03 ms through (dataset_id, name_key) (BENCHMARKS.md, issue 12).
   const findEntitiesByNameKeys = (datasetId: number, nameKeys: ReadonlyArray<string>) =>
-    Effect.forEach(chunksOf(unique(nameKeys)), (keys) =>
-      sql<EntityRow>`SELECT ${sql.literal(ENTITY_COLUMNS)} FROM gb_entities
+    Effect.forEach(
+      chunksOf(unique(nameKeys)),
+      (keys) =>
+        sql<EntityRow>`SELECT ${sql.literal(ENTITY_COLUMNS)} FROM gb_entities
         WHERE dataset_id = ${datasetId} AND name_key IN ${sql.in(keys)}
         ORDER BY +id`
     ).pipe(
@@ -93,55 +97,57 @@ export const make = Effect.gen(function* () {
 
   const upsertEntities = (datasetId: number, entities: ReadonlyArray<EntityUpsert>) =>
     Effect.forEach(chunksOf(mergeRepeats(entities)), (chunk) =>
-      sql<EntityRow>`INSERT INTO gb_entities ${sql.insert(
-        chunk.map((e) => ({
-          dataset_id: datasetId,
-          name: e.name,
-          name_key: e.name_key,
-          type: e.type,
-          description: e.description,
-          model_id: e.model_id,
-          created_at: e.created_at,
-          updated_at: e.created_at
-        }))
-      )}
+      sql<EntityRow>`INSERT INTO gb_entities ${
+        sql.insert(
+          chunk.map((e) => ({
+            dataset_id: datasetId,
+            name: e.name,
+            name_key: e.name_key,
+            type: e.type,
+            description: e.description,
+            model_id: e.model_id,
+            created_at: e.created_at,
+            updated_at: e.created_at
+          }))
+        )
+      }
       ON CONFLICT (dataset_id, name_key, type) DO UPDATE SET
         description = CASE WHEN excluded.description <> '' THEN excluded.description
           ELSE gb_entities.description END,
         updated_at = CASE WHEN excluded.description <> '' AND excluded.description <> gb_entities.description
           THEN excluded.updated_at ELSE gb_entities.updated_at END
-      RETURNING ${sql.literal(ENTITY_COLUMNS)}`
-    ).pipe(
-      Effect.map((chunks) => {
-        const byKey = new Map(chunks.flat().map((row) => [entityKey(row), row]))
-        return entities.map((e) => byKey.get(entityKey(e))!)
-      }),
-      Effect.orDie
-    )
+      RETURNING ${sql.literal(ENTITY_COLUMNS)}`).pipe(
+        Effect.map((chunks) => {
+          const byKey = new Map(chunks.flat().map((row) => [entityKey(row), row]))
+          return entities.map((e) => byKey.get(entityKey(e))!)
+        }),
+        Effect.orDie
+      )
 
   // ids are assigned in VALUES order, so sorting a chunk's RETURNING rows by id gives input order
   const insertEdges = (edges: ReadonlyArray<NewEdge>) =>
     Effect.forEach(chunksOf(edges), (chunk) =>
-      sql<EdgeRow>`INSERT INTO gb_edges ${sql.insert(
-        chunk.map((e) => ({
-          dataset_id: e.dataset_id,
-          source_id: e.source_id,
-          target_id: e.target_id,
-          relation: e.relation,
-          description: e.description,
-          valid_at: e.valid_at,
-          invalid_at: e.invalid_at,
-          created_at: e.created_at,
-          expired_at: e.expired_at,
-          artifact_id: e.artifact_id,
-          model_id: e.model_id
-        }))
-      )}
-        RETURNING ${sql.literal(EDGE_COLUMNS)}`.pipe(Effect.map((rows) => [...rows].sort((a, b) => a.id - b.id)))
-    ).pipe(
-      Effect.map((chunks) => chunks.flat()),
-      Effect.orDie
-    )
+      sql<EdgeRow>`INSERT INTO gb_edges ${
+        sql.insert(
+          chunk.map((e) => ({
+            dataset_id: e.dataset_id,
+            source_id: e.source_id,
+            target_id: e.target_id,
+            relation: e.relation,
+            description: e.description,
+            valid_at: e.valid_at,
+            invalid_at: e.invalid_at,
+            created_at: e.created_at,
+            expired_at: e.expired_at,
+            artifact_id: e.artifact_id,
+            model_id: e.model_id
+          }))
+        )
+      }
+        RETURNING ${sql.literal(EDGE_COLUMNS)}`.pipe(Effect.map((rows) => [...rows].sort((a, b) => a.id - b.id)))).pipe(
+        Effect.map((chunks) => chunks.flat()),
+        Effect.orDie
+      )
 
   // only live edges are closed: what gligabao once learned about an expired edge never changes
   const closeEdges = (closes: ReadonlyArray<EdgeClose>) =>
@@ -161,14 +167,13 @@ export const make = Effect.gen(function* () {
         FROM gb_edges e
         JOIN gb_entities s ON s.id = e.source_id
         JOIN gb_entities t ON t.id = e.target_id
-        WHERE e.id IN ${sql.in(chunk)}`
-    ).pipe(
-      Effect.map((chunks) => {
-        const byId = new Map(chunks.flat().map((row) => [row.id, row]))
-        return unique(ids).flatMap((id) => byId.get(id) ?? [])
-      }),
-      Effect.orDie
-    )
+        WHERE e.id IN ${sql.in(chunk)}`).pipe(
+        Effect.map((chunks) => {
+          const byId = new Map(chunks.flat().map((row) => [row.id, row]))
+          return unique(ids).flatMap((id) => byId.get(id) ?? [])
+        }),
+        Effect.orDie
+      )
 
   /**
    * Live edges touching the entities `entities` selects. The source and target lookups are
@@ -215,8 +220,7 @@ export const make = Effect.gen(function* () {
         datasetId,
         sql`SELECT id FROM gb_entities WHERE dataset_id = ${datasetId} AND name_key IN ${sql.in(keys)}`,
         limit
-      )
-    )
+      ))
 
   const loadCandidateEdgesByEntityIds = (datasetId: number, entityIds: ReadonlyArray<number>, limit: number) =>
     candidates(entityIds, limit, (ids) =>
@@ -224,8 +228,7 @@ export const make = Effect.gen(function* () {
         datasetId,
         sql`SELECT id FROM gb_entities WHERE dataset_id = ${datasetId} AND id IN ${sql.in(ids)}`,
         limit
-      )
-    )
+      ))
 
   /**
    * The wanted triples drive the lookup (CROSS JOIN keeps SQLite from starting at the dataset's
@@ -233,14 +236,16 @@ export const make = Effect.gen(function* () {
    * VALUES columns for PostgreSQL.
    */
   const loadLiveEdgesByTriples = (datasetId: number, triples: ReadonlyArray<EdgeTriple>) =>
-    Effect.forEach(chunksOf(triples, 100), (chunk) =>
-      sql<EdgeWithNames>`WITH wanted (source_id, target_id, relation) AS (VALUES ${
-        sql.join(", ", false)(
-          chunk.map((t) =>
-            sql`(CAST(${t.source_id} AS BIGINT), CAST(${t.target_id} AS BIGINT), CAST(${t.relation} AS TEXT))`
+    Effect.forEach(
+      chunksOf(triples, 100),
+      (chunk) =>
+        sql<EdgeWithNames>`WITH wanted (source_id, target_id, relation) AS (VALUES ${
+          sql.join(", ", false)(
+            chunk.map((t) =>
+              sql`(CAST(${t.source_id} AS BIGINT), CAST(${t.target_id} AS BIGINT), CAST(${t.relation} AS TEXT))`
+            )
           )
-        )
-      })
+        })
         SELECT ${sql.literal(EDGE_WITH_NAMES_COLUMNS)}
         FROM wanted w
         CROSS JOIN gb_edges e

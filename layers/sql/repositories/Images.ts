@@ -7,8 +7,19 @@ import { chunksOf } from "./internal.js"
 
 const ARTIFACT_COLUMNS = "id, dataset_id, session_id, sha256, path, media_type, bytes, valid_at, created_at"
 const EXTRACTION_FIELDS = [
-  "id", "image_artifact_id", "inference_id", "model", "provider", "reasoning", "theme", "title", "text",
-  "input_tokens", "output_tokens", "cost_usd", "created_at"
+  "id",
+  "image_artifact_id",
+  "inference_id",
+  "model",
+  "provider",
+  "reasoning",
+  "theme",
+  "title",
+  "text",
+  "input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "created_at"
 ]
 const EXTRACTION_COLUMNS = EXTRACTION_FIELDS.join(", ")
 /** the same columns of `gb_image_extractions x` in a join */
@@ -20,12 +31,12 @@ interface BlockRecord extends ImageTextBlock {
   readonly extraction_id: number
 }
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   /** the blocks of these extractions, in position order, attached to each */
   const withBlocks = (extractions: ReadonlyArray<ExtractionRecord>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (extractions.length === 0) return []
       const byExtraction = new Map<number, Array<ImageTextBlock>>()
       for (const chunk of chunksOf(extractions.map((e) => e.id))) {
@@ -48,13 +59,20 @@ export const make = Effect.gen(function* () {
     )
 
   const insertExtractionRows = (imageArtifactId: number, extraction: NewImageExtraction) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { text_blocks, ...row } = extraction
-      const [inserted] = yield* sql<ExtractionRecord>`INSERT INTO gb_image_extractions ${sql.insert({
-        ...row,
-        image_artifact_id: imageArtifactId
-      })} RETURNING ${sql.literal(EXTRACTION_COLUMNS)}`
-      const blocks = text_blocks.map((b, position) => ({ extraction_id: inserted!.id, position, kind: b.kind, text: b.text }))
+      const [inserted] = yield* sql<ExtractionRecord>`INSERT INTO gb_image_extractions ${
+        sql.insert({
+          ...row,
+          image_artifact_id: imageArtifactId
+        })
+      } RETURNING ${sql.literal(EXTRACTION_COLUMNS)}`
+      const blocks = text_blocks.map((b, position) => ({
+        extraction_id: inserted!.id,
+        position,
+        kind: b.kind,
+        text: b.text
+      }))
       for (const chunk of chunksOf(blocks)) {
         yield* sql`INSERT INTO gb_image_text_blocks ${sql.insert(chunk)}`
       }
@@ -62,7 +80,7 @@ export const make = Effect.gen(function* () {
     })
 
   const insert = (artifact: NewImageArtifact, extraction: NewImageExtraction) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const [stored] = yield* sql<ImageArtifactRow>`INSERT INTO gb_image_artifacts ${sql.insert({ ...artifact })}
         RETURNING ${sql.literal(ARTIFACT_COLUMNS)}`
       const storedExtraction = yield* insertExtractionRows(stored!.id, extraction)

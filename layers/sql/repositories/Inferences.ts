@@ -8,7 +8,7 @@ const INFERENCE_COLUMNS = `id, type, stage, provider, model, model_id, reasoning
   cache_read_tokens, cache_write_tokens, web_search_requests, cost_usd, latency_ms, started_at, error,
   run_id, dataset_id`
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const findModel = (provider: string, name: string) =>
@@ -17,7 +17,7 @@ export const make = Effect.gen(function* () {
 
   // read first (a model is new once); a concurrent registration makes the insert a no-op
   const registerModel = (provider: string, name: string, now: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const found = yield* findModel(provider, name)
       if (Option.isSome(found)) return found.value
       const inserted = yield* sql<ModelRow>`INSERT INTO gb_models ${sql.insert({ provider, name, created_at: now })}
@@ -28,28 +28,30 @@ export const make = Effect.gen(function* () {
     }).pipe(Effect.orDie)
 
   const record = (inference: InferenceInput) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const model = yield* registerModel(inference.provider, inference.model, inference.started_at)
-      const rows = yield* sql<InferenceRow>`INSERT INTO gb_inferences ${sql.insert({
-        type: inference.type,
-        stage: inference.stage,
-        provider: inference.provider,
-        model: inference.model,
-        model_id: model.id,
-        reasoning: inference.reasoning,
-        input_tokens: inference.input_tokens,
-        output_tokens: inference.output_tokens,
-        cache_read_tokens: inference.cache_read_tokens,
-        cache_write_tokens: inference.cache_write_tokens,
-        web_search_requests: inference.web_search_requests,
-        cost_usd: inference.cost_usd,
-        // integer column on both dialects; PostgreSQL would reject a fraction
-        latency_ms: Math.round(inference.latency_ms),
-        started_at: inference.started_at,
-        error: inference.error,
-        run_id: inference.run_id,
-        dataset_id: inference.dataset_id
-      })} RETURNING ${sql.literal(INFERENCE_COLUMNS)}`.pipe(Effect.orDie)
+      const rows = yield* sql<InferenceRow>`INSERT INTO gb_inferences ${
+        sql.insert({
+          type: inference.type,
+          stage: inference.stage,
+          provider: inference.provider,
+          model: inference.model,
+          model_id: model.id,
+          reasoning: inference.reasoning,
+          input_tokens: inference.input_tokens,
+          output_tokens: inference.output_tokens,
+          cache_read_tokens: inference.cache_read_tokens,
+          cache_write_tokens: inference.cache_write_tokens,
+          web_search_requests: inference.web_search_requests,
+          cost_usd: inference.cost_usd,
+          // integer column on both dialects; PostgreSQL would reject a fraction
+          latency_ms: Math.round(inference.latency_ms),
+          started_at: inference.started_at,
+          error: inference.error,
+          run_id: inference.run_id,
+          dataset_id: inference.dataset_id
+        })
+      } RETURNING ${sql.literal(INFERENCE_COLUMNS)}`.pipe(Effect.orDie)
       return rows[0]!
     })
 

@@ -24,7 +24,8 @@ import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
 
 const RUN_COLUMNS = `id, pipeline, user_id, dataset, dataset_id, artifact_id, status, error, params, queued_at,
   instance_id, started_at, finished_at, duration_ms`
-const STAGE_COLUMNS = "run_id, stage, status, started_at, finished_at, duration_ms, error, inference_ids, progress, detail"
+const STAGE_COLUMNS =
+  "run_id, stage, status, started_at, finished_at, duration_ms, error, inference_ids, progress, detail"
 
 type RunRecord = Omit<RunRow, "params"> & { readonly params: string }
 type StageRecord = Omit<RunStageRow, "inference_ids" | "progress" | "detail"> & {
@@ -82,7 +83,7 @@ const APPEND_IDS = `CASE
           || ',' || substr(excluded.inference_ids, 2)
       END`
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const buffers = new Map<number, RunBuffer>()
   const bufferOf = (runId: number) => {
@@ -97,7 +98,15 @@ export const make = Effect.gen(function* () {
     const stages = bufferOf(runId).stages
     let pending = stages.get(stage)
     if (pending === undefined) {
-      pending = { status: null, started_at: null, finished_at: null, duration_ms: null, error: null, detail: null, ids: [] }
+      pending = {
+        status: null,
+        started_at: null,
+        finished_at: null,
+        duration_ms: null,
+        error: null,
+        detail: null,
+        ids: []
+      }
       stages.set(stage, pending)
     }
     return pending
@@ -108,17 +117,19 @@ export const make = Effect.gen(function* () {
     const full = rows.filter(([, p]) => p.status !== null)
     const appends = rows.filter(([, p]) => p.status === null && p.ids.length > 0)
     return Effect.zipRight(
-      full.length === 0 ? Effect.void : sql`INSERT INTO gb_remember_run_stages ${sql.insert(full.map(([stage, p]) => ({
-        run_id: runId,
-        stage,
-        status: p.status!,
-        started_at: p.started_at,
-        finished_at: p.finished_at,
-        duration_ms: p.duration_ms,
-        error: p.error,
-        detail: p.detail,
-        inference_ids: JSON.stringify(p.ids)
-      })))}
+      full.length === 0 ? Effect.void : sql`INSERT INTO gb_remember_run_stages ${
+        sql.insert(full.map(([stage, p]) => ({
+          run_id: runId,
+          stage,
+          status: p.status!,
+          started_at: p.started_at,
+          finished_at: p.finished_at,
+          duration_ms: p.duration_ms,
+          error: p.error,
+          detail: p.detail,
+          inference_ids: JSON.stringify(p.ids)
+        })))
+      }
         ON CONFLICT (run_id, stage) DO UPDATE SET
           status = excluded.status,
           started_at = COALESCE(gb_remember_run_stages.started_at, excluded.started_at),
@@ -155,15 +166,17 @@ export const make = Effect.gen(function* () {
   const flushAll = Effect.suspend(() => Effect.forEach([...buffers.keys()], flush, { discard: true }))
 
   const create = (run: NewRun) =>
-    sql<RunRecord>`INSERT INTO gb_remember_runs ${sql.insert({
-      pipeline: run.pipeline,
-      user_id: run.user_id,
-      dataset: run.dataset,
-      status: "started",
-      params: encodeJson(run.params) ?? "{}",
-      queued_at: run.queued_at,
-      instance_id: run.instance_id
-    })} RETURNING ${sql.literal(RUN_COLUMNS)}`.pipe(
+    sql<RunRecord>`INSERT INTO gb_remember_runs ${
+      sql.insert({
+        pipeline: run.pipeline,
+        user_id: run.user_id,
+        dataset: run.dataset,
+        status: "started",
+        params: encodeJson(run.params) ?? "{}",
+        queued_at: run.queued_at,
+        instance_id: run.instance_id
+      })
+    } RETURNING ${sql.literal(RUN_COLUMNS)}`.pipe(
       Effect.map((rows) => decodeRun(rows[0]!)),
       Effect.orDie
     )
@@ -199,14 +212,16 @@ export const make = Effect.gen(function* () {
 
   // upserts, so a stage reported without its start still shows
   const writeFinished = (runId: number, stage: string, finish: StageFinish) =>
-    sql`INSERT INTO gb_remember_run_stages ${sql.insert({
-      run_id: runId,
-      stage,
-      status: finish.status,
-      finished_at: finish.finished_at,
-      duration_ms: Math.round(finish.duration_ms),
-      error: finish.error
-    })}
+    sql`INSERT INTO gb_remember_run_stages ${
+      sql.insert({
+        run_id: runId,
+        stage,
+        status: finish.status,
+        finished_at: finish.finished_at,
+        duration_ms: Math.round(finish.duration_ms),
+        error: finish.error
+      })
+    }
       ON CONFLICT (run_id, stage) DO UPDATE SET
         status = excluded.status,
         finished_at = excluded.finished_at,
@@ -224,22 +239,29 @@ export const make = Effect.gen(function* () {
    * splice correct on both dialects without their differing JSON functions.
    */
   const appendIds = (runId: number, stage: string, ids: ReadonlyArray<number>) =>
-    sql`INSERT INTO gb_remember_run_stages ${sql.insert({
-      run_id: runId,
-      stage,
-      status: "started",
-      inference_ids: JSON.stringify(ids)
-    })}
+    sql`INSERT INTO gb_remember_run_stages ${
+      sql.insert({
+        run_id: runId,
+        stage,
+        status: "started",
+        inference_ids: JSON.stringify(ids)
+      })
+    }
       ON CONFLICT (run_id, stage) DO UPDATE SET inference_ids = ${sql.literal(APPEND_IDS)}`.pipe(Effect.asVoid)
 
   const setProgress = (runId: number, stage: string, progress: NonNullable<RunStageRow["progress"]>) =>
-    Effect.zipRight(flush(runId), sql`INSERT INTO gb_remember_run_stages ${sql.insert({
-      run_id: runId,
-      stage,
-      status: "started",
-      progress: encodeJson(progress)
-    })}
-      ON CONFLICT (run_id, stage) DO UPDATE SET progress = excluded.progress`.pipe(Effect.asVoid, Effect.orDie))
+    Effect.zipRight(
+      flush(runId),
+      sql`INSERT INTO gb_remember_run_stages ${
+        sql.insert({
+          run_id: runId,
+          stage,
+          status: "started",
+          progress: encodeJson(progress)
+        })
+      }
+      ON CONFLICT (run_id, stage) DO UPDATE SET progress = excluded.progress`.pipe(Effect.asVoid, Effect.orDie)
+    )
 
   // the run's held stage events go first; then the run is done with its buffer
   const finish = (runId: number, f: RunFinish) =>
@@ -252,8 +274,10 @@ export const make = Effect.gen(function* () {
     )
 
   const stagesOf = (runIds: ReadonlyArray<number>) =>
-    Effect.forEach(chunksOf(runIds), (ids) =>
-      sql<StageRecord>`SELECT ${sql.literal(STAGE_COLUMNS)} FROM gb_remember_run_stages
+    Effect.forEach(
+      chunksOf(runIds),
+      (ids) =>
+        sql<StageRecord>`SELECT ${sql.literal(STAGE_COLUMNS)} FROM gb_remember_run_stages
         WHERE run_id IN ${sql.in(ids)}`
     ).pipe(
       Effect.map((chunks) => {
@@ -276,11 +300,14 @@ export const make = Effect.gen(function* () {
     )
 
   const get = (runId: number) =>
-    Effect.zipRight(flush(runId), sql<RunRecord>`SELECT ${sql.literal(RUN_COLUMNS)} FROM gb_remember_runs WHERE id = ${runId}`.pipe(
-      Effect.flatMap(withStages),
-      Effect.map((runs) => Option.fromNullable(runs[0])),
-      Effect.orDie
-    ))
+    Effect.zipRight(
+      flush(runId),
+      sql<RunRecord>`SELECT ${sql.literal(RUN_COLUMNS)} FROM gb_remember_runs WHERE id = ${runId}`.pipe(
+        Effect.flatMap(withStages),
+        Effect.map((runs) => Option.fromNullable(runs[0])),
+        Effect.orDie
+      )
+    )
 
   const list = (filter: RunFilter) => {
     const where = sql.and([
@@ -288,14 +315,17 @@ export const make = Effect.gen(function* () {
       ...(filter.dataset !== undefined ? [sql`dataset = ${filter.dataset}`] : []),
       ...(filter.user_id !== undefined ? [sql`user_id = ${filter.user_id}`] : [])
     ])
-    return Effect.zipRight(flushAll, Effect.all({
-      runs: sql<RunRecord>`SELECT ${sql.literal(RUN_COLUMNS)} FROM gb_remember_runs WHERE ${where}
+    return Effect.zipRight(
+      flushAll,
+      Effect.all({
+        runs: sql<RunRecord>`SELECT ${sql.literal(RUN_COLUMNS)} FROM gb_remember_runs WHERE ${where}
         ORDER BY queued_at DESC, id DESC
         LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(Effect.flatMap(withStages)),
-      total: sql<{ total: number }>`SELECT COUNT(*) AS total FROM gb_remember_runs WHERE ${where}`.pipe(
-        Effect.map((rows) => Number(rows[0]?.total ?? 0))
-      )
-    }).pipe(Effect.orDie))
+        total: sql<{ total: number }>`SELECT COUNT(*) AS total FROM gb_remember_runs WHERE ${where}`.pipe(
+          Effect.map((rows) => Number(rows[0]?.total ?? 0))
+        )
+      }).pipe(Effect.orDie)
+    )
   }
 
   const counts = () =>
@@ -324,7 +354,7 @@ export const make = Effect.gen(function* () {
 
   const failOrphaned = (instanceId: string, staleBefore: string, error: string, at: string) =>
     sql.withTransaction(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const failed = yield* sql<{ id: number }>`UPDATE gb_remember_runs
           SET status = 'failed', error = ${error}, finished_at = ${at}
           WHERE status = 'started' AND instance_id <> ${instanceId}

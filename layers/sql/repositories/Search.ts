@@ -84,7 +84,9 @@ export const make = Effect.gen(function*() {
   const artifactOfKind = (alias: string, kind: string) =>
     sql`(${sql.literal(alias)}.kind = ${kind} OR (${sql.literal(alias)}.kind IN ('chunk', 'chunk_summary') AND EXISTS (
       SELECT 1 FROM gb_artifacts p LEFT JOIN gb_artifacts gp ON gp.id = p.parent_id
-      WHERE p.id = ${sql.literal(alias)}.parent_id AND (p.kind = ${kind} OR (p.kind = 'chunk' AND gp.kind = ${kind})))))`
+      WHERE p.id = ${
+      sql.literal(alias)
+    }.parent_id AND (p.kind = ${kind} OR (p.kind = 'chunk' AND gp.kind = ${kind})))))`
 
   const knownBy = (alias: string, f: ReadFilters): Array<Fragment> =>
     f.knownAt === null ? [] : [sql`${sql.literal(alias)}.created_at <= ${f.knownAt}`]
@@ -100,7 +102,9 @@ export const make = Effect.gen(function*() {
       clauses.push(sql`(${ended} IS NULL OR ${ended} > ${f.asOf})`)
     }
     if (f.sessionId !== null) {
-      clauses.push(sql`EXISTS (SELECT 1 FROM gb_edge_sessions es WHERE es.edge_id = e.id AND es.session_id = ${f.sessionId})`)
+      clauses.push(
+        sql`EXISTS (SELECT 1 FROM gb_edge_sessions es WHERE es.edge_id = e.id AND es.session_id = ${f.sessionId})`
+      )
     }
     if (f.kind !== null) {
       clauses.push(sql`EXISTS (SELECT 1 FROM gb_edge_artifacts ea JOIN gb_artifacts a ON a.id = ea.artifact_id
@@ -169,7 +173,13 @@ export const make = Effect.gen(function*() {
    * Every matching row of the dataset that passes `filters`, best first (score DESC, id), at
    * most `limit`: one statement that joins and filters the whole match set, of every dataset.
    */
-  const fullMatch = (alias: "n" | "e", datasetId: number, terms: ReadonlyArray<string>, filters: Fragment, limit: number) => {
+  const fullMatch = (
+    alias: "n" | "e",
+    datasetId: number,
+    terms: ReadonlyArray<string>,
+    filters: Fragment,
+    limit: number
+  ) => {
     const m = textMatch(alias, terms)
     const a = sql.literal(alias)
     return sql<TextMatch>`SELECT ${a}.id AS id, ${m.score} AS score
@@ -327,7 +337,11 @@ export const make = Effect.gen(function*() {
           ) ranked WHERE rn <= ${cap} ORDER BY owner, link`
     }).pipe(Effect.map((chunks) => groupLinks(chunks.flat())))
 
-  const withFactLinks = (rows: ReadonlyArray<EdgeWithNames & { readonly model: string | null }>, filters: ReadFilters, cap: number | null) =>
+  const withFactLinks = (
+    rows: ReadonlyArray<EdgeWithNames & { readonly model: string | null }>,
+    filters: ReadFilters,
+    cap: number | null
+  ) =>
     Effect.gen(function*() {
       if (rows.length === 0) return [] as ReadonlyArray<FactView>
       const ids = rows.map((r) => r.id)
@@ -340,7 +354,11 @@ export const make = Effect.gen(function*() {
       }))
     })
 
-  const withEntityLinks = (rows: ReadonlyArray<EntityRow & { readonly model: string | null }>, filters: ReadFilters, cap: number | null) =>
+  const withEntityLinks = (
+    rows: ReadonlyArray<EntityRow & { readonly model: string | null }>,
+    filters: ReadFilters,
+    cap: number | null
+  ) =>
     Effect.gen(function*() {
       if (rows.length === 0) return [] as ReadonlyArray<EntityView>
       const ids = rows.map((r) => r.id)
@@ -370,33 +388,33 @@ export const make = Effect.gen(function*() {
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
       sql<FactRecord>`${FACT_SELECT}
         WHERE e.id IN ${sql.in(chunk)} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}`).pipe(
-      Effect.flatMap((chunks) => withFactLinks(chunks.flat(), filters, MAX_RESULT_LINKS)),
-      Effect.orDie
-    )
+        Effect.flatMap((chunks) => withFactLinks(chunks.flat(), filters, MAX_RESULT_LINKS)),
+        Effect.orDie
+      )
 
   const entities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
       sql<EntityRecord>`${ENTITY_SELECT}
         WHERE n.id IN ${sql.in(chunk)} AND n.dataset_id = ${datasetId} AND ${entityFilters(filters)}`).pipe(
-      Effect.flatMap((chunks) => withEntityLinks(chunks.flat(), filters, MAX_RESULT_LINKS)),
-      Effect.orDie
-    )
+        Effect.flatMap((chunks) => withEntityLinks(chunks.flat(), filters, MAX_RESULT_LINKS)),
+        Effect.orDie
+      )
 
   const artifacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
       sql<ArtifactRecord>`${ARTIFACT_SELECT}
         WHERE a.id IN ${sql.in(chunk)} AND a.dataset_id = ${datasetId} AND ${artifactFilters(filters)}`).pipe(
-      Effect.map((chunks) => chunks.flat().map(decodeArtifact)),
-      Effect.orDie
-    )
+        Effect.map((chunks) => chunks.flat().map(decodeArtifact)),
+        Effect.orDie
+      )
 
   const summariesOf = (datasetId: number, chunkIds: ReadonlyArray<number>) =>
     Effect.forEach(chunksOf(unique(chunkIds)), (chunk) =>
       sql<ArtifactRecord>`${ARTIFACT_SELECT}
         WHERE a.parent_id IN ${sql.in(chunk)} AND a.kind = 'chunk_summary' AND a.dataset_id = ${datasetId}`).pipe(
-      Effect.map((chunks) => chunks.flat().map(decodeArtifact)),
-      Effect.orDie
-    )
+        Effect.map((chunks) => chunks.flat().map(decodeArtifact)),
+        Effect.orDie
+      )
 
   const entityPage = (datasetId: number, filters: ReadFilters, afterId: number, limit: number) =>
     sql<EntityRecord>`${ENTITY_SELECT}
@@ -449,8 +467,12 @@ export const make = Effect.gen(function*() {
         }
         return row
       }
-      for (const r of texts) Object.assign(entry(r.session_id), { artifacts: Number(r.n), first_at: r.first_at, last_at: r.last_at })
-      for (const r of entityCounts) entry(r.session_id).entities = Number(r.n)
+      for (const r of texts) {
+        Object.assign(entry(r.session_id), { artifacts: Number(r.n), first_at: r.first_at, last_at: r.last_at })
+      }
+      for (const r of entityCounts) {
+        entry(r.session_id).entities = Number(r.n)
+      }
       for (const r of edgeCounts) entry(r.session_id).edges = Number(r.n)
       return [...byId.values()].sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0))
     }).pipe(Effect.orDie)

@@ -2,7 +2,13 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { EdgeWithNames } from "../../../src/domain/Rows.js"
-import { type NewAnchor, type SeriesAnchorRow, SeriesRepo, type SeriesRow, type StoredPoint } from "../../../src/services/SeriesRepo.js"
+import {
+  type NewAnchor,
+  type SeriesAnchorRow,
+  SeriesRepo,
+  type SeriesRow,
+  type StoredPoint
+} from "../../../src/services/SeriesRepo.js"
 import { chunksOf, unique } from "./internal.js"
 
 const SERIES_COLUMNS = "id, dataset_id, key, unit, created_at"
@@ -20,7 +26,9 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const findByKey = (datasetId: number, key: string) =>
-    sql<SeriesRow>`SELECT ${sql.literal(SERIES_COLUMNS)} FROM gb_series WHERE dataset_id = ${datasetId} AND key = ${key}`.pipe(
+    sql<SeriesRow>`SELECT ${
+      sql.literal(SERIES_COLUMNS)
+    } FROM gb_series WHERE dataset_id = ${datasetId} AND key = ${key}`.pipe(
       Effect.map((rows) => Option.fromNullable(rows[0])),
       Effect.orDie
     )
@@ -32,13 +40,16 @@ export const make = Effect.gen(function*() {
     )
 
   const list = (datasetId: number) =>
-    sql<SeriesRow>`SELECT ${sql.literal(SERIES_COLUMNS)} FROM gb_series WHERE dataset_id = ${datasetId} ORDER BY key`.pipe(
-      Effect.orDie
-    )
+    sql<SeriesRow>`SELECT ${sql.literal(SERIES_COLUMNS)} FROM gb_series WHERE dataset_id = ${datasetId} ORDER BY key`
+      .pipe(
+        Effect.orDie
+      )
 
   const upsertSeries = (datasetId: number, key: string, unit: string | null, now: string) =>
     Effect.gen(function*() {
-      const inserted = yield* sql<SeriesRow>`INSERT INTO gb_series ${sql.insert({ dataset_id: datasetId, key, unit, created_at: now })}
+      const inserted = yield* sql<SeriesRow>`INSERT INTO gb_series ${
+        sql.insert({ dataset_id: datasetId, key, unit, created_at: now })
+      }
         ON CONFLICT (dataset_id, key) DO NOTHING
         RETURNING ${sql.literal(SERIES_COLUMNS)}`
       if (inserted[0] !== undefined) return { series: inserted[0], created: true }
@@ -53,7 +64,9 @@ export const make = Effect.gen(function*() {
     Effect.forEach(
       chunksOf(points),
       (chunk) =>
-        sql`INSERT INTO gb_series_points ${sql.insert(chunk.map((p) => ({ series_id: seriesId, ts: p.ts, value: p.value })))}
+        sql`INSERT INTO gb_series_points ${
+          sql.insert(chunk.map((p) => ({ series_id: seriesId, ts: p.ts, value: p.value })))
+        }
           ON CONFLICT (series_id, ts) DO UPDATE SET value = excluded.value`,
       { discard: true }
     ).pipe(Effect.orDie)
@@ -63,16 +76,21 @@ export const make = Effect.gen(function*() {
     Effect.forEach(
       chunksOf(anchors),
       (chunk) =>
-        sql`INSERT INTO gb_series_anchors ${sql.insert(chunk.map((a) => ({
-          series_id: seriesId,
-          artifact_id: "artifact_id" in a ? a.artifact_id : null,
-          entity_id: "entity_id" in a ? a.entity_id : null,
-          edge_id: "edge_id" in a ? a.edge_id : null
-        })))} ON CONFLICT DO NOTHING`,
+        sql`INSERT INTO gb_series_anchors ${
+          sql.insert(chunk.map((a) => ({
+            series_id: seriesId,
+            artifact_id: "artifact_id" in a ? a.artifact_id : null,
+            entity_id: "entity_id" in a ? a.entity_id : null,
+            edge_id: "edge_id" in a ? a.edge_id : null
+          })))
+        } ON CONFLICT DO NOTHING`,
       { discard: true }
     ).pipe(Effect.orDie)
 
-  const points = (seriesId: number, range: { readonly from?: string | undefined; readonly to?: string | undefined } = {}) =>
+  const points = (
+    seriesId: number,
+    range: { readonly from?: string | undefined; readonly to?: string | undefined } = {}
+  ) =>
     sql<StoredPoint>`SELECT ts, value FROM gb_series_points
       WHERE series_id = ${seriesId} AND ts >= ${range.from ?? EARLIEST} AND ts <= ${range.to ?? LATEST}
       ORDER BY ts`.pipe(
@@ -92,7 +110,11 @@ export const make = Effect.gen(function*() {
 
   const findAnchorEdges = (
     datasetId: number,
-    selector: { readonly sourceKey: string; readonly relation?: string | undefined; readonly targetKey?: string | undefined },
+    selector: {
+      readonly sourceKey: string
+      readonly relation?: string | undefined
+      readonly targetKey?: string | undefined
+    },
     alsoIds: ReadonlyArray<number>
   ) => {
     const also = unique(alsoIds)
@@ -108,7 +130,18 @@ export const make = Effect.gen(function*() {
       LIMIT ${MAX_ANCHOR_EDGES}`.pipe(Effect.orDie)
   }
 
-  return SeriesRepo.of({ upsertSeries, upsertPoints, addAnchors, get, findByKey, list, points, countPoints, anchors, findAnchorEdges })
+  return SeriesRepo.of({
+    upsertSeries,
+    upsertPoints,
+    addAnchors,
+    get,
+    findByKey,
+    list,
+    points,
+    countPoints,
+    anchors,
+    findAnchorEdges
+  })
 })
 
 export const SeriesRepoLive: Layer.Layer<SeriesRepo, never, SqlClient.SqlClient> = Layer.effect(SeriesRepo, make)

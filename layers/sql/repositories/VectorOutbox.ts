@@ -51,38 +51,48 @@ const make = Effect.gen(function*() {
   const COLUMNS = sql.literal("id, dataset_id, index_name, vector_id, text_or_values, metadata, attempts")
   return VectorOutbox.of({
     enqueue: (items, now) =>
-      Effect.forEach(chunksOf(items, OUTBOX_BATCH), (chunk) =>
-        sql<{ id: number }>`INSERT INTO gb_vector_outbox ${
-          sql.insert(chunk.map((i) => ({
-            dataset_id: i.dataset_id,
-            index_name: i.index_name,
-            vector_id: i.vector_id,
-            text_or_values: encodeValues(i.values),
-            metadata: encodeJson(i.metadata),
-            created_at: now
-          })))
-        } RETURNING id`).pipe(
-          // RETURNING of a multi-row insert comes back in insert order on both dialects
-          Effect.map((chunks) => chunks.flat().map((r) => r.id)),
-          Effect.orDie
-        ),
+      Effect.forEach(
+        chunksOf(items, OUTBOX_BATCH),
+        (chunk) =>
+          sql<{ id: number }>`INSERT INTO gb_vector_outbox ${
+            sql.insert(chunk.map((i) => ({
+              dataset_id: i.dataset_id,
+              index_name: i.index_name,
+              vector_id: i.vector_id,
+              text_or_values: encodeValues(i.values),
+              metadata: encodeJson(i.metadata),
+              created_at: now
+            })))
+          } RETURNING id`
+      ).pipe(
+        // RETURNING of a multi-row insert comes back in insert order on both dialects
+        Effect.map((chunks) => chunks.flat().map((r) => r.id)),
+        Effect.orDie
+      ),
     pending: (limit, ids) => {
       const rows: Effect.Effect<ReadonlyArray<OutboxRecord>, unknown> = ids === undefined
         ? sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox ORDER BY created_at, id LIMIT ${limit}`
         : Effect.map(
-          Effect.forEach(chunksOf(unique(ids)), (chunk) =>
-            sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`),
+          Effect.forEach(
+            chunksOf(unique(ids)),
+            (chunk) => sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`
+          ),
           (chunks) => chunks.flat().slice(0, limit)
         )
       return rows.pipe(Effect.map((rs) => rs.map(decode)), Effect.orDie)
     },
     remove: (ids) =>
-      Effect.forEach(chunksOf(unique(ids)), (chunk) =>
-        sql`DELETE FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`, { discard: true }).pipe(Effect.orDie),
+      Effect.forEach(chunksOf(unique(ids)), (chunk) => sql`DELETE FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`, {
+        discard: true
+      }).pipe(Effect.orDie),
     recordFailure: (ids, error) =>
-      Effect.forEach(chunksOf(unique(ids)), (chunk) =>
-        sql`UPDATE gb_vector_outbox SET attempts = attempts + 1, last_error = ${error}
-          WHERE id IN ${sql.in(chunk)}`, { discard: true }).pipe(Effect.orDie),
+      Effect.forEach(
+        chunksOf(unique(ids)),
+        (chunk) =>
+          sql`UPDATE gb_vector_outbox SET attempts = attempts + 1, last_error = ${error}
+          WHERE id IN ${sql.in(chunk)}`,
+        { discard: true }
+      ).pipe(Effect.orDie),
     count: () =>
       sql<{ n: number }>`SELECT COUNT(*) AS n FROM gb_vector_outbox`.pipe(
         Effect.map((rows) => Number(rows[0]?.n ?? 0)),

@@ -13,7 +13,9 @@ export const chunksOf = <A>(items: ReadonlyArray<A>, size: number = BATCH_ROWS):
 }
 
 /** JSON columns are TEXT on both dialects. */
-export const encodeJson = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value))
+export const encodeJson = (
+  value: unknown
+): string | null => (value === null || value === undefined ? null : JSON.stringify(value))
 
 export const decodeJson = <A>(text: unknown): A | null =>
   text === null || text === undefined ? null : (JSON.parse(String(text)) as A)

@@ -85,7 +85,12 @@ export const cost = async (ctx: Context) => {
     figures[config] = rows
     ctx.log(`cost: ${config} done`)
   }
-  ctx.report.check(SCENARIO, "the fake's call and token counts equal the server's gb_inferences rows", disagreements.length === 0, disagreements.slice(0, 3).join("; "))
+  ctx.report.check(
+    SCENARIO,
+    "the fake's call and token counts equal the server's gb_inferences rows",
+    disagreements.length === 0,
+    disagreements.slice(0, 3).join("; ")
+  )
 
   const s = figures.seed!
   const d = figures.defaults!
@@ -98,24 +103,59 @@ export const cost = async (ctx: Context) => {
     seed: count(max(single(s), (r) => r.llmCalls)),
     defaults: count(max(single(d), (r) => r.llmCalls)),
     ratio: `Graphiti, published (not measured): ${GRAPHITI_CALLS} per episode`,
-    bar: ctx.report.bar(SCENARIO, "LLM calls per single-chunk remember (max)", max(single(d), (r) => r.llmCalls), "<=", 2, "")
+    bar: ctx.report.bar(
+      SCENARIO,
+      "LLM calls per single-chunk remember (max)",
+      max(single(d), (r) => r.llmCalls),
+      "<=",
+      2,
+      ""
+    )
   })
   ctx.report.row({
     scenario: SCENARIO,
     measure: "prompt tokens beyond the text, single-chunk remember (max)",
     seed: count(max(single(s), (r) => r.overheadTokens)),
     defaults: count(max(single(d), (r) => r.overheadTokens)),
-    bar: ctx.report.bar(SCENARIO, "prompt overhead per single-chunk remember (max)", max(single(d), (r) => r.overheadTokens), "<", 1500, " tokens")
+    bar: ctx.report.bar(
+      SCENARIO,
+      "prompt overhead per single-chunk remember (max)",
+      max(single(d), (r) => r.overheadTokens),
+      "<",
+      1500,
+      " tokens"
+    )
   })
   ctx.report.row({
     scenario: SCENARIO,
     measure: `all ten texts: LLM calls / prompt / output / embedding tokens`,
-    seed: [sum(s, (r) => r.llmCalls), sum(s, (r) => r.promptTokens), sum(s, (r) => r.outputTokens), sum(s, (r) => r.embeddingTokens)].map(count).join(" / "),
-    defaults: [sum(d, (r) => r.llmCalls), sum(d, (r) => r.promptTokens), sum(d, (r) => r.outputTokens), sum(d, (r) => r.embeddingTokens)].map(count).join(" / ")
+    seed: [
+      sum(s, (r) => r.llmCalls),
+      sum(s, (r) => r.promptTokens),
+      sum(s, (r) => r.outputTokens),
+      sum(s, (r) => r.embeddingTokens)
+    ].map(count).join(" / "),
+    defaults: [
+      sum(d, (r) => r.llmCalls),
+      sum(d, (r) => r.promptTokens),
+      sum(d, (r) => r.outputTokens),
+      sum(d, (r) => r.embeddingTokens)
+    ].map(count).join(" / ")
   })
   ctx.report.table(
     `Cost per text (defaults; 0 ms models, embeddings on, into a dataset that knows the people). Graphiti's published figure, for comparison and not measured here: ${GRAPHITI_CALLS} LLM calls per episode.`,
-    ["text", "text tokens", "chunks", "LLM calls (by stage)", "embeddings calls", "prompt tokens (by stage)", "facts compared", "output tokens", "prompt overhead", "overhead per chunk"],
+    [
+      "text",
+      "text tokens",
+      "chunks",
+      "LLM calls (by stage)",
+      "embeddings calls",
+      "prompt tokens (by stage)",
+      "facts compared",
+      "output tokens",
+      "prompt overhead",
+      "overhead per chunk"
+    ],
     d.map((r) => [
       r.name,
       r.textTokens,
@@ -142,7 +182,11 @@ const crossCheck = (file: string, rows: ReadonlyArray<TextCost>): Array<string> 
     const out: Array<string> = []
     for (const r of rows) {
       const got = q.get(r.runId) as { calls: number; input: number; output: number }
-      const want = { calls: r.llmCalls + r.embeddingCalls, input: r.promptTokens + r.embeddingTokens, output: r.outputTokens }
+      const want = {
+        calls: r.llmCalls + r.embeddingCalls,
+        input: r.promptTokens + r.embeddingTokens,
+        output: r.outputTokens
+      }
       if (got.calls !== want.calls || got.input !== want.input || got.output !== want.output) {
         out.push(`${r.name}: server ${JSON.stringify(got)}, fake ${JSON.stringify(want)}`)
       }

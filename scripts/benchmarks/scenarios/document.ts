@@ -31,7 +31,17 @@ interface GraphExport {
 export const graphLines = (g: GraphExport) => ({
   entities: g.entities.map((e) => `${e.name}\t${e.type}`).sort(),
   edges: g.edges
-    .map((e) => [e.source, e.target, e.relation, e.description, e.valid_at, e.invalid_at ?? "", e.expired_at === undefined ? "live" : "closed"].join("\t"))
+    .map((e) =>
+      [
+        e.source,
+        e.target,
+        e.relation,
+        e.description,
+        e.valid_at,
+        e.invalid_at ?? "",
+        e.expired_at === undefined ? "live" : "closed"
+      ].join("\t")
+    )
     .sort()
 })
 
@@ -44,15 +54,17 @@ const byStage = (calls: ReadonlyArray<ModelCall>) => {
 export const longDocument = async (ctx: Context) => {
   const { docChunks, latencyMs } = ctx.sizes
   const text = documentOfChunks(docChunks, 5, people(12, 9))
-  const figures: Partial<Record<ConfigName, {
-    seconds: number
-    floorSeconds: number
-    /** every call's latency added up: the time of a strictly sequential pipeline's model calls */
-    sequentialSeconds: number
-    chunks: number
-    calls: Record<string, number>
-    graph: ReturnType<typeof graphLines>
-  }>> = {}
+  const figures: Partial<
+    Record<ConfigName, {
+      seconds: number
+      floorSeconds: number
+      /** every call's latency added up: the time of a strictly sequential pipeline's model calls */
+      sequentialSeconds: number
+      chunks: number
+      calls: Record<string, number>
+      graph: ReturnType<typeof graphLines>
+    }>
+  > = {}
   for (const config of ["seed", "defaults"] as const) {
     const db = join(ctx.dir, `document-${config}.db`)
     await withServer(ctx, { scenario: "document", db, config, embeddings: true }, async (server) => {
@@ -63,7 +75,10 @@ export const longDocument = async (ctx: Context) => {
       const res = await remember(server, { user_id: "bench", dataset: "doc", text, reference_time: REFERENCE_TIME })
       const calls = ctx.fakes.between(t0, performance.now())
       ctx.fakes.setLatency(0)
-      const graph = await request<GraphExport>("GET", `${server.url}/v1/gb/graph?user_id=bench&dataset=doc&include_expired=true`)
+      const graph = await request<GraphExport>(
+        "GET",
+        `${server.url}/v1/gb/graph?user_id=bench&dataset=doc&include_expired=true`
+      )
       figures[config] = {
         seconds: res.ms / 1000,
         floorSeconds: criticalPathMs(calls) / 1000,
@@ -82,10 +97,17 @@ export const longDocument = async (ctx: Context) => {
     SCENARIO,
     "the same graph under both configurations",
     same,
-    `${d.graph.entities.length} entities, ${d.graph.edges.length} facts (${d.graph.edges.filter((e) => e.endsWith("closed")).length} closed)` +
+    `${d.graph.entities.length} entities, ${d.graph.edges.length} facts (${
+      d.graph.edges.filter((e) => e.endsWith("closed")).length
+    } closed)` +
       (same ? "" : `; seed has ${s.graph.entities.length} entities, ${s.graph.edges.length} facts`)
   )
-  ctx.report.check(SCENARIO, `the text was cut into ${docChunks} chunks`, s.chunks === docChunks && d.chunks === docChunks, `${s.chunks} and ${d.chunks}`)
+  ctx.report.check(
+    SCENARIO,
+    `the text was cut into ${docChunks} chunks`,
+    s.chunks === docChunks && d.chunks === docChunks,
+    `${s.chunks} and ${d.chunks}`
+  )
   // "Sequential" is a pipeline that makes the same calls one after another: its wall time is
   // at least every call's latency added up, so that sum over the wall is a lower bound of the
   // speed-up. chunk_concurrency 1 is not that pipeline: it already overlaps a chunk's
@@ -99,13 +121,25 @@ export const longDocument = async (ctx: Context) => {
     defaults: fmt(d.seconds),
     ratio: `${fmt(speedup)}x faster`
   })
-  ctx.report.row({ scenario: SCENARIO, measure: "critical-path model time s (calls overlapping count once)", seed: fmt(s.floorSeconds), defaults: fmt(d.floorSeconds) })
+  ctx.report.row({
+    scenario: SCENARIO,
+    measure: "critical-path model time s (calls overlapping count once)",
+    seed: fmt(s.floorSeconds),
+    defaults: fmt(d.floorSeconds)
+  })
   ctx.report.row({
     scenario: SCENARIO,
     measure: "faster than sequential: every call's latency added up s ÷ wall",
     seed: `${fmt(s.sequentialSeconds)} ÷ ${fmt(s.seconds)} = ${fmt(s.sequentialSeconds / s.seconds)}x`,
     defaults: `${fmt(d.sequentialSeconds)} ÷ ${fmt(d.seconds)} = ${fmt(overSequential)}x`,
-    bar: ctx.report.bar(SCENARIO, `${docChunks}-chunk document, sequential model time ÷ defaults wall time`, overSequential, ">=", 3, "x")
+    bar: ctx.report.bar(
+      SCENARIO,
+      `${docChunks}-chunk document, sequential model time ÷ defaults wall time`,
+      overSequential,
+      ">=",
+      3,
+      "x"
+    )
   })
   const calls = (f: typeof s) => Object.entries(f.calls).map(([k, v]) => `${k} ${v}`).join(", ")
   ctx.report.row({ scenario: SCENARIO, measure: "model calls", seed: calls(s), defaults: calls(d) })

@@ -18,7 +18,10 @@ export const REFERENCE_TIME = "2025-06-01T00:00:00Z"
 
 /** The inferences a run recorded, over all its stages. */
 export const runInferences = async (url: string, runId: number): Promise<number> => {
-  const run = await request<{ stages: Record<string, { inference_ids: Array<number> }> }>("GET", `${url}/v1/gb/runs/${runId}`)
+  const run = await request<{ stages: Record<string, { inference_ids: Array<number> }> }>(
+    "GET",
+    `${url}/v1/gb/runs/${runId}`
+  )
   return new Set(Object.values(run.body.stages).flatMap((s) => s.inference_ids)).size
 }
 
@@ -70,7 +73,12 @@ const gaps = (t0: number, calls: ReadonlyArray<ModelCall>, t1: number): Array<[s
  */
 const bareCallMs = async (ctx: Context, latencyMs: number): Promise<number> => {
   ctx.fakes.setLatency(latencyMs)
-  const body = { model: "bench", max_tokens: 16, system: "You extract a knowledge graph", messages: [{ role: "user", content: "<text>\nAlice Smith knows Bruno Novak.\n</text>" }] }
+  const body = {
+    model: "bench",
+    max_tokens: 16,
+    system: "You extract a knowledge graph",
+    messages: [{ role: "user", content: "<text>\nAlice Smith knows Bruno Novak.\n</text>" }]
+  }
   const ms: Array<number> = []
   for (let i = 0; i < 6; i++) {
     const t0 = performance.now()
@@ -90,7 +98,9 @@ export const latencyFloor = async (ctx: Context) => {
   const { latencyMs, floorRuns } = ctx.sizes
   const bare = await bareCallMs(ctx, latencyMs)
   const cast = people(8, 3)
-  const background = cast.map((p, i) => `${p} lives in Oslo in 2010. ${p} knows ${cast[(i + 1) % cast.length]}.`).join(" ")
+  const background = cast.map((p, i) => `${p} lives in Oslo in 2010. ${p} knows ${cast[(i + 1) % cast.length]}.`).join(
+    " "
+  )
   const figures: Partial<Record<ConfigName, Figure>> = {}
   let mismatched = 0
   for (const config of ["seed", "defaults"] as const) {
@@ -98,11 +108,25 @@ export const latencyFloor = async (ctx: Context) => {
     await withServer(ctx, { scenario: "latency", db, config, embeddings: true }, async (server) => {
       ctx.fakes.setLatency(0)
       for (let i = 0; i < 5; i++) {
-        await remember(server, { user_id: "bench", dataset: `warm-${i}`, text: background, reference_time: REFERENCE_TIME })
+        await remember(server, {
+          user_id: "bench",
+          dataset: `warm-${i}`,
+          text: background,
+          reference_time: REFERENCE_TIME
+        })
       }
       await remember(server, { user_id: "bench", dataset: "floor", text: background, reference_time: REFERENCE_TIME })
       ctx.fakes.setLatency(latencyMs)
-      const f: Figure = { wall: [], floor: [], ratios: [], calls: [], gaps: [], runIds: [], callExcess: [], outsideCalls: [] }
+      const f: Figure = {
+        wall: [],
+        floor: [],
+        ratios: [],
+        calls: [],
+        gaps: [],
+        runIds: [],
+        callExcess: [],
+        outsideCalls: []
+      }
       for (let i = 0; i < floorRuns; i++) {
         const text = paragraph(makeRandom(1000 + i), cast, 2, 1)
         const t0 = performance.now()
@@ -125,7 +149,12 @@ export const latencyFloor = async (ctx: Context) => {
     })
     ctx.log(`latency floor: ${config} done`)
   }
-  ctx.report.check(SCENARIO, "the model calls the fake saw are the run log's inferences", mismatched === 0, mismatched === 0 ? "" : `${mismatched} runs differ`)
+  ctx.report.check(
+    SCENARIO,
+    "the model calls the fake saw are the run log's inferences",
+    mismatched === 0,
+    mismatched === 0 ? "" : `${mismatched} runs differ`
+  )
 
   const s = figures.seed!
   const d = figures.defaults!
@@ -135,12 +164,46 @@ export const latencyFloor = async (ctx: Context) => {
     for (const c of f.calls) for (const [k, v] of Object.entries(c)) all[k] = (all[k] ?? 0) + v / f.calls.length
     return Object.entries(all).map(([k, v]) => `${k} ${count(v)}`).join(", ")
   }
-  const bar = ctx.report.bar(SCENARIO, "wall ÷ model time on the critical path (median)", median(d.ratios), "<", 1.05, "")
-  ctx.report.row({ scenario: SCENARIO, measure: `wall ÷ critical-path model time, ${latencyMs} ms calls (median)`, seed: fmt(median(s.ratios), 3), defaults: fmt(median(d.ratios), 3), bar })
-  ctx.report.row({ scenario: SCENARIO, measure: "wall ms (median)", seed: fmt(median(s.wall)), defaults: fmt(median(d.wall)), ratio: ratio(median(d.wall), median(s.wall)) })
-  ctx.report.row({ scenario: SCENARIO, measure: "critical-path model time ms (median)", seed: fmt(median(s.floor)), defaults: fmt(median(d.floor)) })
-  ctx.report.row({ scenario: SCENARIO, measure: "model calls per remember", seed: callsText(s), defaults: callsText(d) })
-  ctx.report.row({ scenario: SCENARIO, measure: "the harness alone: a bare HTTP call to the fake, ms beyond its latency (median)", seed: fmt(bare), defaults: fmt(bare) })
+  const bar = ctx.report.bar(
+    SCENARIO,
+    "wall ÷ model time on the critical path (median)",
+    median(d.ratios),
+    "<",
+    1.05,
+    ""
+  )
+  ctx.report.row({
+    scenario: SCENARIO,
+    measure: `wall ÷ critical-path model time, ${latencyMs} ms calls (median)`,
+    seed: fmt(median(s.ratios), 3),
+    defaults: fmt(median(d.ratios), 3),
+    bar
+  })
+  ctx.report.row({
+    scenario: SCENARIO,
+    measure: "wall ms (median)",
+    seed: fmt(median(s.wall)),
+    defaults: fmt(median(d.wall)),
+    ratio: ratio(median(d.wall), median(s.wall))
+  })
+  ctx.report.row({
+    scenario: SCENARIO,
+    measure: "critical-path model time ms (median)",
+    seed: fmt(median(s.floor)),
+    defaults: fmt(median(d.floor))
+  })
+  ctx.report.row({
+    scenario: SCENARIO,
+    measure: "model calls per remember",
+    seed: callsText(s),
+    defaults: callsText(d)
+  })
+  ctx.report.row({
+    scenario: SCENARIO,
+    measure: "the harness alone: a bare HTTP call to the fake, ms beyond its latency (median)",
+    seed: fmt(bare),
+    defaults: fmt(bare)
+  })
   ctx.report.row({
     scenario: SCENARIO,
     measure: "the server's view: a call's round trip (gb_inferences.latency_ms) beyond the latency, ms (median)",
@@ -154,13 +217,22 @@ export const latencyFloor = async (ctx: Context) => {
     defaults: fmt(median(d.outsideCalls))
   })
   // the same ratio with the harness's own cost per call added to the floor: what is gligabao's
-  const net = (f: Figure) => median(f.wall.map((w, i) => w / (f.floor[i]! + bare * Object.values(f.calls[i]!).reduce((a, b) => a + b, 0))))
-  ctx.report.row({ scenario: SCENARIO, measure: "wall ÷ (model time + the harness's share per call) (median)", seed: fmt(net(s), 3), defaults: fmt(net(d), 3) })
+  const net = (f: Figure) =>
+    median(f.wall.map((w, i) => w / (f.floor[i]! + bare * Object.values(f.calls[i]!).reduce((a, b) => a + b, 0))))
+  ctx.report.row({
+    scenario: SCENARIO,
+    measure: "wall ÷ (model time + the harness's share per call) (median)",
+    seed: fmt(net(s), 3),
+    defaults: fmt(net(d), 3)
+  })
   const labels = d.gaps[0]?.map(([label]) => label) ?? []
   ctx.report.table(
     `Latency floor: where the time beyond the model calls goes (median ms of each gap between the client and the fake's calls, ${latencyMs} ms a call; a gap holds the response's transit, gligabao's work, and the next request's transit)`,
     ["gap", "seed", "defaults"],
-    labels.map((label, i) => [label, fmt(median(s.gaps.map((g) => g[i]?.[1] ?? NaN))), fmt(median(d.gaps.map((g) => g[i]?.[1] ?? NaN)))])
+    labels.map((
+      label,
+      i
+    ) => [label, fmt(median(s.gaps.map((g) => g[i]?.[1] ?? NaN))), fmt(median(d.gaps.map((g) => g[i]?.[1] ?? NaN)))])
   )
   ctx.report.figures[SCENARIO] = { latency_ms: latencyMs, runs: floorRuns, bare_call_extra_ms: bare, ...figures }
 }

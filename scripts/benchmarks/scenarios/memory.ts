@@ -15,7 +15,9 @@ const SCENARIO = "memory"
 export const memory = async (ctx: Context) => {
   const { memoryBytes, memoryLatencyMs } = ctx.sizes
   const text = textOfBytes(memoryBytes, 17, people(40, 13))
-  const figures: Partial<Record<ConfigName, { idleMB: number; peakMB: number; lifetimePeakMB: number; seconds: number; chunks: number }>> = {}
+  const figures: Partial<
+    Record<ConfigName, { idleMB: number; peakMB: number; lifetimePeakMB: number; seconds: number; chunks: number }>
+  > = {}
   for (const config of ["seed", "defaults"] as const) {
     const db = join(ctx.dir, `memory-${config}.db`)
     await withServer(ctx, { scenario: SCENARIO, db, config, embeddings: true }, async (server) => {
@@ -24,7 +26,12 @@ export const memory = async (ctx: Context) => {
       ctx.fakes.setLatency(memoryLatencyMs)
       const idleMB = rssMiB(server.pid) * MB
       const sampler = sampleRss(server.pid)
-      const res = await remember(server, { user_id: "bench", dataset: "big-text", text, reference_time: REFERENCE_TIME })
+      const res = await remember(server, {
+        user_id: "bench",
+        dataset: "big-text",
+        text,
+        reference_time: REFERENCE_TIME
+      })
       const peakMB = sampler.stop() * MB
       ctx.fakes.setLatency(0)
       figures[config] = {
@@ -39,14 +46,28 @@ export const memory = async (ctx: Context) => {
   }
   const s = figures.seed!
   const d = figures.defaults!
-  const size = `${fmt(Buffer.byteLength(text) / 2 ** 20, 2)} MiB text (${d.chunks} chunks, ${memoryLatencyMs} ms models)`
+  const size = `${
+    fmt(Buffer.byteLength(text) / 2 ** 20, 2)
+  } MiB text (${d.chunks} chunks, ${memoryLatencyMs} ms models)`
   ctx.report.row({
     scenario: SCENARIO,
     measure: `peak RSS MB remembering a ${size} (RSS before it)`,
     seed: `${fmt(s.peakMB, 0)} (${fmt(s.idleMB, 0)})`,
     defaults: `${fmt(d.peakMB, 0)} (${fmt(d.idleMB, 0)})`,
-    bar: ctx.report.bar(SCENARIO, "peak RSS remembering the largest text (both configurations)", Math.max(s.peakMB, d.peakMB), "<", 300, " MB")
+    bar: ctx.report.bar(
+      SCENARIO,
+      "peak RSS remembering the largest text (both configurations)",
+      Math.max(s.peakMB, d.peakMB),
+      "<",
+      300,
+      " MB"
+    )
   })
-  ctx.report.row({ scenario: SCENARIO, measure: "that remember's wall s", seed: fmt(s.seconds), defaults: fmt(d.seconds) })
+  ctx.report.row({
+    scenario: SCENARIO,
+    measure: "that remember's wall s",
+    seed: fmt(s.seconds),
+    defaults: fmt(d.seconds)
+  })
   ctx.report.figures[SCENARIO] = { bytes: Buffer.byteLength(text), latency_ms: memoryLatencyMs, ...figures }
 }

@@ -31,17 +31,19 @@ export const overhead = async (ctx: Context) => {
   const small = seedEdges(db, SMALL_EDGES, "small")
   ctx.fakes.setLatency(0)
 
-  const figures: Partial<Record<ConfigName, {
-    empty: Stats
-    big: Stats
-    small: Stats
-    callsSmall: number
-    callsEmpty: number
-    callsBig: number
-    /** median ms of each part of a remember, from the run log */
-    partsEmpty: Record<string, number>
-    partsBig: Record<string, number>
-  }>> = {}
+  const figures: Partial<
+    Record<ConfigName, {
+      empty: Stats
+      big: Stats
+      small: Stats
+      callsSmall: number
+      callsEmpty: number
+      callsBig: number
+      /** median ms of each part of a remember, from the run log */
+      partsEmpty: Record<string, number>
+      partsBig: Record<string, number>
+    }>
+  > = {}
   for (const [k, config] of (["seed", "defaults"] as const).entries()) {
     await withServer(ctx, { scenario: SCENARIO, db, config, embeddings: false, shared: false }, async (server) => {
       // JIT, prepared statements, the connection's page cache
@@ -61,7 +63,11 @@ export const overhead = async (ctx: Context) => {
         const parts = await Promise.all(done.map((d) => breakdown(server, d.runId, d.ms)))
         return { stats: stats(done.map((d) => d.ms)), calls, parts: medians(parts) }
       }
-      const empty = await time((i) => ({ user_id: BIG.user, dataset: `empty-${config}-${i}`, text: `P${i} knows P${i + 1}.` }))
+      const empty = await time((i) => ({
+        user_id: BIG.user,
+        dataset: `empty-${config}-${i}`,
+        text: `P${i} knows P${i + 1}.`
+      }))
       // facts not stored yet (another configuration's run must not have stated them already)
       const people = seeded.people
       const big = await time((i) => ({
@@ -100,18 +106,43 @@ export const overhead = async (ctx: Context) => {
       ratio: ratio(pick(d), pick(s)),
       ...(bar === undefined ? {} : { bar })
     })
-  row(`p50 ms, new dataset (${count(d.callsEmpty)} model call${d.callsEmpty === 1 ? "" : "s"})`, (f) => f.empty.p50, ctx.report.bar(SCENARIO, "p50 at an empty dataset", d.empty.p50, "<", 5, " ms"))
+  row(
+    `p50 ms, new dataset (${count(d.callsEmpty)} model call${d.callsEmpty === 1 ? "" : "s"})`,
+    (f) => f.empty.p50,
+    ctx.report.bar(SCENARIO, "p50 at an empty dataset", d.empty.p50, "<", 5, " ms")
+  )
   row("p95 ms, new dataset", (f) => f.empty.p95)
-  row(`p50 ms, ${size} edges (${count(d.callsBig)} model calls)`, (f) => f.big.p50, ctx.report.bar(SCENARIO, `p50 at ${size} edges`, d.big.p50, "<", 5, " ms"))
+  row(
+    `p50 ms, ${size} edges (${count(d.callsBig)} model calls)`,
+    (f) => f.big.p50,
+    ctx.report.bar(SCENARIO, `p50 at ${size} edges`, d.big.p50, "<", 5, " ms")
+  )
   row(`p95 ms, ${size} edges`, (f) => f.big.p95)
-  row(`p50 at ${size} edges ÷ p50 empty`, (f) => f.big.p50 / f.empty.p50, ctx.report.bar(SCENARIO, `p50 at ${size} edges ÷ p50 empty`, d.big.p50 / d.empty.p50, "<", 1.5, "x"))
-  row(`p50 ms, ${SMALL_EDGES.toLocaleString("en-US")} edges (${count(d.callsSmall)} model calls, like for like)`, (f) => f.small.p50)
-  row(`p50 at ${size} edges ÷ p50 at ${SMALL_EDGES.toLocaleString("en-US")} edges (same calls: the cost of size alone)`, (f) => f.big.p50 / f.small.p50)
+  row(
+    `p50 at ${size} edges ÷ p50 empty`,
+    (f) => f.big.p50 / f.empty.p50,
+    ctx.report.bar(SCENARIO, `p50 at ${size} edges ÷ p50 empty`, d.big.p50 / d.empty.p50, "<", 1.5, "x")
+  )
+  row(
+    `p50 ms, ${SMALL_EDGES.toLocaleString("en-US")} edges (${count(d.callsSmall)} model calls, like for like)`,
+    (f) => f.small.p50
+  )
+  row(
+    `p50 at ${size} edges ÷ p50 at ${SMALL_EDGES.toLocaleString("en-US")} edges (same calls: the cost of size alone)`,
+    (f) => f.big.p50 / f.small.p50
+  )
   const parts = [...new Set([...Object.keys(d.partsBig), ...Object.keys(d.partsEmpty)])]
   ctx.report.table(
     `Overhead: where a remember's time goes (median ms of each part, from the run log, which has millisecond times; the medians need not add up)`,
     ["part", "seed, new dataset", "seed, big dataset", "defaults, new dataset", "defaults, big dataset"],
     parts.map((p) => [p, fmt(s.partsEmpty[p]), fmt(s.partsBig[p]), fmt(d.partsEmpty[p]), fmt(d.partsBig[p])])
   )
-  ctx.report.figures[SCENARIO] = { runs, edges, small_edges: SMALL_EDGES, seeding_s: seeded.seconds, people: seeded.people, ...figures }
+  ctx.report.figures[SCENARIO] = {
+    runs,
+    edges,
+    small_edges: SMALL_EDGES,
+    seeding_s: seeded.seconds,
+    people: seeded.people,
+    ...figures
+  }
 }

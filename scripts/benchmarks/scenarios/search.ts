@@ -29,7 +29,12 @@ const seed = (ctx: Context, db: string) => {
   return Effect.runPromise(program as Effect.Effect<{ names: ReadonlyArray<string> }, unknown, never>)
 }
 
-const time = async (server: Server, qs: ReadonlyArray<string>, hops: number, warmUp: number): Promise<Stats & { facts: number }> => {
+const time = async (
+  server: Server,
+  qs: ReadonlyArray<string>,
+  hops: number,
+  warmUp: number
+): Promise<Stats & { facts: number }> => {
   const ms: Array<number> = []
   let facts = 0
   for (const [i, query] of qs.entries()) {
@@ -60,8 +65,20 @@ export const search = async (ctx: Context) => {
   type Figure = { fulltext: Stats; vectors: Stats; graph: Stats }
   const figures: Partial<Record<ConfigName, Figure>> = {}
   for (const config of ["seed", "defaults"] as const) {
-    const fulltext = await withServer(ctx, { scenario: "search-fulltext", db, config, embeddings: false, shared: false }, (server) => time(server, qs, 0, warmUp))
-    const [vectors, graph] = await withServer(ctx, { scenario: "search-vectors", db, config, embeddings: true, shared: false }, async (server) => [
+    const fulltext = await withServer(ctx, {
+      scenario: "search-fulltext",
+      db,
+      config,
+      embeddings: false,
+      shared: false
+    }, (server) => time(server, qs, 0, warmUp))
+    const [vectors, graph] = await withServer(ctx, {
+      scenario: "search-vectors",
+      db,
+      config,
+      embeddings: true,
+      shared: false
+    }, async (server) => [
       await time(server, vqs, 0, warmUp),
       await time(server, vqs, 1, warmUp)
     ])
@@ -77,7 +94,13 @@ export const search = async (ctx: Context) => {
     ["full text + vectors + graph (hops 1, the default)", (f: Figure) => f.graph, false]
   ] as const
   for (const [name, pick, barred] of rows) {
-    ctx.report.row({ scenario: SCENARIO, measure: `p50 ms at ${n} facts, ${name}`, seed: fmt(pick(s).p50), defaults: fmt(pick(d).p50), ratio: ratio(pick(d).p50, pick(s).p50) })
+    ctx.report.row({
+      scenario: SCENARIO,
+      measure: `p50 ms at ${n} facts, ${name}`,
+      seed: fmt(pick(s).p50),
+      defaults: fmt(pick(d).p50),
+      ratio: ratio(pick(d).p50, pick(s).p50)
+    })
     ctx.report.row({
       scenario: SCENARIO,
       measure: `p95 ms at ${n} facts, ${name}`,

@@ -73,13 +73,30 @@ const measure = async (ctx: Context, config: ConfigName): Promise<Figure> => {
 export const throughput = async (ctx: Context) => {
   const seed = await measure(ctx, "seed")
   const defaults = await measure(ctx, "defaults")
-  const bar = ctx.report.bar(SCENARIO, `${ctx.sizes.datasets} datasets at once, defaults ÷ seed texts/s`, defaults.textsPerSecond / seed.textsPerSecond, ">=", 10, "x")
+  const bar = ctx.report.bar(
+    SCENARIO,
+    `${ctx.sizes.datasets} datasets at once, defaults ÷ seed texts/s`,
+    defaults.textsPerSecond / seed.textsPerSecond,
+    ">=",
+    10,
+    "x"
+  )
   // the default concurrency may be the limit: show what 16 permits give, for the lead to decide
   const c16 = bar.pass ? undefined : await measure(ctx, "concurrency 16")
   const figures = { seed, defaults, ...(c16 === undefined ? {} : { "concurrency 16": c16 }) }
   for (const [name, f] of Object.entries(figures)) {
-    ctx.report.check(SCENARIO, `no duplicate entities (${name})`, f.duplicateEntities === 0, `${f.duplicateEntities} duplicated (dataset, name_key, type)`)
-    ctx.report.check(SCENARIO, `no live fact stored twice (${name})`, f.duplicateLiveEdges === 0, `${f.duplicateLiveEdges} duplicated live (source, target, relation)`)
+    ctx.report.check(
+      SCENARIO,
+      `no duplicate entities (${name})`,
+      f.duplicateEntities === 0,
+      `${f.duplicateEntities} duplicated (dataset, name_key, type)`
+    )
+    ctx.report.check(
+      SCENARIO,
+      `no live fact stored twice (${name})`,
+      f.duplicateLiveEdges === 0,
+      `${f.duplicateLiveEdges} duplicated live (source, target, relation)`
+    )
   }
   const label = `${ctx.sizes.datasets} datasets × ${ctx.sizes.textsPerDataset} texts, ${ctx.sizes.latencyMs} ms models`
   ctx.report.row({
@@ -88,7 +105,8 @@ export const throughput = async (ctx: Context) => {
     seed: fmt(seed.textsPerSecond, 2),
     defaults: fmt(defaults.textsPerSecond, 2),
     ...(c16 === undefined ? {} : { c16: fmt(c16.textsPerSecond, 2) }),
-    ratio: ratio(defaults.textsPerSecond, seed.textsPerSecond) + (c16 === undefined ? "" : `; concurrency 16: ${ratio(c16.textsPerSecond, seed.textsPerSecond)}`),
+    ratio: ratio(defaults.textsPerSecond, seed.textsPerSecond) +
+      (c16 === undefined ? "" : `; concurrency 16: ${ratio(c16.textsPerSecond, seed.textsPerSecond)}`),
     bar
   })
   ctx.report.row({
@@ -107,5 +125,10 @@ export const throughput = async (ctx: Context) => {
     ...(c16 === undefined ? {} : { c16: `${fmt(c16.peakMB, 0)} (${fmt(c16.idleMB, 0)})` }),
     bar: ctx.report.bar("memory", "peak RSS during throughput (every configuration)", worst, "<", 300, " MB")
   })
-  ctx.report.figures[SCENARIO] = { datasets: ctx.sizes.datasets, texts_per_dataset: ctx.sizes.textsPerDataset, latency_ms: ctx.sizes.latencyMs, ...figures }
+  ctx.report.figures[SCENARIO] = {
+    datasets: ctx.sizes.datasets,
+    texts_per_dataset: ctx.sizes.textsPerDataset,
+    latency_ms: ctx.sizes.latencyMs,
+    ...figures
+  }
 }

@@ -25,7 +25,11 @@ export const buildDetectGeoPrompt = (
 ): { readonly system: string; readonly user: string } => ({
   system: SYSTEM,
   user: JSON.stringify({
-    entities: entities.map((e) => ({ name: e.name, type: e.type, ...(e.description === "" ? {} : { description: e.description }) }))
+    entities: entities.map((e) => ({
+      name: e.name,
+      type: e.type,
+      ...(e.description === "" ? {} : { description: e.description })
+    }))
   })
 })
 

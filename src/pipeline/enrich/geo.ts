@@ -36,7 +36,14 @@ export interface GeoItem {
 
 const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 
-const unresolved = { latitude: null, longitude: null, display_name: null, country: null, country_code: null, region: null }
+const unresolved = {
+  latitude: null,
+  longitude: null,
+  display_name: null,
+  country: null,
+  country_code: null,
+  region: null
+}
 
 const placeFields = (place: GeoPlace) => ({
   latitude: place.latitude,
@@ -104,14 +111,19 @@ const resolvePlace = (scope: RunScope, place: DetectedPlace<EntityRow>): Effect.
     )
   )
 
-const work = (scope: RunScope, textEntities: ReadonlyArray<EntityRow>): Effect.Effect<StageOutcome<ReadonlyArray<GeoItem>>, unknown> =>
+const work = (
+  scope: RunScope,
+  textEntities: ReadonlyArray<EntityRow>
+): Effect.Effect<StageOutcome<ReadonlyArray<GeoItem>>, unknown> =>
   Effect.gen(function*() {
     const { deps, request } = scope
     const entities = [...new Map(textEntities.map((e) => [e.id, e])).values()]
     // a row with an error recorded a failed lookup: that entity is tried again
-    const known = new Set((yield* deps.geoRepo.findByEntityIds(entities.map((e) => e.id)))
-      .filter((row) => row.error === null)
-      .map((row) => row.entity_id))
+    const known = new Set(
+      (yield* deps.geoRepo.findByEntityIds(entities.map((e) => e.id)))
+        .filter((row) => row.error === null)
+        .map((row) => row.entity_id)
+    )
     const candidates = entities.filter((e) => !known.has(e.id))
     const counts = { entities: entities.length, skipped: entities.length - candidates.length }
     if (candidates.length === 0) return { value: [], error: null, detail: { ...counts, places: 0, resolved: 0 } }
@@ -126,7 +138,12 @@ const work = (scope: RunScope, textEntities: ReadonlyArray<EntityRow>): Effect.E
       maxTokens: DETECT_GEO_MAX_TOKENS
     })
     const detected = parseDetectGeo(response.text, candidates)
-    if (Either.isLeft(detected)) return yield* new LlmFailed({ message: `detect_geo: unusable answer from the model: ${detected.left}`, stage: "detect_geo" })
+    if (Either.isLeft(detected)) {
+      return yield* new LlmFailed({
+        message: `detect_geo: unusable answer from the model: ${detected.left}`,
+        stage: "detect_geo"
+      })
+    }
     if (detected.right.ignored.length > 0) {
       yield* Effect.logInfo("detect_geo: ignored part of the answer", { ignored: detected.right.ignored })
     }
@@ -137,7 +154,9 @@ const work = (scope: RunScope, textEntities: ReadonlyArray<EntityRow>): Effect.E
       value: items,
       error: failed.length === 0
         ? null
-        : `geo failed for ${failed.length} of ${items.length} places: ${failed.map((i) => `${i.entity}: ${i.error}`).join("; ")}`,
+        : `geo failed for ${failed.length} of ${items.length} places: ${
+          failed.map((i) => `${i.entity}: ${i.error}`).join("; ")
+        }`,
       detail: {
         ...counts,
         places: items.length,
@@ -149,5 +168,7 @@ const work = (scope: RunScope, textEntities: ReadonlyArray<EntityRow>): Effect.E
   })
 
 /** resolve_geo for the text's entities; the response's `geo` items (empty when the stage failed). */
-export const resolveGeo = (scope: RunScope, textEntities: ReadonlyArray<EntityRow>): Effect.Effect<ReadonlyArray<GeoItem>> =>
-  optionalStage(scope.recorder, "resolve_geo", work(scope, textEntities), [])
+export const resolveGeo = (
+  scope: RunScope,
+  textEntities: ReadonlyArray<EntityRow>
+): Effect.Effect<ReadonlyArray<GeoItem>> => optionalStage(scope.recorder, "resolve_geo", work(scope, textEntities), [])

@@ -26,7 +26,10 @@ export interface KeyEntity {
  * the whole text that touch them, most first; an entity with no fact still counts (with 0),
  * so a text of bare names searches for its first ones.
  */
-export const keyEntities = (parts: ReadonlyArray<TextPart>, max: number = MAX_KEY_ENTITIES): ReadonlyArray<KeyEntity> => {
+export const keyEntities = (
+  parts: ReadonlyArray<TextPart>,
+  max: number = MAX_KEY_ENTITIES
+): ReadonlyArray<KeyEntity> => {
   const facts = new Map<number, Set<number>>()
   for (const part of parts) {
     for (const edge of part.edges) {

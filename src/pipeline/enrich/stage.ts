@@ -37,14 +37,19 @@ export const optionalStage = <A>(
   recorder.stage(
     name,
     Effect.flatMap(work, (outcome) =>
-      outcome.error === null ? Effect.succeed(outcome) : Effect.fail(new PartlyFailed({ message: outcome.error, value: outcome.value }))),
+      outcome.error === null
+        ? Effect.succeed(outcome)
+        : Effect.fail(new PartlyFailed({ message: outcome.error, value: outcome.value }))),
     (outcome) => outcome.detail
   ).pipe(
     Effect.map((outcome) => outcome.value),
     Effect.catchAllCause((cause) => {
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure) && failure.value instanceof PartlyFailed) {
-        return Effect.as(Effect.logWarning(`${name} partly failed; continuing`, { error: failure.value.message }), failure.value.value as A)
+        return Effect.as(
+          Effect.logWarning(`${name} partly failed; continuing`, { error: failure.value.message }),
+          failure.value.value as A
+        )
       }
       return Effect.as(Effect.logWarning(`${name} failed; continuing`, { error: describeCause(cause) }), fallback)
     })

@@ -12,8 +12,8 @@ import { Effect } from "effect"
 import type { EdgeOut, EntityOut } from "../../domain/Responses.js"
 import { callLlm } from "../ModelCalls.js"
 import { edgeOut, entityOut } from "../remember/response.js"
-import { callContext, type RunScope, storeUnit, type Unit, unitWork, type UnitWork } from "../remember/unit.js"
-import { type KeyEntity, keyEntities, type TextPart } from "./keyEntities.js"
+import { callContext, type RunScope, storeUnit, type Unit, type UnitWork, unitWork } from "../remember/unit.js"
+import { keyEntities, type KeyEntity, type TextPart } from "./keyEntities.js"
 import { describeCause, optionalStage, type StageOutcome } from "./stage.js"
 import {
   buildWebSearchPrompt,
@@ -38,7 +38,9 @@ export interface WebSearchItem {
 }
 
 /** The queries as the artifact's `query` column keeps them. */
-export const joinQueries = (queries: ReadonlyArray<string>): string | null => (queries.length === 0 ? null : queries.join("\n"))
+export const joinQueries = (
+  queries: ReadonlyArray<string>
+): string | null => (queries.length === 0 ? null : queries.join("\n"))
 
 interface Searched {
   readonly answer: WebSearchAnswer
@@ -72,11 +74,17 @@ const search = (scope: RunScope, key: KeyEntity) =>
       maxTokens: WEB_SEARCH_MAX_TOKENS,
       tools: [WEB_SEARCH_TOOL]
     })
-    return { answer: readWebSearchAnswer(response.blocks), searches: response.usage.webSearchRequests } satisfies Searched
+    return {
+      answer: readWebSearchAnswer(response.blocks),
+      searches: response.usage.webSearchRequests
+    } satisfies Searched
   })
 
 /** Searches and extracts (nothing stored yet): safe to run for every key entity at once. */
-const prepare = (scope: RunScope, key: KeyEntity): Effect.Effect<Prepared, { readonly searched: Searched | null; readonly error: string }> =>
+const prepare = (
+  scope: RunScope,
+  key: KeyEntity
+): Effect.Effect<Prepared, { readonly searched: Searched | null; readonly error: string }> =>
   Effect.gen(function*() {
     const searched = yield* search(scope, key).pipe(
       Effect.catchAllCause((cause) => Effect.fail({ searched: null, error: describeCause(cause) }))
@@ -121,16 +129,23 @@ const store = (scope: RunScope, key: KeyEntity, prepared: Prepared): Effect.Effe
     Effect.catchAllCause((cause) => {
       const error = describeCause(cause)
       // after commit, only the vectors failed: the artifact is stored (and its vectors wait in the outbox)
-      const failure = cause._tag === "Fail" ? (cause.error as { readonly _tag?: string; readonly artifact_id?: number }) : undefined
+      const failure = cause._tag === "Fail"
+        ? (cause.error as { readonly _tag?: string; readonly artifact_id?: number })
+        : undefined
       const artifactId = failure?._tag === "VectorWriteFailed" ? failure.artifact_id ?? null : null
       return Effect.succeed(item(key, prepared, { artifact_id: artifactId, error }))
     })
   )
 
-const work = (scope: RunScope, parts: ReadonlyArray<TextPart>): Effect.Effect<StageOutcome<ReadonlyArray<WebSearchItem>>> =>
+const work = (
+  scope: RunScope,
+  parts: ReadonlyArray<TextPart>
+): Effect.Effect<StageOutcome<ReadonlyArray<WebSearchItem>>> =>
   Effect.gen(function*() {
     const keys = keyEntities(parts)
-    const prepared = yield* Effect.forEach(keys, (key) => Effect.either(prepare(scope, key)), { concurrency: "unbounded" })
+    const prepared = yield* Effect.forEach(keys, (key) => Effect.either(prepare(scope, key)), {
+      concurrency: "unbounded"
+    })
     const items: Array<WebSearchItem> = []
     let searches = 0
     for (const [i, key] of keys.entries()) {
@@ -148,7 +163,9 @@ const work = (scope: RunScope, parts: ReadonlyArray<TextPart>): Effect.Effect<St
       value: items,
       error: failed.length === 0
         ? null
-        : `web search failed for ${failed.length} of ${items.length} entities: ${failed.map((i) => `${i.entity}: ${i.error}`).join("; ")}`,
+        : `web search failed for ${failed.length} of ${items.length} entities: ${
+          failed.map((i) => `${i.entity}: ${i.error}`).join("; ")
+        }`,
       detail: {
         entities: keys.map((k) => k.entity.name),
         searches,
@@ -161,7 +178,10 @@ const work = (scope: RunScope, parts: ReadonlyArray<TextPart>): Effect.Effect<St
  * web_search for the key entities of the text (`parts`: the text, or its chunks in order);
  * the response's `web_searches` items.
  */
-export const webSearch = (scope: RunScope, parts: ReadonlyArray<TextPart>): Effect.Effect<ReadonlyArray<WebSearchItem>> => {
+export const webSearch = (
+  scope: RunScope,
+  parts: ReadonlyArray<TextPart>
+): Effect.Effect<ReadonlyArray<WebSearchItem>> => {
   // every inference of this work is filed under web_search; the text's own stages are left alone
   const within: RunScope = { ...scope, recorder: scope.recorder.within("web_search") }
   return optionalStage(scope.recorder, "web_search", work(within, parts), [])

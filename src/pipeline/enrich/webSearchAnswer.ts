@@ -31,7 +31,8 @@ export const buildWebSearchPrompt = (input: {
   const about = `${entity.name} (${entity.type})${entity.description === "" ? "" : `: ${entity.description}`}`
   return {
     system: SYSTEM,
-    user: `Reference time: ${input.referenceTime}\nEntity: ${about}\n\nWhat are the latest events about ${entity.name} up to the reference time?`
+    user:
+      `Reference time: ${input.referenceTime}\nEntity: ${about}\n\nWhat are the latest events about ${entity.name} up to the reference time?`
   }
 }
 

@@ -10,13 +10,19 @@
  */
 import { Clock, Effect, Either, Option } from "effect"
 import { InternalFailure, InvalidRequest, LlmFailed, type RememberError } from "../../domain/Errors.js"
-import { type ImageArtifactRow, type ImageExtractionRow, imagePath, validateImage, type ValidImage } from "../../domain/Image.js"
+import {
+  type ImageArtifactRow,
+  type ImageExtractionRow,
+  imagePath,
+  validateImage,
+  type ValidImage
+} from "../../domain/Image.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
-import type { RunObserver } from "../../services/RunObserver.js"
 import { toIso } from "../../domain/time.js"
 import type { ImageStoreFailed } from "../../services/ImageStore.js"
-import { callLlm, type CallContext, type RecordedResponse } from "../ModelCalls.js"
+import type { RunObserver } from "../../services/RunObserver.js"
+import { type CallContext, callLlm, type RecordedResponse } from "../ModelCalls.js"
 import { makeRunRecorder } from "../RunRecorder.js"
 import type { ImageDeps } from "./Deps.js"
 import { buildExtractImagePrompt, EXTRACT_IMAGE_MAX_TOKENS, type ImageReading, parseImageAnswer } from "./prompt.js"
@@ -26,7 +32,8 @@ const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 /** The seed's default for extract_image when the request sets no level. */
 export const EXTRACT_IMAGE_DEFAULT_REASONING = "low" as const
 
-const fileFailure = (stage: string) => (e: ImageStoreFailed) => new InternalFailure({ message: `${stage}: ${e.message}` })
+const fileFailure = (stage: string) => (e: ImageStoreFailed) =>
+  new InternalFailure({ message: `${stage}: ${e.message}` })
 
 /** The response of contracts section 15 (the handler adds remember_run_id). */
 export const imageResponse = (artifact: ImageArtifactRow, extraction: ImageExtractionRow, cached: boolean) => ({
@@ -65,7 +72,11 @@ type Existing =
   }
 
 /** find_existing_image: the dataset's artifact of these bytes; a repeat gets its file back if it is gone. */
-const findExisting = (deps: ImageDeps, datasetId: number | null, image: ValidImage): Effect.Effect<Existing, InternalFailure> =>
+const findExisting = (
+  deps: ImageDeps,
+  datasetId: number | null,
+  image: ValidImage
+): Effect.Effect<Existing, InternalFailure> =>
   Effect.gen(function*() {
     if (datasetId === null) return { _tag: "None" } as const
     const artifact = yield* deps.images.findBySha256(datasetId, image.sha256)
@@ -94,7 +105,10 @@ const extractImage = (ctx: CallContext, request: RememberRequest, image: ValidIm
     })
     const reading = parseImageAnswer(response.text)
     if (Either.isLeft(reading)) {
-      return yield* new LlmFailed({ message: `extract_image: unusable answer from the model: ${reading.left}`, stage: "extract_image" })
+      return yield* new LlmFailed({
+        message: `extract_image: unusable answer from the model: ${reading.left}`,
+        stage: "extract_image"
+      })
     }
     return { reading: reading.right, response }
   })
@@ -136,9 +150,15 @@ const storeImage = (deps: ImageDeps, input: StoreInput) =>
     const rows = Effect.gen(function*() {
       const dataset = yield* deps.datasets.getOrCreate(input.request.user_id, input.request.dataset, now)
       const path = input.artifact?.path ?? imagePath(dataset.id, input.image)
-      if (yield* deps.files.write(path, input.image.bytes).pipe(Effect.mapError(fileFailure("store_image")))) created = path
+      if (yield* deps.files.write(path, input.image.bytes).pipe(Effect.mapError(fileFailure("store_image")))) {
+        created = path
+      }
       if (input.artifact !== null) {
-        return { dataset, artifact: input.artifact, extraction: yield* deps.images.insertExtraction(input.artifact.id, extraction) }
+        return {
+          dataset,
+          artifact: input.artifact,
+          extraction: yield* deps.images.insertExtraction(input.artifact.id, extraction)
+        }
       }
       const stored = yield* deps.images.insert({
         dataset_id: dataset.id,
@@ -157,7 +177,9 @@ const storeImage = (deps: ImageDeps, input: StoreInput) =>
         exit._tag === "Success" || created === null
           ? Effect.void
           : deps.files.remove(created).pipe(
-            Effect.catchAll((e) => Effect.logWarning("could not remove the image file of a failed store", { error: e.message }))
+            Effect.catchAll((e) =>
+              Effect.logWarning("could not remove the image file of a failed store", { error: e.message })
+            )
           )
       ),
       Effect.map((stored) => ({ ...stored, fileCreated: created !== null }))
@@ -186,7 +208,12 @@ export const rememberImage = (
       findExisting(deps, datasetId, image),
       (x) =>
         x._tag === "Repeat"
-          ? { found: true, image_artifact_id: x.artifact.id, extraction_id: x.extraction.id, file_rewritten: x.rewritten }
+          ? {
+            found: true,
+            image_artifact_id: x.artifact.id,
+            extraction_id: x.extraction.id,
+            file_rewritten: x.rewritten
+          }
           : x._tag === "ArtifactOnly"
           ? { found: true, image_artifact_id: x.artifact.id, extraction_id: null }
           : { found: false },
@@ -235,7 +262,12 @@ export const rememberImage = (
         response,
         referenceTime
       }),
-      (s) => ({ image_artifact_id: s.artifact.id, extraction_id: s.extraction.id, path: s.artifact.path, file_created: s.fileCreated })
+      (s) => ({
+        image_artifact_id: s.artifact.id,
+        extraction_id: s.extraction.id,
+        path: s.artifact.path,
+        file_created: s.fileCreated
+      })
     )
     return {
       response: imageResponse(stored.artifact, stored.extraction, false),

@@ -49,7 +49,10 @@ export const loadImage = (
     if (Option.isNone(artifact)) return { _tag: "NoArtifact" } as const
     const files = yield* ImageStore
     if (!(yield* files.exists(artifact.value.path))) return { _tag: "NoFile", artifact: artifact.value } as const
-    return { _tag: "Loaded", image: { artifact: artifact.value, bytes: yield* files.read(artifact.value.path) } } as const
+    return {
+      _tag: "Loaded",
+      image: { artifact: artifact.value, bytes: yield* files.read(artifact.value.path) }
+    } as const
   })
 
 /** The image artifacts of a user's dataset, oldest first (empty if the dataset does not exist). */

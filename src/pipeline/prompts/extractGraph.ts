@@ -94,7 +94,8 @@ export const parseExtractGraph = (answer: string, referenceTime: string): Either
       const validAt = edge.valid_at == null ? reference : normalizeOr(edge.valid_at, reference)
       let invalidAt = edge.invalid_at == null ? null : normalizeOr(edge.invalid_at, null)
       if (invalidAt !== null && instant(invalidAt) < instant(validAt)) invalidAt = null
-      const description = edge.description?.trim() || `${edge.source.trim()} ${edge.relation.trim()} ${edge.target.trim()}`
+      const description = edge.description?.trim() ||
+        `${edge.source.trim()} ${edge.relation.trim()} ${edge.target.trim()}`
       edges.push({
         source: edge.source,
         target: edge.target,

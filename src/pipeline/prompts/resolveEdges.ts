@@ -112,7 +112,11 @@ export const fitExistingFacts = <F extends ResolveExistingFact>(
   },
   count: (text: string) => number
 ): Array<F> => {
-  const base = buildResolveEdgesPrompt({ referenceTime: input.referenceTime, newFacts: input.newFacts, existingFacts: [] })
+  const base = buildResolveEdgesPrompt({
+    referenceTime: input.referenceTime,
+    newFacts: input.newFacts,
+    existingFacts: []
+  })
   let total = count(base.system) + count(base.user)
   const shown: Array<F> = []
   for (const fact of input.ranked) {
@@ -143,8 +147,14 @@ export const readResolveEdgesPrompt = (user: string): {
   readonly existing_facts: ReadonlyArray<ReadFact & { readonly id: number }>
 } => {
   const parsed = JSON.parse(user) as Partial<ReturnType<typeof readResolveEdgesPrompt>>
-  if (!Array.isArray(parsed.new_facts) || !Array.isArray(parsed.existing_facts)) throw new Error("not a resolve_edges prompt")
-  return { reference_time: String(parsed.reference_time ?? ""), new_facts: parsed.new_facts, existing_facts: parsed.existing_facts }
+  if (!Array.isArray(parsed.new_facts) || !Array.isArray(parsed.existing_facts)) {
+    throw new Error("not a resolve_edges prompt")
+  }
+  return {
+    reference_time: String(parsed.reference_time ?? ""),
+    new_facts: parsed.new_facts,
+    existing_facts: parsed.existing_facts
+  }
 }
 
 // Models sometimes quote numbers ("12"); accept that, nothing looser.

@@ -14,19 +14,19 @@ import { type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
 import type { EdgeWithNames } from "../../domain/Rows.js"
-import type { RunObserver } from "../../services/RunObserver.js"
 import { toIso } from "../../domain/time.js"
+import type { RunObserver } from "../../services/RunObserver.js"
 import { chunkText, needsChunking } from "../chunking.js"
 import { enrichmentRefusal, enrichText } from "../enrich/index.js"
 import { makeRunRecorder, type RunRecorder } from "../RunRecorder.js"
 import { seriesAfterText, storeSeriesStep, timeseriesRefusal } from "../series/index.js"
 import { drainOutbox } from "../vectors.js"
-import { vectorCache } from "./embed.js"
 import type { RememberDeps } from "./Deps.js"
+import { vectorCache } from "./embed.js"
 import { lookahead } from "./lookahead.js"
 import { edgeOut, entityOut } from "./response.js"
 import type { Stored } from "./store.js"
-import { type RunScope, storeUnit, type StoredUnit, type Unit, unitWork } from "./unit.js"
+import { type RunScope, type StoredUnit, storeUnit, type Unit, unitWork } from "./unit.js"
 
 /** The classifier sees at most the first 32 KiB of the text (spec: Classify complexity). */
 const CLASSIFIER_INPUT_BYTES = 32 * 1024
@@ -108,7 +108,9 @@ export const rememberText = (
     const units: ReadonlyArray<Unit> = chunked
       ? (yield* recorder.stage(
         "chunk_text",
-        Effect.sync(() => chunkText(text, { chunkSize: deps.settings.chunkSize, overlapPercent: deps.settings.chunkOverlapPercent })),
+        Effect.sync(() =>
+          chunkText(text, { chunkSize: deps.settings.chunkSize, overlapPercent: deps.settings.chunkOverlapPercent })
+        ),
         (chunks) => ({ chunks: chunks.length, chunk_size: deps.settings.chunkSize }),
         (chunks) => ({
           arguments: { chunk_size: deps.settings.chunkSize, overlap_percent: deps.settings.chunkOverlapPercent },
@@ -164,7 +166,9 @@ export const rememberText = (
     })
     // a later chunk, a web search result or a series observation can close an edge the text stored: report every edge as it ends up
     const finalEdges = chunked || request.web_search || request.timeseries?.observations === true
-      ? new Map((yield* deps.graph.getEdges(stored.flatMap((u) => u.edges.map((e) => e.id)))).map((e) => [e.id, e] as const))
+      ? new Map(
+        (yield* deps.graph.getEdges(stored.flatMap((u) => u.edges.map((e) => e.id)))).map((e) => [e.id, e] as const)
+      )
       : new Map<number, EdgeWithNames>()
     const final = (e: EdgeWithNames) => finalEdges.get(e.id) ?? e
     if (!chunked) return withEnrichments(unitOutcome(stored[0]!, final))
@@ -193,9 +197,14 @@ export const rememberText = (
       return { response, dataset_id: unit.dataset.id, artifact_id: unit.artifact.id }
     }
 
-    function documentOutcome(units: ReadonlyArray<StoredUnit>, final: (e: EdgeWithNames) => EdgeWithNames): RememberOutcome {
+    function documentOutcome(
+      units: ReadonlyArray<StoredUnit>,
+      final: (e: EdgeWithNames) => EdgeWithNames
+    ): RememberOutcome {
       const parent = units[0]!.parent!
-      const byId = <A extends { readonly id: number }>(rows: ReadonlyArray<A>) => [...new Map(rows.map((r) => [r.id, r])).values()]
+      const byId = <A extends { readonly id: number }>(
+        rows: ReadonlyArray<A>
+      ) => [...new Map(rows.map((r) => [r.id, r])).values()]
       const chunks = units.map((u) => {
         const meta = u.artifact.metadata ?? {}
         const work = u.work.summary

@@ -19,7 +19,10 @@ export type Vectors = ReadonlyMap<string, ReadonlyArray<number>>
 export const NO_VECTORS: Vectors = new Map()
 
 /** The texts a unit will most likely embed, each once, in a stable order. */
-export const expectedTexts = (graph: NormalizedGraph, extra: ReadonlyArray<string | undefined>): ReadonlyArray<string> => [
+export const expectedTexts = (
+  graph: NormalizedGraph,
+  extra: ReadonlyArray<string | undefined>
+): ReadonlyArray<string> => [
   ...new Set(
     [
       ...endpointTexts(graph).values(),
@@ -35,7 +38,11 @@ export const expectedTexts = (graph: NormalizedGraph, extra: ReadonlyArray<strin
  * text is paid for once per run) and keeps them for the unit. A failure is logged and leaves
  * nothing: the ordered steps embed what they need themselves and fail there if they must.
  */
-export const embedAhead = (ctx: EmbedContext, shared: VectorCache, texts: ReadonlyArray<string>): Effect.Effect<Vectors> => {
+export const embedAhead = (
+  ctx: EmbedContext,
+  shared: VectorCache,
+  texts: ReadonlyArray<string>
+): Effect.Effect<Vectors> => {
   if (texts.length === 0) return Effect.succeed(NO_VECTORS)
   const ahead = new Map<string, ReadonlyArray<number>>()
   const cache: VectorCache = {
@@ -52,7 +59,10 @@ export const embedAhead = (ctx: EmbedContext, shared: VectorCache, texts: Readon
   return embedTexts(ctx, cache, texts).pipe(
     Effect.as(ahead as Vectors),
     Effect.catchAll((e) =>
-      Effect.as(Effect.logWarning("embedding ahead failed; the store embeds in order", { error: e.message }), NO_VECTORS)
+      Effect.as(
+        Effect.logWarning("embedding ahead failed; the store embeds in order", { error: e.message }),
+        NO_VECTORS
+      )
     )
   )
 }

@@ -106,7 +106,9 @@ export const prepareVectors = (
     entityTexts.set(refKey, { ref, text: entityText(view) })
   }
   const addStored = (row: EntityRow) => {
-    if (!entityTexts.has(`id:${row.id}`)) entityTexts.set(`id:${row.id}`, { ref: { id: row.id }, text: entityText(row) })
+    if (!entityTexts.has(`id:${row.id}`)) {
+      entityTexts.set(`id:${row.id}`, { ref: { id: row.id }, text: entityText(row) })
+    }
   }
   for (const e of [...input.entities, ...input.candidates.endpointEntities]) addWritten(e)
   const endpoint = (p: Endpoint) => {

@@ -2,7 +2,7 @@
 import { Effect, Either } from "effect"
 import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
 import type { ModelStage, ReasoningLevel, ReasoningStage } from "../../domain/Stages.js"
-import { callLlm, type CallContext, type RecordedResponse } from "../ModelCalls.js"
+import { type CallContext, callLlm, type RecordedResponse } from "../ModelCalls.js"
 import { type NormalizedGraph, normalizeExtraction } from "../normalize.js"
 import { buildExtractGraphPrompt, EXTRACT_GRAPH_MAX_TOKENS, parseExtractGraph } from "../prompts/extractGraph.js"
 
@@ -32,7 +32,10 @@ export const extractGraph = (
     })
     const parsed = parseExtractGraph(response.text, input.referenceTime)
     if (Either.isLeft(parsed)) {
-      return yield* new LlmFailed({ message: `extract_graph: unusable answer from the model: ${parsed.left}`, stage: "extract_graph" })
+      return yield* new LlmFailed({
+        message: `extract_graph: unusable answer from the model: ${parsed.left}`,
+        stage: "extract_graph"
+      })
     }
     return { graph: normalizeExtraction(parsed.right), response }
   })

@@ -28,7 +28,9 @@ export const lookahead = <I, A, E>(
   Effect.gen(function*() {
     const size = Math.max(1, Math.floor(window))
     // a consumed item's result is dropped, so finished work (a chunk's vectors) is not kept to the end
-    const results: Array<Deferred.Deferred<A, E> | undefined> = Array.from(yield* Effect.forEach(items, () => Deferred.make<A, E>()))
+    const results: Array<Deferred.Deferred<A, E> | undefined> = Array.from(
+      yield* Effect.forEach(items, () => Deferred.make<A, E>())
+    )
     const gates = yield* Effect.forEach(items, () => Deferred.make<void>())
     const open = (i: number) => {
       const gate = gates[i]
@@ -51,14 +53,18 @@ export const lookahead = <I, A, E>(
       { concurrency: "unbounded", discard: true }
     ).pipe(Effect.forkScoped)
     return {
-      result: (i) => Effect.suspend(() => {
-        const result = results[i]
-        return result === undefined ? Effect.dieMessage(`lookahead: item ${i} was already consumed`) : Deferred.await(result)
-      }),
-      consumed: (i) => Effect.suspend(() => {
-        results[i] = undefined
-        return open(i + size)
-      }),
+      result: (i) =>
+        Effect.suspend(() => {
+          const result = results[i]
+          return result === undefined
+            ? Effect.dieMessage(`lookahead: item ${i} was already consumed`)
+            : Deferred.await(result)
+        }),
+      consumed: (i) =>
+        Effect.suspend(() => {
+          results[i] = undefined
+          return open(i + size)
+        }),
       openAll: Effect.forEach(gates, (gate) => Deferred.succeed(gate, undefined), { discard: true })
     }
   })

@@ -7,8 +7,14 @@ import { Effect, Either } from "effect"
 import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
 import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import type { EdgeTriple } from "../../services/GraphRepo.js"
-import { callLlm, type CallContext } from "../ModelCalls.js"
-import { entityKey, type NormalizedEdge, type NormalizedEntity, type NormalizedGraph, resolveEndpoint } from "../normalize.js"
+import { type CallContext, callLlm } from "../ModelCalls.js"
+import {
+  entityKey,
+  type NormalizedEdge,
+  type NormalizedEntity,
+  type NormalizedGraph,
+  resolveEndpoint
+} from "../normalize.js"
 import {
   buildResolveEdgesPrompt,
   fitExistingFacts,
@@ -17,8 +23,14 @@ import {
   RESOLVE_EDGES_MIN_SHOWN,
   RESOLVE_EDGES_PROMPT_BUDGET
 } from "../prompts/resolveEdges.js"
+import {
+  exactRepeats,
+  type NewFact,
+  planReconciliation,
+  type ReconciliationPlan,
+  type StoredFact
+} from "../temporal.js"
 import { countTokens } from "../tokenizer.js"
-import { exactRepeats, type NewFact, planReconciliation, type ReconciliationPlan, type StoredFact } from "../temporal.js"
 import type { ModelChoice } from "./extract.js"
 import type { SimilarEntities } from "./similar.js"
 
@@ -72,7 +84,9 @@ export const resolveEndpoints = (
         return { kind: "stored", id: r.entity.id, name: r.entity.name }
       case "text": {
         const stored = storedByKey.get(entityKey(r.entity.name_key, r.entity.type))
-        return stored === undefined ? { kind: "written", entity: r.entity } : { kind: "stored", id: stored.id, name: stored.name }
+        return stored === undefined
+          ? { kind: "written", entity: r.entity }
+          : { kind: "stored", id: stored.id, name: stored.name }
       }
       case "new": {
         const k = entityKey(r.entity.name_key, r.entity.type)
@@ -130,7 +144,13 @@ export const loadCandidates = (
     const allKeys = unique([...graph.entities.map((e) => e.name_key), ...endpointKeys])
     // A dataset that does not exist yet has no entities and no candidates.
     if (datasetId === null) {
-      return { storedEntities: [], facts: [], foundBy: new Map(), similarityError: null, ...resolveEndpoints(graph, []) }
+      return {
+        storedEntities: [],
+        facts: [],
+        foundBy: new Map(),
+        similarityError: null,
+        ...resolveEndpoints(graph, [])
+      }
     }
     const storedEntities = allKeys.length === 0 ? [] : yield* deps.graph.findEntitiesByNameKeys(datasetId, allKeys)
     const byName = endpointKeys.length === 0
@@ -314,9 +334,16 @@ export const resolveEdges = (
         messages: [{ role: "user", content: prompt.user }],
         maxTokens: RESOLVE_EDGES_MAX_TOKENS
       })
-      const parsed = parseResolveEdges(response.text, new Set(open.map((f) => f.index)), new Set(shown.map((s) => s.id)))
+      const parsed = parseResolveEdges(
+        response.text,
+        new Set(open.map((f) => f.index)),
+        new Set(shown.map((s) => s.id))
+      )
       if (Either.isLeft(parsed)) {
-        return yield* new LlmFailed({ message: `resolve_edges: unusable answer from the model: ${parsed.left}`, stage: "resolve_edges" })
+        return yield* new LlmFailed({
+          message: `resolve_edges: unusable answer from the model: ${parsed.left}`,
+          stage: "resolve_edges"
+        })
       }
       duplicates = parsed.right.duplicates
       contradictions = parsed.right.contradictions

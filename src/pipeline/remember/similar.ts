@@ -5,10 +5,10 @@
  * their live facts. An aid only: a failure is logged and the names alone are used.
  */
 import { Effect } from "effect"
+import type { VectorStore } from "../../services/VectorStore.js"
 import type { EmbedContext } from "../ModelCalls.js"
 import type { NormalizedGraph } from "../normalize.js"
 import { entityText, indexName } from "../vectors.js"
-import type { VectorStore } from "../../services/VectorStore.js"
 import { embedTexts, type VectorCache } from "./embed.js"
 
 export interface SimilarEntities {
@@ -45,18 +45,22 @@ export const findSimilarEntities = (
     const vectors = yield* embedTexts(ctx, cache, keys.map((k) => endpoints.get(k)!))
     const index = indexName(datasetId, "entities")
     const found = new Set<number>()
-    yield* Effect.forEach(keys, (key, i) =>
-      Effect.map(deps.vectors.query(index, vectors[i]!, deps.topK + 1, deps.threshold), (matches) => {
-        let kept = 0
-        for (const m of matches) {
-          // the same name is the name lookup's; it must not take one of the topK places
-          if (m.metadata.name_key === key) continue
-          if (kept >= deps.topK) break
-          const id = Number(m.metadata.entity_id ?? m.id.replace(/^entity-/, ""))
-          if (Number.isSafeInteger(id)) found.add(id)
-          kept++
-        }
-      }), { concurrency: 4, discard: true })
+    yield* Effect.forEach(
+      keys,
+      (key, i) =>
+        Effect.map(deps.vectors.query(index, vectors[i]!, deps.topK + 1, deps.threshold), (matches) => {
+          let kept = 0
+          for (const m of matches) {
+            // the same name is the name lookup's; it must not take one of the topK places
+            if (m.metadata.name_key === key) continue
+            if (kept >= deps.topK) break
+            const id = Number(m.metadata.entity_id ?? m.id.replace(/^entity-/, ""))
+            if (Number.isSafeInteger(id)) found.add(id)
+            kept++
+          }
+        }),
+      { concurrency: 4, discard: true }
+    )
     return { ids: [...found], error: null } as SimilarEntities
   }).pipe(
     Effect.catchAll((e) =>

@@ -130,7 +130,9 @@ export const storeText = (
       )
       const idByKey = new Map(written.map((row) => [entityKey(row.name_key, row.type), row.id] as const))
       const idOf = (endpoint: Endpoint): number =>
-        endpoint.kind === "stored" ? endpoint.id : idByKey.get(entityKey(endpoint.entity.name_key, endpoint.entity.type))!
+        endpoint.kind === "stored"
+          ? endpoint.id
+          : idByKey.get(entityKey(endpoint.entity.name_key, endpoint.entity.type))!
 
       // Every entity the artifact yields is linked, including stored ones an edge names.
       const entityIds = new Set(written.map((row) => row.id))
@@ -237,7 +239,12 @@ export const storeText = (
             index_name: indexName(dataset.id, "summaries"),
             vector_id: summaryVectorId(summary.id),
             values: input.vectors.summary,
-            metadata: { dataset_id: dataset.id, kind: "summary", artifact_id: summary.id, chunk_artifact_id: artifact.id }
+            metadata: {
+              dataset_id: dataset.id,
+              kind: "summary",
+              artifact_id: summary.id,
+              chunk_artifact_id: artifact.id
+            }
           })
         }
         outboxIds = yield* deps.outbox.enqueue(items, input.now)

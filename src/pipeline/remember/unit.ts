@@ -11,14 +11,14 @@ import type { RememberRequest } from "../../domain/Remember.js"
 import type { ArtifactKind } from "../../domain/Stages.js"
 import { toIso } from "../../domain/time.js"
 import type { Chunk } from "../chunking.js"
-import { callLlm, type CallContext, type EmbedContext, type RecordedResponse } from "../ModelCalls.js"
+import { type CallContext, callLlm, type EmbedContext, type RecordedResponse } from "../ModelCalls.js"
 import { buildSummarizeChunkPrompt, parseSummary, SUMMARIZE_CHUNK_MAX_TOKENS } from "../prompts/summarizeChunk.js"
 import { type RunRecorder, withStepLabels } from "../RunRecorder.js"
 import { drainOutbox } from "../vectors.js"
+import { embedAhead, expectedTexts, NO_VECTORS, type Vectors, withAhead } from "./ahead.js"
 import type { RememberDeps } from "./Deps.js"
 import { type PreparedVectors, prepareVectors, type VectorCache } from "./embed.js"
-import { embedAhead, expectedTexts, NO_VECTORS, type Vectors, withAhead } from "./ahead.js"
-import { type Extraction, extractGraph } from "./extract.js"
+import { extractGraph, type Extraction } from "./extract.js"
 import { type Candidates, loadCandidates, needsModel, resolveEdges } from "./reconcile.js"
 import { findSimilarEntities } from "./similar.js"
 import { type Stored, storeText } from "./store.js"
@@ -93,7 +93,8 @@ export interface StoredUnit extends Stored {
 const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 
 /** A chunk's stages and calls carry its index for observers (the trajectory). */
-const labelled = (unit: Unit) => unit.chunk === null ? <A, E, R>(e: Effect.Effect<A, E, R>) => e : withStepLabels({ chunk: unit.chunk.index })
+const labelled = (unit: Unit) =>
+  unit.chunk === null ? <A, E, R>(e: Effect.Effect<A, E, R>) => e : withStepLabels({ chunk: unit.chunk.index })
 
 /** load_candidates for observers: the names looked up, and every candidate with how it was found. */
 const candidatesTrace = (c: Candidates) => ({
@@ -151,7 +152,10 @@ const summarizeChunk = (scope: RunScope, text: string) =>
     })
     const parsed = parseSummary(response.text)
     if (parsed._tag === "Left") {
-      return yield* new LlmFailed({ message: `summarize_chunk: unusable answer from the model: ${parsed.left}`, stage: "summarize_chunk" })
+      return yield* new LlmFailed({
+        message: `summarize_chunk: unusable answer from the model: ${parsed.left}`,
+        stage: "summarize_chunk"
+      })
     }
     return { text: parsed.right, response }
   })
@@ -202,20 +206,28 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
     const referenceTime = scope.referenceTime
     const candidates = yield* recorder.stage(
       "load_candidates",
-      loadCandidates({
-        graph: deps.graph,
-        maxCandidates: deps.settings.maxCandidates,
-        similar: deps.embeddings.enabled
-          ? (id, g) =>
-            findSimilarEntities(
-              { vectors: deps.vectors, topK: deps.settings.similarityTopK, threshold: deps.settings.similarityThreshold },
-              embedContext(scope, "load_candidates"),
-              cache,
-              id,
-              g
-            )
-          : undefined
-      }, scope.datasetId, extraction.graph),
+      loadCandidates(
+        {
+          graph: deps.graph,
+          maxCandidates: deps.settings.maxCandidates,
+          similar: deps.embeddings.enabled
+            ? (id, g) =>
+              findSimilarEntities(
+                {
+                  vectors: deps.vectors,
+                  topK: deps.settings.similarityTopK,
+                  threshold: deps.settings.similarityThreshold
+                },
+                embedContext(scope, "load_candidates"),
+                cache,
+                id,
+                g
+              )
+            : undefined
+        },
+        scope.datasetId,
+        extraction.graph
+      ),
       (c) => ({
         candidates: c.facts.length,
         stored_entities: c.storedEntities.length,
@@ -276,18 +288,26 @@ export const storeUnit = (scope: RunScope, unit: Unit, work: UnitWork): Effect.E
             inTransaction: unit.series?.store
           })
       ),
-      (s) => ({ artifact_id: s.artifact.id, inserted_edges: s.inserted, duplicate_edges: s.duplicates, closed_edges: s.invalidated.length }),
+      (s) => ({
+        artifact_id: s.artifact.id,
+        inserted_edges: s.inserted,
+        duplicate_edges: s.duplicates,
+        closed_edges: s.invalidated.length
+      }),
       storedTrace
     )
     const series = unit.series
-    const result = yield* (series === undefined ? storeStage : recorder.stage("store_series", storeStage, () => series.detail()))
+    const result = yield* (series === undefined ? storeStage : recorder.stage("store_series", storeStage, () =>
+      series.detail()))
     scope.datasetId = result.dataset.id
 
     // After commit: the vectors reach the store; a failure is a 502 with the rows already stored.
     yield* drainOutbox(deps, result.outboxIds).pipe(
       Effect.mapError((e) =>
         new VectorWriteFailed({
-          message: `the text was stored (artifact ${(result.parent ?? result.artifact).id}) but writing its vectors failed; they will be retried: ${e.message}`,
+          message: `the text was stored (artifact ${
+            (result.parent ?? result.artifact).id
+          }) but writing its vectors failed; they will be retried: ${e.message}`,
           dataset_id: result.dataset.id,
           artifact_id: (result.parent ?? result.artifact).id
         })

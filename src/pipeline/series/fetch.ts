@@ -9,14 +9,25 @@
 import { Clock, Effect, Either } from "effect"
 import { LlmFailed } from "../../domain/Errors.js"
 import type { EntityRow } from "../../domain/Rows.js"
-import { type FetchRequest, MAX_POINTS_PER_SERIES, parsePointTime, type SeriesPointInput } from "../../domain/Timeseries.js"
 import { toIso } from "../../domain/time.js"
+import {
+  type FetchRequest,
+  MAX_POINTS_PER_SERIES,
+  parsePointTime,
+  type SeriesPointInput
+} from "../../domain/Timeseries.js"
 import type { FetchedSeries, TimeseriesProvider } from "../../services/TimeseriesProviders.js"
 import { describeCause, optionalStage, type StageOutcome } from "../enrich/stage.js"
 import { callLlm } from "../ModelCalls.js"
 import { callContext, type RunScope } from "../remember/unit.js"
-import { buildResolveSeriesPrompt, type ChosenFetch, parseResolveSeries, RESOLVE_SERIES_MAX_TOKENS, type SeriesWindow } from "./resolveSeries.js"
-import { type SeriesItem, storeSeries, type StoredSeries, type SeriesToStore } from "./store.js"
+import {
+  buildResolveSeriesPrompt,
+  type ChosenFetch,
+  parseResolveSeries,
+  RESOLVE_SERIES_MAX_TOKENS,
+  type SeriesWindow
+} from "./resolveSeries.js"
+import { type SeriesItem, type SeriesToStore, type StoredSeries, storeSeries } from "./store.js"
 
 /** Provider calls in flight at once. */
 const FETCH_CONCURRENCY = 4
@@ -63,7 +74,9 @@ export const fetchWindow = (referenceTime: string, fetch: FetchRequest): SeriesW
  * points are dropped (and counted), repeated times keep the last value, at most
  * MAX_POINTS_PER_SERIES are kept (the latest).
  */
-export const cleanFetched = (fetched: FetchedSeries): { readonly points: ReadonlyArray<SeriesPointInput>; readonly dropped: number } => {
+export const cleanFetched = (
+  fetched: FetchedSeries
+): { readonly points: ReadonlyArray<SeriesPointInput>; readonly dropped: number } => {
   const byTs = new Map<string, number>()
   let dropped = 0
   for (const p of fetched.points) {
@@ -76,7 +89,12 @@ export const cleanFetched = (fetched: FetchedSeries): { readonly points: Readonl
   return { points: kept, dropped: dropped + points.length - kept.length }
 }
 
-const choose = (scope: RunScope, entities: ReadonlyArray<TextEntity>, providers: ReadonlyArray<TimeseriesProvider>, window: SeriesWindow) =>
+const choose = (
+  scope: RunScope,
+  entities: ReadonlyArray<TextEntity>,
+  providers: ReadonlyArray<TimeseriesProvider>,
+  window: SeriesWindow
+) =>
   Effect.gen(function*() {
     const prompt = buildResolveSeriesPrompt({
       referenceTime: scope.referenceTime,
@@ -94,7 +112,10 @@ const choose = (scope: RunScope, entities: ReadonlyArray<TextEntity>, providers:
     })
     const parsed = parseResolveSeries(response.text, entities, providers.map((p) => p.name), window)
     if (Either.isLeft(parsed)) {
-      return yield* new LlmFailed({ message: `resolve_series: unusable answer from the model: ${parsed.left}`, stage: "resolve_series" })
+      return yield* new LlmFailed({
+        message: `resolve_series: unusable answer from the model: ${parsed.left}`,
+        stage: "resolve_series"
+      })
     }
     return parsed.right
   })
@@ -148,7 +169,10 @@ const storeFetched = (
     return { item, stored }
   }).pipe(
     Effect.catchAllCause((cause) =>
-      Effect.succeed({ item: { ...itemOf(chosen), error: `storing the series failed: ${describeCause(cause)}` }, stored: [] })
+      Effect.succeed({
+        item: { ...itemOf(chosen), error: `storing the series failed: ${describeCause(cause)}` },
+        stored: []
+      })
     )
   )
 
@@ -204,7 +228,9 @@ const work = (
       value: { items, stored },
       error: failed.length === 0
         ? null
-        : `${failed.length} of ${items.length} fetches had errors: ${failed.map((i) => `${i.entity} (${i.provider} ${i.query}): ${i.error}`).join("; ")}`,
+        : `${failed.length} of ${items.length} fetches had errors: ${
+          failed.map((i) => `${i.entity} (${i.provider} ${i.query}): ${i.error}`).join("; ")
+        }`,
       detail: {
         entities: entities.length,
         window,

@@ -19,7 +19,7 @@ import type { RunScope, Unit, UnitWork } from "../remember/unit.js"
 import { fetchSeries, type TextEntity } from "./fetch.js"
 import { observeSeries } from "./observe.js"
 import { precheckAnchors } from "./precheck.js"
-import { fromRequest, storeSeries, type StoredSeries } from "./store.js"
+import { fromRequest, type StoredSeries, storeSeries } from "./store.js"
 
 export type { FetchItem } from "./fetch.js"
 export type { ObservationItem } from "./observe.js"
@@ -28,7 +28,10 @@ export type { AnchorMatch, AnchorOutcome, SeriesItem } from "./store.js"
 export const NO_TIMESERIES_PROVIDERS = "timeseries.fetch: the server has no timeseries providers"
 
 /** Checked before any work: what the server cannot serve is refused with nothing done. */
-export const timeseriesRefusal = (deps: RememberDeps, request: RememberRequest): InvalidRequest | ServiceUnavailable | undefined => {
+export const timeseriesRefusal = (
+  deps: RememberDeps,
+  request: RememberRequest
+): InvalidRequest | ServiceUnavailable | undefined => {
   const fetch = request.timeseries?.fetch
   if (fetch === undefined) return undefined
   const names = deps.timeseries.providers.map((p) => p.name)
@@ -36,7 +39,9 @@ export const timeseriesRefusal = (deps: RememberDeps, request: RememberRequest):
   const unknown = (fetch.providers ?? []).filter((p) => !names.includes(p))
   if (unknown.length > 0) {
     return new InvalidRequest({
-      message: `timeseries.fetch.providers: the server has no provider ${unknown.map((p) => JSON.stringify(p)).join(", ")} (it has ${names.join(", ")})`
+      message: `timeseries.fetch.providers: the server has no provider ${
+        unknown.map((p) => JSON.stringify(p)).join(", ")
+      } (it has ${names.join(", ")})`
     })
   }
   return undefined
@@ -59,13 +64,19 @@ export interface StoreSeriesStep {
  * store_series for the request's series. `earlier` gives the units stored before the last
  * one (their facts count as the text's for edge anchors).
  */
-export const storeSeriesStep = (scope: RunScope, chunked: boolean, earlier: () => ReadonlyArray<Stored>): StoreSeriesStep => {
+export const storeSeriesStep = (
+  scope: RunScope,
+  chunked: boolean,
+  earlier: () => ReadonlyArray<Stored>
+): StoreSeriesStep => {
   const series = scope.request.timeseries?.series ?? []
   let written: ReadonlyArray<StoredSeries> = []
   const store = (last: Stored) =>
     Effect.gen(function*() {
       // a chunked text anchors its series to the parent (the whole text), not to its last chunk
-      const artifactId = chunked ? (earlier()[0]?.parent?.id ?? last.parent?.id ?? last.artifact.parent_id!) : last.artifact.id
+      const artifactId = chunked
+        ? (earlier()[0]?.parent?.id ?? last.parent?.id ?? last.artifact.parent_id!)
+        : last.artifact.id
       written = yield* storeSeries({ graph: scope.deps.graph, series: scope.deps.series }, {
         datasetId: last.dataset.id,
         artifactId,
@@ -85,11 +96,19 @@ export const storeSeriesStep = (scope: RunScope, chunked: boolean, earlier: () =
       const needed = chunked && series.some((s) => s.anchors.some((a) => a.required && !("artifact" in a)))
       if (!needed) return
       yield* work.openAll
-      const done = yield* Effect.forEach(Array.from({ length: units }, (_, i) => i), (i) => Effect.either(work.result(i)))
+      const done = yield* Effect.forEach(
+        Array.from({ length: units }, (_, i) => i),
+        (i) => Effect.either(work.result(i))
+      )
       // a chunk whose extraction failed fails the call when its turn comes, as without series
       if (done.some(Either.isLeft)) return
       const graphs = done.flatMap((w) => (Either.isRight(w) ? [w.right.extraction.graph] : []))
-      yield* precheckAnchors({ graph: scope.deps.graph, series: scope.deps.series }, scope.datasetId, graphs, fromRequest(series)).pipe(
+      yield* precheckAnchors(
+        { graph: scope.deps.graph, series: scope.deps.series },
+        scope.datasetId,
+        graphs,
+        fromRequest(series)
+      ).pipe(
         // recorded as a failed store_series: nothing was stored
         Effect.tapError((e) => Effect.ignore(scope.recorder.stage("store_series", Effect.fail(e))))
       )
@@ -105,7 +124,11 @@ export const storeSeriesStep = (scope: RunScope, chunked: boolean, earlier: () =
 const textEntities = (units: ReadonlyArray<Stored>): ReadonlyArray<TextEntity> => {
   const seen = new Map<number, TextEntity>()
   for (const u of units) {
-    for (const entity of u.entities) if (!seen.has(entity.id)) seen.set(entity.id, { id: entity.id, name: entity.name, entity, artifactId: u.artifact.id })
+    for (const entity of u.entities) {
+      if (!seen.has(entity.id)) {
+        seen.set(entity.id, { id: entity.id, name: entity.name, entity, artifactId: u.artifact.id })
+      }
+    }
   }
   return [...seen.values()]
 }

@@ -58,7 +58,10 @@ export const readSeries = (
   })
 
 /** The series of a user's dataset, by key (empty if the dataset does not exist). */
-export const listSeries = (userId: string, dataset: string): Effect.Effect<ReadonlyArray<SeriesRow>, never, DatasetsRepo | SeriesRepo> =>
+export const listSeries = (
+  userId: string,
+  dataset: string
+): Effect.Effect<ReadonlyArray<SeriesRow>, never, DatasetsRepo | SeriesRepo> =>
   Effect.gen(function*() {
     const found = yield* (yield* DatasetsRepo).find(userId, dataset)
     if (Option.isNone(found)) return []

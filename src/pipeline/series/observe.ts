@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import type { EdgeOut, EntityOut } from "../../domain/Responses.js"
 import { describeCause, optionalStage, type StageOutcome } from "../enrich/stage.js"
 import { edgeOut, entityOut } from "../remember/response.js"
-import { type RunScope, storeUnit, type Unit, unitWork, type UnitWork } from "../remember/unit.js"
+import { type RunScope, storeUnit, type Unit, type UnitWork, unitWork } from "../remember/unit.js"
 import { extremes, type SeriesStats, seriesStats, type TimedValue } from "./stats.js"
 import type { StoredSeries } from "./store.js"
 
@@ -73,8 +73,12 @@ export const observationText = (input: ObservationInput): string => {
     ? "unchanged"
     : `${change > 0 ? "up" : "down"} ${value(Math.abs(change))}${pct}`
   return [
-    `${subject} went from ${value(stats.first!)} on ${when(stats.from!)} to ${value(stats.last!)} on ${when(stats.to!)}, ${movement}, over ${stats.count} values.`,
-    `Its lowest value in that period was ${value(stats.min!)} on ${when(minAt!)} and its highest ${value(stats.max!)} on ${when(maxAt!)}; the mean was ${value(stats.mean!)}.`
+    `${subject} went from ${value(stats.first!)} on ${when(stats.from!)} to ${value(stats.last!)} on ${
+      when(stats.to!)
+    }, ${movement}, over ${stats.count} values.`,
+    `Its lowest value in that period was ${value(stats.min!)} on ${when(minAt!)} and its highest ${
+      value(stats.max!)
+    } on ${when(maxAt!)}; the mean was ${value(stats.mean!)}.`
   ].join(" ")
 }
 
@@ -122,23 +126,37 @@ const prepare = (scope: RunScope, series: StoredSeries, period: { readonly from:
 const store = (scope: RunScope, p: Prepared, work: UnitWork): Effect.Effect<ObservationItem> =>
   storeUnit(scope, p.unit, work).pipe(
     Effect.map((stored) =>
-      itemOf(p, { artifact_id: stored.artifact.id, entities: stored.entities.map(entityOut), edges: stored.edges.map(edgeOut) })
+      itemOf(p, {
+        artifact_id: stored.artifact.id,
+        entities: stored.entities.map(entityOut),
+        edges: stored.edges.map(edgeOut)
+      })
     ),
     Effect.catchAllCause((cause) => {
       // after commit only the vectors failed: the artifact is stored (its vectors wait in the outbox)
-      const failure = cause._tag === "Fail" ? (cause.error as { readonly _tag?: string; readonly artifact_id?: number }) : undefined
+      const failure = cause._tag === "Fail"
+        ? (cause.error as { readonly _tag?: string; readonly artifact_id?: number })
+        : undefined
       const artifactId = failure?._tag === "VectorWriteFailed" ? failure.artifact_id ?? null : null
       return Effect.succeed(itemOf(p, { artifact_id: artifactId, error: describeCause(cause) }))
     })
   )
 
-const work = (scope: RunScope, stored: ReadonlyArray<StoredSeries>): Effect.Effect<StageOutcome<ReadonlyArray<ObservationItem>>, unknown> =>
+const work = (
+  scope: RunScope,
+  stored: ReadonlyArray<StoredSeries>
+): Effect.Effect<StageOutcome<ReadonlyArray<ObservationItem>>, unknown> =>
   Effect.gen(function*() {
     // a series the request wrote no point to has no period to observe
-    const observed = stored.flatMap((s) => (s.period === null ? [] : [{ series: s, period: s.period }])).slice(0, MAX_OBSERVATIONS)
+    const observed = stored.flatMap((s) => (s.period === null ? [] : [{ series: s, period: s.period }])).slice(
+      0,
+      MAX_OBSERVATIONS
+    )
     const prepared = yield* Effect.forEach(observed, (o) => prepare(scope, o.series, o.period))
     // the extractions need nothing stored: they run at once, the stores one after the other
-    const works = yield* Effect.forEach(prepared, (p) => Effect.either(unitWork(scope, p.unit)), { concurrency: "unbounded" })
+    const works = yield* Effect.forEach(prepared, (p) => Effect.either(unitWork(scope, p.unit)), {
+      concurrency: "unbounded"
+    })
     const items: Array<ObservationItem> = []
     for (const [i, p] of prepared.entries()) {
       const w = works[i]!
@@ -149,7 +167,9 @@ const work = (scope: RunScope, stored: ReadonlyArray<StoredSeries>): Effect.Effe
       value: items,
       error: failed.length === 0
         ? null
-        : `${failed.length} of ${items.length} observations failed: ${failed.map((i) => `${i.key}: ${i.error}`).join("; ")}`,
+        : `${failed.length} of ${items.length} observations failed: ${
+          failed.map((i) => `${i.key}: ${i.error}`).join("; ")
+        }`,
       detail: {
         series: items.length,
         stored: items.filter((i) => i.artifact_id !== null).length,
@@ -159,7 +179,10 @@ const work = (scope: RunScope, stored: ReadonlyArray<StoredSeries>): Effect.Effe
   })
 
 /** observe_series over the series this request stored; the response's `series_observations`. Never fails. */
-export const observeSeries = (scope: RunScope, stored: ReadonlyArray<StoredSeries>): Effect.Effect<ReadonlyArray<ObservationItem>> => {
+export const observeSeries = (
+  scope: RunScope,
+  stored: ReadonlyArray<StoredSeries>
+): Effect.Effect<ReadonlyArray<ObservationItem>> => {
   const within: RunScope = { ...scope, recorder: scope.recorder.within("observe_series") }
   return optionalStage(scope.recorder, "observe_series", work(within, stored), [])
 }

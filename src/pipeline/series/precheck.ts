@@ -22,10 +22,16 @@ const extractedEntity = (graphs: ReadonlyArray<NormalizedGraph>, key: string, ty
     ((type === undefined || type === "other") && g.edges.some((e) => e.source_key === key || e.target_key === key))
   )
 
-const extractedEdge = (graphs: ReadonlyArray<NormalizedGraph>, source: string, relation: string | undefined, target: string | undefined) =>
+const extractedEdge = (
+  graphs: ReadonlyArray<NormalizedGraph>,
+  source: string,
+  relation: string | undefined,
+  target: string | undefined
+) =>
   graphs.some((g) =>
     g.edges.some((e) =>
-      e.source_key === source && (relation === undefined || e.relation === relation) && (target === undefined || e.target_key === target)
+      e.source_key === source && (relation === undefined || e.relation === relation) &&
+      (target === undefined || e.target_key === target)
     )
   )
 
@@ -40,7 +46,10 @@ const mayMatch = (
     const type = selector.entity.type === undefined ? undefined : normalizeType(selector.entity.type)
     if (extractedEntity(graphs, key, type)) return Effect.succeed(true)
     if (datasetId === null) return Effect.succeed(false)
-    return Effect.map(deps.graph.findEntitiesByNameKeys(datasetId, [key]), (found) => found.some((e) => type === undefined || e.type === type))
+    return Effect.map(
+      deps.graph.findEntitiesByNameKeys(datasetId, [key]),
+      (found) => found.some((e) => type === undefined || e.type === type)
+    )
   }
   if ("edge" in selector) {
     const source = nameKey(selector.edge.source)
@@ -48,7 +57,10 @@ const mayMatch = (
     const target = selector.edge.target === undefined ? undefined : nameKey(selector.edge.target)
     if (extractedEdge(graphs, source, relation, target)) return Effect.succeed(true)
     if (datasetId === null) return Effect.succeed(false)
-    return Effect.map(deps.series.findAnchorEdges(datasetId, { sourceKey: source, relation, targetKey: target }, []), (found) => found.length > 0)
+    return Effect.map(
+      deps.series.findAnchorEdges(datasetId, { sourceKey: source, relation, targetKey: target }, []),
+      (found) => found.length > 0
+    )
   }
   return Effect.succeed(true)
 }
@@ -68,7 +80,9 @@ export const precheckAnchors = (
             ? Effect.void
             : Effect.fail(
               new AnchorNotFound({
-                message: `${s.field}.anchors[${j}] (series ${JSON.stringify(s.key)}) matches nothing in the dataset or the text; nothing was stored`
+                message: `${s.field}.anchors[${j}] (series ${
+                  JSON.stringify(s.key)
+                }) matches nothing in the dataset or the text; nothing was stored`
               })
             ))
         : Effect.void, { discard: true }), { discard: true })

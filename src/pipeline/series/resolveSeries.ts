@@ -46,7 +46,11 @@ export const buildResolveSeriesPrompt = (input: {
     reference_time: input.referenceTime,
     window: input.window,
     providers: input.providers.map((p) => ({ name: p.name, description: p.description })),
-    entities: input.entities.map((e) => ({ name: e.name, type: e.type, ...(e.description === "" ? {} : { description: e.description }) }))
+    entities: input.entities.map((e) => ({
+      name: e.name,
+      type: e.type,
+      ...(e.description === "" ? {} : { description: e.description })
+    }))
   })
 })
 
@@ -108,8 +112,9 @@ export const parseResolveSeries = <E extends Pick<EntityRow, "id" | "name">>(
       const to = clamp(f.to, window, window.to)
       const id = JSON.stringify([entity?.id, f.provider, query])
       if (entity === undefined) ignored.push(`${f.entity}: not an entity of the text`)
-      else if (!providers.includes(f.provider)) ignored.push(`${f.entity}: unknown provider ${JSON.stringify(f.provider)}`)
-      else if (query === "") ignored.push(`${f.entity}: empty query`)
+      else if (!providers.includes(f.provider)) {
+        ignored.push(`${f.entity}: unknown provider ${JSON.stringify(f.provider)}`)
+      } else if (query === "") ignored.push(`${f.entity}: empty query`)
       else if (from > to) ignored.push(`${f.entity}: from ${from} is after to ${to}`)
       else if (seen.has(id)) ignored.push(`${f.entity}: ${f.provider} ${JSON.stringify(query)} listed twice`)
       else if (fetches.length >= MAX_FETCHES) ignored.push(`${f.entity}: over the limit of ${MAX_FETCHES} fetches`)

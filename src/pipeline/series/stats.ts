@@ -66,7 +66,9 @@ export const seriesStats = (points: ReadonlyArray<TimedValue>): SeriesStats => {
 }
 
 /** Where the minimum and maximum first occur (for the observation text). */
-export const extremes = (points: ReadonlyArray<TimedValue>): { readonly minAt: string | null; readonly maxAt: string | null } => {
+export const extremes = (
+  points: ReadonlyArray<TimedValue>
+): { readonly minAt: string | null; readonly maxAt: string | null } => {
   let minP: TimedValue | undefined
   let maxP: TimedValue | undefined
   for (const p of points) {

@@ -80,7 +80,11 @@ export interface StoreSeriesInput {
 }
 
 const describeSelector = (s: AnchorSelector): string => {
-  if ("entity" in s) return `no entity named ${JSON.stringify(s.entity.name)}${s.entity.type === undefined ? "" : ` of type ${normalizeType(s.entity.type)}`}`
+  if ("entity" in s) {
+    return `no entity named ${JSON.stringify(s.entity.name)}${
+      s.entity.type === undefined ? "" : ` of type ${normalizeType(s.entity.type)}`
+    }`
+  }
   if ("edge" in s) {
     const parts = [`from ${JSON.stringify(s.edge.source)}`]
     if (s.edge.relation !== undefined) parts.push(`relation ${normalizeRelation(s.edge.relation)}`)
@@ -91,7 +95,12 @@ const describeSelector = (s: AnchorSelector): string => {
 }
 
 const entityMatch = (e: EntityRow): AnchorMatch => ({ entity_id: e.id, name: e.name, type: e.type })
-const edgeMatch = (e: EdgeWithNames): AnchorMatch => ({ edge_id: e.id, source: e.source_name, relation: e.relation, target: e.target_name })
+const edgeMatch = (e: EdgeWithNames): AnchorMatch => ({
+  edge_id: e.id,
+  source: e.source_name,
+  relation: e.relation,
+  target: e.target_name
+})
 
 const resolveSelector = (deps: SeriesDeps, input: StoreSeriesInput, selector: AnchorSelector) =>
   Effect.gen(function*() {
@@ -113,20 +122,28 @@ const resolveSelector = (deps: SeriesDeps, input: StoreSeriesInput, selector: An
 
 /** Resolves every selector of every series; fails on the first required one that matched nothing. */
 const resolveAll = (deps: SeriesDeps, input: StoreSeriesInput) =>
-  Effect.forEach(input.series, (s) =>
-    Effect.forEach(s.anchors, (selector, j) =>
-      Effect.flatMap(resolveSelector(deps, input, selector), (matched) =>
-        matched.length === 0 && selector.required
-          ? Effect.fail(
-            new AnchorNotFound({
-              message: `${s.field}.anchors[${j}] (series ${JSON.stringify(s.key)}): ${describeSelector(selector)} in the dataset; nothing was stored`
-            })
-          )
-          : Effect.succeed({ ...selector, matched } as AnchorOutcome)
-      )))
+  Effect.forEach(
+    input.series,
+    (s) =>
+      Effect.forEach(s.anchors, (selector, j) =>
+        Effect.flatMap(resolveSelector(deps, input, selector), (matched) =>
+          matched.length === 0 && selector.required
+            ? Effect.fail(
+              new AnchorNotFound({
+                message: `${s.field}.anchors[${j}] (series ${JSON.stringify(s.key)}): ${
+                  describeSelector(selector)
+                } in the dataset; nothing was stored`
+              })
+            )
+            : Effect.succeed({ ...selector, matched } as AnchorOutcome)))
+  )
 
 const toNewAnchor = (m: AnchorMatch): NewAnchor =>
-  "entity_id" in m ? { entity_id: m.entity_id } : "edge_id" in m ? { edge_id: m.edge_id } : { artifact_id: m.artifact_id }
+  "entity_id" in m
+    ? { entity_id: m.entity_id }
+    : "edge_id" in m
+    ? { edge_id: m.edge_id }
+    : { artifact_id: m.artifact_id }
 
 const aboutNames = (outcomes: ReadonlyArray<AnchorOutcome>, direct: ReadonlyArray<string>): ReadonlyArray<string> => {
   const names = [...direct]
@@ -143,7 +160,10 @@ const aboutNames = (outcomes: ReadonlyArray<AnchorOutcome>, direct: ReadonlyArra
  * Stores the series (within the caller's transaction); AnchorNotFound when a required anchor
  * matched nothing, before any series is written.
  */
-export const storeSeries = (deps: SeriesDeps, input: StoreSeriesInput): Effect.Effect<ReadonlyArray<StoredSeries>, AnchorNotFound> =>
+export const storeSeries = (
+  deps: SeriesDeps,
+  input: StoreSeriesInput
+): Effect.Effect<ReadonlyArray<StoredSeries>, AnchorNotFound> =>
   Effect.gen(function*() {
     const resolved = yield* resolveAll(deps, input)
     const stored: Array<StoredSeries> = []
@@ -168,7 +188,9 @@ export const storeSeries = (deps: SeriesDeps, input: StoreSeriesInput): Effect.E
           point_count: all.length,
           stats: seriesStats(all),
           artifact_id: input.artifactId,
-          anchors: s.anchors.length === 0 ? [{ artifact: true, required: true, matched: [{ artifact_id: input.artifactId }] }] : outcomes
+          anchors: s.anchors.length === 0
+            ? [{ artifact: true, required: true, matched: [{ artifact_id: input.artifactId }] }]
+            : outcomes
         },
         period: s.points.length === 0 ? null : { from: s.points[0]!.ts, to: s.points[s.points.length - 1]!.ts },
         about: aboutNames(outcomes, (s.direct ?? []).map((d) => d.name)),
