@@ -1,41 +1,67 @@
+import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
 /**
- * Domain errors. Each carries a human message; the HTTP layer maps the tag to a status
- * (spec/contracts.md section 9) and the message to `{"error": "..."}`.
+ * Domain errors. Each carries a human message and its HTTP status (spec/contracts.md section 9):
+ * the status annotation documents it in the OpenAPI document, and `httpStatus` is what the doors
+ * answer with; the body is `{"error": message}`.
  */
 
 /** The request is malformed (400). `message` names the field. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: Schema.String
-}) {}
+}, HttpApiSchema.annotations({ status: 400 })) {
+  get httpStatus(): 400 {
+    return 400
+  }
+}
 
 /** The request body is over the size limit (413). */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   message: Schema.String
-}) {}
+}, HttpApiSchema.annotations({ status: 413 })) {
+  get httpStatus(): 413 {
+    return 413
+  }
+}
 
 /** A thing asked for by id does not exist (404). */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: Schema.String
-}) {}
+}, HttpApiSchema.annotations({ status: 404 })) {
+  get httpStatus(): 404 {
+    return 404
+  }
+}
 
 /** No LLM is configured (no key), so the call cannot run (503). */
 export class LlmUnavailable extends Schema.TaggedError<LlmUnavailable>()("LlmUnavailable", {
   message: Schema.String
-}) {}
+}, HttpApiSchema.annotations({ status: 503 })) {
+  get httpStatus(): 503 {
+    return 503
+  }
+}
 
 /** The LLM provider failed, timed out or returned an unusable answer, after retries (502). */
 export class LlmFailed extends Schema.TaggedError<LlmFailed>()("LlmFailed", {
   message: Schema.String,
   stage: Schema.optional(Schema.String),
   status: Schema.optional(Schema.Number)
-}) {}
+}, HttpApiSchema.annotations({ status: 502 })) {
+  get httpStatus(): 502 {
+    return 502
+  }
+}
 
 /** The embeddings provider failed (502). */
 export class EmbeddingFailed extends Schema.TaggedError<EmbeddingFailed>()("EmbeddingFailed", {
   message: Schema.String
-}) {}
+}, HttpApiSchema.annotations({ status: 502 })) {
+  get httpStatus(): 502 {
+    return 502
+  }
+}
 
 /**
  * A vector write failed (502). After a commit the rows are stored: `artifact_id` and
@@ -45,22 +71,38 @@ export class VectorWriteFailed extends Schema.TaggedError<VectorWriteFailed>()("
   message: Schema.String,
   dataset_id: Schema.optional(Schema.Number),
   artifact_id: Schema.optional(Schema.Number)
-}) {}
+}, HttpApiSchema.annotations({ status: 502 })) {
+  get httpStatus(): 502 {
+    return 502
+  }
+}
 
 /** A required timeseries anchor matched nothing (422). */
 export class AnchorNotFound extends Schema.TaggedError<AnchorNotFound>()("AnchorNotFound", {
   message: Schema.String
-}) {}
+}, HttpApiSchema.annotations({ status: 422 })) {
+  get httpStatus(): 422 {
+    return 422
+  }
+}
 
 /** A feature the request needs is not configured on this server (503). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   message: Schema.String
-}) {}
+}, HttpApiSchema.annotations({ status: 503 })) {
+  get httpStatus(): 503 {
+    return 503
+  }
+}
 
 /** Anything else; the message names the failing stage, never a stack trace (500). */
 export class InternalFailure extends Schema.TaggedError<InternalFailure>()("InternalFailure", {
   message: Schema.String
-}) {}
+}, HttpApiSchema.annotations({ status: 500 })) {
+  get httpStatus(): 500 {
+    return 500
+  }
+}
 
 /** Every error a remember run can fail with. */
 export type RememberError =
@@ -73,25 +115,36 @@ export type RememberError =
   | ServiceUnavailable
   | InternalFailure
 
-/** The HTTP status of each domain error (spec/contracts.md section 9). */
-export const statusOf = (error: { readonly _tag: string }): number => {
-  switch (error._tag) {
-    case "InvalidRequest":
-      return 400
-    case "NotFound":
-      return 404
-    case "PayloadTooLarge":
-      return 413
-    case "AnchorNotFound":
-      return 422
-    case "LlmFailed":
-    case "EmbeddingFailed":
-    case "VectorWriteFailed":
-      return 502
-    case "LlmUnavailable":
-    case "ServiceUnavailable":
-      return 503
-    default:
-      return 500
-  }
-}
+/** Every domain error; each must carry its status, or this union does not compile with `statusOf`. */
+export type DomainError =
+  | InvalidRequest
+  | PayloadTooLarge
+  | NotFound
+  | LlmUnavailable
+  | LlmFailed
+  | EmbeddingFailed
+  | VectorWriteFailed
+  | AnchorNotFound
+  | ServiceUnavailable
+  | InternalFailure
+
+/** The HTTP status of a domain error (spec/contracts.md section 9). */
+export const statusOf = (error: DomainError): number => error.httpStatus
+
+const DOMAIN_TAGS: ReadonlySet<string> = new Set<DomainError["_tag"]>([
+  "InvalidRequest",
+  "PayloadTooLarge",
+  "NotFound",
+  "LlmUnavailable",
+  "LlmFailed",
+  "EmbeddingFailed",
+  "VectorWriteFailed",
+  "AnchorNotFound",
+  "ServiceUnavailable",
+  "InternalFailure"
+])
+
+/** Whether a failure is a domain error (and so answers its own status). */
+export const isDomainError = (u: unknown): u is DomainError =>
+  typeof u === "object" && u !== null && DOMAIN_TAGS.has((u as { _tag?: unknown })._tag as string) &&
+  typeof (u as { httpStatus?: unknown }).httpStatus === "number"

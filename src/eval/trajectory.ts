@@ -46,7 +46,7 @@ interface StageEntry {
 export interface RunEnd {
   readonly runId: number
   /** null when the run succeeded */
-  readonly error: { readonly _tag: string; readonly message: string } | null
+  readonly error: RememberError | null
 }
 
 export interface TrajectoryRecorder {
@@ -57,7 +57,12 @@ export interface TrajectoryRecorder {
 }
 
 /** Stages whose model work is one LLM call of their own name: their end is folded into that call's step. */
-const ONE_CALL_STAGES: ReadonlySet<string> = new Set(["extract_graph", "summarize_chunk", "resolve_edges", "extract_image"])
+const ONE_CALL_STAGES: ReadonlySet<string> = new Set([
+  "extract_graph",
+  "summarize_chunk",
+  "resolve_edges",
+  "extract_image"
+])
 
 const NOTES = "gligabao remember pipeline: one agent step per model call (LLM or embeddings) and per other stage " +
   "that ran, in completion order; extra.step names the step and extra.run_stage the run-log stage it is filed under."
@@ -108,7 +113,9 @@ const placeOf = (run: StageRunRef | null) =>
 const userMessage = (request: RememberRequest): string => {
   if (request.image === undefined) return request.text ?? ""
   const file = request.image_file
-  return file === undefined ? imageNote("image", base64Bytes(request.image)) : imageNote(file.media_type, file.bytes.length)
+  return file === undefined
+    ? imageNote("image", base64Bytes(request.image))
+    : imageNote(file.media_type, file.bytes.length)
 }
 
 /** The request without its text or image bytes (the user step carries those). */
@@ -124,7 +131,11 @@ export const requestInput = (request: RememberRequest): Record<string, unknown> 
     : {
       image: request.image_file === undefined
         ? { base64_length: request.image.length }
-        : { media_type: request.image_file.media_type, bytes: request.image_file.bytes.length, sha256: request.image_file.sha256 }
+        : {
+          media_type: request.image_file.media_type,
+          bytes: request.image_file.bytes.length,
+          sha256: request.image_file.sha256
+        }
     }),
   ...(request.reference_time === undefined ? {} : { reference_time: request.reference_time }),
   ...(request.session_id === undefined ? {} : { session_id: request.session_id }),
@@ -145,16 +156,22 @@ const stageMessage = (report: StageReport): string => {
   const d = report.detail ?? {}
   switch (stage) {
     case "classify_complexity":
-      return typeof d.complexity === "string" ? `complexity: ${d.complexity} (confidence ${d.confidence})` : "no complexity class"
+      return typeof d.complexity === "string"
+        ? `complexity: ${d.complexity} (confidence ${d.confidence})`
+        : "no complexity class"
     case "chunk_text":
       return `split into ${plural(d.chunks, "chunk")} of at most ${d.chunk_size} tokens`
     case "load_candidates": {
       const found = Object.values((d.found_by ?? {}) as Record<string, string>)
       const by = (how: string) => found.filter((f) => f === how).length
-      return `${plural(d.candidates, "candidate fact")} (by name ${by("name")}, by similarity ${by("similar")}, by both ${by("name+similar")})`
+      return `${plural(d.candidates, "candidate fact")} (by name ${by("name")}, by similarity ${
+        by("similar")
+      }, by both ${by("name+similar")})`
     }
     case "store":
-      return `stored artifact ${d.artifact_id}: ${plural(d.inserted_edges, "new fact")}, ${d.duplicate_edges} repeated, ${d.closed_edges} closed`
+      return `stored artifact ${d.artifact_id}: ${
+        plural(d.inserted_edges, "new fact")
+      }, ${d.duplicate_edges} repeated, ${d.closed_edges} closed`
     case "find_existing_image":
       return d.found === true
         ? d.extraction_id === null || d.extraction_id === undefined
@@ -168,7 +185,9 @@ const stageMessage = (report: StageReport): string => {
   }
 }
 
-export const makeTrajectoryRecorder = (input: { readonly request: RememberRequest; readonly receivedAt: string }): TrajectoryRecorder => {
+export const makeTrajectoryRecorder = (
+  input: { readonly request: RememberRequest; readonly receivedAt: string }
+): TrajectoryRecorder => {
   const entries: Array<CallEntry | StageEntry> = []
   /** by stage run: its LLM call that is the stage's own model work (the last one) */
   const ownCalls = new Map<number, CallEntry>()
@@ -178,7 +197,10 @@ export const makeTrajectoryRecorder = (input: { readonly request: RememberReques
       const entry: CallEntry = { kind: "call", report, stage: null }
       entries.push(entry)
       const run = report.run
-      if (run !== null && report.call.kind === "llm" && report.call.request.stage === run.stage && ONE_CALL_STAGES.has(run.stage)) {
+      if (
+        run !== null && report.call.kind === "llm" && report.call.request.stage === run.stage &&
+        ONE_CALL_STAGES.has(run.stage)
+      ) {
         ownCalls.set(run.id, entry)
       }
     },
@@ -264,7 +286,9 @@ export const makeTrajectoryRecorder = (input: { readonly request: RememberReques
         started_at: report.startedAt,
         duration_ms: report.durationMs,
         // the classifier reports its own latency (a Jev round trip), the stage its whole run
-        ...(report.run.stage === "classify_complexity" ? { latency_ms: num(report.detail?.latency_ms) ?? report.durationMs } : {}),
+        ...(report.run.stage === "classify_complexity"
+          ? { latency_ms: num(report.detail?.latency_ms) ?? report.durationMs }
+          : {}),
         ...(report.detail === null ? {} : { detail: report.detail }),
         // the observation as data (ATIF's observation content is text)
         ...(failed ? {} : { result }),
@@ -296,7 +320,11 @@ export const makeTrajectoryRecorder = (input: { readonly request: RememberReques
       schema_version: ATIF_SCHEMA_VERSION,
       session_id: request.session_id ?? `remember-run-${end.runId}`,
       trajectory_id: `remember-run-${end.runId}`,
-      agent: { name: "gligabao", version: GLIGABAO_VERSION, ...(modelName === undefined ? {} : { model_name: modelName }) },
+      agent: {
+        name: "gligabao",
+        version: GLIGABAO_VERSION,
+        ...(modelName === undefined ? {} : { model_name: modelName })
+      },
       steps,
       notes: NOTES,
       final_metrics: {
@@ -317,7 +345,9 @@ export const makeTrajectoryRecorder = (input: { readonly request: RememberReques
         run_id: end.runId,
         pipeline: request.image === undefined ? "text" : "image",
         status: end.error === null ? "succeeded" : "failed",
-        ...(end.error === null ? {} : { error: { type: end.error._tag, message: end.error.message, status: statusOf(end.error) } }),
+        ...(end.error === null
+          ? {}
+          : { error: { type: end.error._tag, message: end.error.message, status: statusOf(end.error) } }),
         input: inputView
       }
     }

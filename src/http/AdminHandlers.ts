@@ -6,8 +6,6 @@
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Either, Layer } from "effect"
 import { adminDatabases } from "../admin/AdminDatabases.js"
-import { currentCaller } from "../auth/Authentication.js"
-import { adminRefusal } from "../auth/tokens.js"
 import { ADMIN_CSP, adminAsset } from "../admin/assets.js"
 import { datasetGraph, getRun, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
 import {
@@ -18,14 +16,16 @@ import {
   validateRunsRequest,
   validateUsageRequest
 } from "../admin/requests.js"
-import type { InvalidRequest } from "../domain/Errors.js"
+import { currentCaller } from "../auth/Authentication.js"
+import { adminRefusal } from "../auth/tokens.js"
+import type { DomainError, InvalidRequest } from "../domain/Errors.js"
 import { GligabaoApi } from "./Api.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
 
 const paramsOf = (request: HttpServerRequest.HttpServerRequest): Params =>
   Object.fromEntries(new URL(request.url, "http://x").searchParams)
 
-const answer = <A, E extends { readonly _tag: string; readonly message: string }>(
+const answer = <A, E extends DomainError>(
   valid: Either.Either<A, InvalidRequest>,
   run: (request: A) => Effect.Effect<unknown, E>
 ) =>
@@ -55,14 +55,18 @@ export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (
       .handleRaw("rememberRuns", ({ request }) =>
         asAdmin(answer(validateRunsRequest(paramsOf(request)), (r) => listRuns(databases, r))))
       .handleRaw("rememberRun", ({ path, request }) =>
-        asAdmin(answer(validateRunRequest(paramsOf(request), path.id), (r) => getRun(databases, r))))
+        asAdmin(answer(validateRunRequest(paramsOf(request), path.id), (r) =>
+          getRun(databases, r))))
       .handleRaw("inferences", ({ request }) =>
         asAdmin(Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          answer(validateUsageRequest(paramsOf(request), now), (r) => inferenceUsage(databases, r)))))
+          answer(validateUsageRequest(paramsOf(request), now), (r) =>
+            inferenceUsage(databases, r)))))
       .handleRaw("datasets", ({ request }) =>
-        asAdmin(answer(validateDatasetsRequest(paramsOf(request)), (r) => listAllDatasets(databases, r))))
+        asAdmin(answer(validateDatasetsRequest(paramsOf(request)), (r) =>
+          listAllDatasets(databases, r))))
       .handleRaw("graph", ({ request }) =>
-        asAdmin(answer(validateAdminGraphRequest(paramsOf(request)), (r) => datasetGraph(databases, r))))
+        asAdmin(answer(validateAdminGraphRequest(paramsOf(request)), (r) =>
+          datasetGraph(databases, r))))
   }))
 
 const serveAsset = (name: string) =>
@@ -87,6 +91,8 @@ export const AdminPageHandlersLive = HttpApiBuilder.group(GligabaoApi, "adminPag
       request.url.split(/[?#]/, 1)[0]!.endsWith("/")
         ? serveAsset("index.html")
         : Effect.succeed(HttpServerResponse.redirect("/v1/gb/admin/", { status: 308 })))
-    .handleRaw("asset", ({ path }) => (path.name === "index.html" ? Effect.succeed(errorResponse(404, "no admin asset \"index.html\"")) : serveAsset(path.name))))
+    .handleRaw("asset", ({ path }) => (path.name === "index.html"
+      ? Effect.succeed(errorResponse(404, "no admin asset \"index.html\""))
+      : serveAsset(path.name))))
 
 export const AdminHandlersLive = Layer.mergeAll(AdminApiHandlersLive, AdminPageHandlersLive)

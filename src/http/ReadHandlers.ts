@@ -4,7 +4,7 @@
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option, Stream } from "effect"
-import type { InvalidRequest } from "../domain/Errors.js"
+import type { DomainError, InvalidRequest } from "../domain/Errors.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "../query/datasets.js"
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
 import { runExportGraph } from "../query/export.js"
@@ -32,7 +32,7 @@ const queryParams = (request: HttpServerRequest.HttpServerRequest, names: Readon
   return Object.fromEntries(names.map((n) => [n, search.get(n) ?? undefined])) as Record<string, string | undefined>
 }
 
-const respond = <A, E extends { readonly _tag: string; readonly message: string }>(effect: Effect.Effect<A, E>) =>
+const respond = <A, E extends DomainError>(effect: Effect.Effect<A, E>) =>
   Effect.match(effect, { onFailure: domainErrorResponse, onSuccess: (body) => jsonResponse(body) })
 
 const invalid = (e: InvalidRequest) => Effect.succeed(domainErrorResponse(e))
@@ -73,37 +73,43 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
           Either.match(validateGraphRequest(queryParams(request, GRAPH_PARAMS)), {
             onLeft: invalid,
             onRight: (valid) =>
-              actingFor(valid.user_id, Effect.match(runExportGraph(deps, valid), {
-                onFailure: domainErrorResponse,
-                onSuccess: (exported) =>
-                  HttpServerResponse.stream(exported.body.pipe(Stream.encodeText), {
-                    contentType: exported.contentType,
-                    headers: exported.format === "graphml"
-                      ? { "content-disposition": `attachment; filename="${exported.filename}"` }
-                      : {}
-                  })
-              }))
+              actingFor(
+                valid.user_id,
+                Effect.match(runExportGraph(deps, valid), {
+                  onFailure: domainErrorResponse,
+                  onSuccess: (exported) =>
+                    HttpServerResponse.stream(exported.body.pipe(Stream.encodeText), {
+                      contentType: exported.contentType,
+                      headers: exported.format === "graphml"
+                        ? { "content-disposition": `attachment; filename="${exported.filename}"` }
+                        : {}
+                    })
+                })
+              )
           })
         ))
       .handleRaw("listDatasets", ({ request }) =>
         withDeps((deps) =>
           Either.match(validateUserId(queryParams(request, ["user_id"])), {
             onLeft: invalid,
-            onRight: (userId) => actingFor(userId, respond(runListDatasets(deps, userId)))
+            onRight: (userId) =>
+              actingFor(userId, respond(runListDatasets(deps, userId)))
           })
         ))
       .handleRaw("deleteDataset", ({ path, request }) =>
         withDeps((deps) =>
           Either.match(validateScope({ ...queryParams(request, ["user_id"]), dataset: path.name }), {
             onLeft: invalid,
-            onRight: (scope) => actingFor(scope.user_id, respond(runDeleteDataset(deps, scope)))
+            onRight: (scope) =>
+              actingFor(scope.user_id, respond(runDeleteDataset(deps, scope)))
           })
         ))
       .handleRaw("listSessions", ({ request }) =>
         withDeps((deps) =>
           Either.match(validateScope(queryParams(request, ["user_id", "dataset"])), {
             onLeft: invalid,
-            onRight: (scope) => actingFor(scope.user_id, respond(runListSessions(deps, scope)))
+            onRight: (scope) =>
+              actingFor(scope.user_id, respond(runListSessions(deps, scope)))
           })
         ))
   }))
