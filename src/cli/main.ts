@@ -13,7 +13,6 @@ import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Either, Fiber, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import { readFileSync } from "node:fs"
-import { createServer } from "node:http"
 import {
   adminDatabasesFor,
   AppLive,
@@ -36,6 +35,7 @@ import {
 } from "../Config.js"
 import { validateRememberRequest } from "../domain/Remember.js"
 import { HttpAppLive } from "../http/Http.js"
+import { createStartupAwareServer } from "../http/nodeServer.js"
 import { reembed } from "../pipeline/reembed.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { readDeps } from "../query/deps.js"
@@ -153,9 +153,12 @@ const serve = Command.make(
         }
         // Bounded request reading: a client that trickles or stalls its request is cut off (408)
         // instead of holding a connection for Node's default 300 s. Covers receiving the request
-        // only, never a slow model call behind it.
+        // only, never a slow model call behind it. The port is bound first (a taken port fails
+        // before any migration), and until the app is attached, once the storage, the vector
+        // store and the rest are built, every request is answered 503 {"error": "starting"}
+        // (src/http/nodeServer.ts).
         const ServerLive = NodeHttpServer.layer(
-          () => createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }),
+          () => createStartupAwareServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }),
           { port: config.server.port, host: config.server.host }
         )
         const announce = Layer.effectDiscard(
