@@ -1,31 +1,52 @@
 /**
  * The served application: the API, its OpenAPI document and docs page, and a last-resort
- * middleware that turns unknown routes and defects into `{"error": "..."}` (404 / 500).
- * It is an API-level middleware because a `serve` middleware only sees a failure after its
- * default (empty) response was already sent.
+ * middleware that turns every failure into the wire's `{"error": "..."}`: unknown routes (404),
+ * HttpApi's own decoding of a path, URL parameters or payload (400, worded by Wire.ts's
+ * formatter), domain errors failing a handler (their own status), a body that is not JSON
+ * (400), and defects (500). It is an API-level middleware because it then runs before HttpApi
+ * encodes errors (into its `{_tag, issues}` shapes) and a `serve` middleware only sees a
+ * failure after its default (empty) response was already sent.
  */
 import {
   HttpApiBuilder,
+  HttpApiError,
   HttpApiSwagger,
   type HttpApp,
+  HttpLayerRouter,
   HttpMiddleware,
   HttpServerError,
   HttpServerRequest,
-  HttpServerResponse
+  HttpServerResponse,
+  OpenApi
 } from "@effect/platform"
 import { Cause, Effect, Equal, HashSet, Layer } from "effect"
+import { isDomainError } from "../domain/Errors.js"
+import { formatDecodeIssues } from "../domain/Wire.js"
 import { GligabaoApi } from "./Api.js"
 import { AuthenticationMiddlewareLive } from "./authentication.js"
 import { ApiHandlersLive } from "./Handlers.js"
 import { errorResponse } from "./responses.js"
 
-const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
+const pathOf = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://x").pathname
+
+/**
+ * A body HttpApi could not read for a payload schema: `request.json` (or the form, text) failed
+ * and HttpApi made it a defect. The same words as the endpoints that read their own bodies.
+ */
+const unreadableBody = (failure: unknown): string | undefined => {
+  if (!HttpServerError.isServerError(failure) || failure._tag !== "RequestError") return undefined
+  if (failure.reason !== "Decode") return "could not read the request body"
+  const cause = failure.cause
+  return cause instanceof Error ? `malformed JSON body: ${cause.message}` : "malformed JSON body"
+}
+
+export const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
   Effect.catchAllCause(app, (cause) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const failure = Cause.squash(cause) as { _tag?: string }
-      if (failure?._tag === "RouteNotFound") {
-        return errorResponse(404, `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`)
+      const failure: unknown = Cause.squash(cause)
+      if ((failure as { _tag?: string } | undefined)?._tag === "RouteNotFound") {
+        return errorResponse(404, `no route for ${request.method} ${pathOf(request)}`)
       }
       if (Cause.isInterruptedOnly(cause)) {
         // The client went away (or Node's request timeout cut it off): nobody reads an answer, and
@@ -35,20 +56,55 @@ const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
         }
         return errorResponse(503, "the server is shutting down")
       }
+      // HttpApi decoding the path, URL parameters, headers or payload with the endpoint's schema
+      if (failure instanceof HttpApiError.HttpApiDecodeError) {
+        return errorResponse(400, formatDecodeIssues(failure.issues))
+      }
+      if (isDomainError(failure)) return errorResponse(failure.httpStatus, failure.message)
+      const unreadable = unreadableBody(failure)
+      if (unreadable !== undefined) return errorResponse(400, unreadable)
       yield* Effect.logError("request failed", cause)
-      return errorResponse(
-        500,
-        `internal error while handling ${request.method} ${new URL(request.url, "http://x").pathname}`
-      )
+      return errorResponse(500, `internal error while handling ${request.method} ${pathOf(request)}`)
     }))
+
+/**
+ * The OpenAPI document. Unknown request fields are ignored by every endpoint, so the document
+ * allows them (`additionalProperties: true`) instead of HttpApi's default `false`. Built here,
+ * when this module loads: `OpenApi.fromApi` caches its first document per API whatever the
+ * options of a later call, and the docs page (HttpApiSwagger) calls it without any.
+ */
+export const openApiDocument: OpenApi.OpenAPISpec = OpenApi.fromApi(GligabaoApi, {
+  additionalPropertiesStrategy: "allow"
+})
 
 export const ApiLive = HttpApiBuilder.api(GligabaoApi).pipe(Layer.provide(ApiHandlersLive))
 
+/** The API with its middleware, its OpenAPI document and docs page, whichever server serves it. */
+const withApi = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  layer.pipe(
+    Layer.provide(HttpApiBuilder.middleware(jsonErrors)),
+    Layer.provide(AuthenticationMiddlewareLive),
+    Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json", additionalPropertiesStrategy: "allow" })),
+    Layer.provide(ApiLive)
+  )
+
 /** Needs an HttpServer and the services the handlers use. */
-export const HttpAppLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
-  Layer.provide(HttpApiBuilder.middleware(jsonErrors)),
-  Layer.provide(AuthenticationMiddlewareLive),
-  Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
-  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
-  Layer.provide(ApiLive)
+export const HttpAppLive = withApi(HttpApiBuilder.serve(HttpMiddleware.logger))
+
+/** The paths gligabao answers when it is mounted in another app's router. */
+export const MOUNTED_PATHS = ["/v1/gb/*", "/healthz", "/openapi.json", "/docs"] as const
+
+/**
+ * gligabao's routes in an application's own `HttpLayerRouter` server, answered exactly as
+ * `gligabao serve` answers them (the same middleware and error bodies). Needs the services the
+ * handlers use, like `HttpAppLive`.
+ */
+export const GligabaoRoutes = withApi(
+  Layer.unwrapEffect(
+    Effect.map(HttpApiBuilder.httpApp, (app) =>
+      HttpLayerRouter.use((router) =>
+        Effect.forEach(MOUNTED_PATHS, (path) => router.add("*", path, app), { discard: true })
+      ))
+  ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 )
