@@ -8,6 +8,15 @@ import { runView } from "../domain/runView.js"
 import { IMAGE_STAGES, TEXT_STAGES } from "../domain/Stages.js"
 import { type AdminDatabase, findDatabase } from "./AdminDatabases.js"
 import type { AdminGraphRequest, DatasetsRequest, RunRequest, RunsRequest, UsageRequest } from "./requests.js"
+import type {
+  AdminDatabasesResponse,
+  AdminDatasetsResponse,
+  AdminGraphResponse,
+  AdminRunResponse,
+  AdminRunsResponse,
+  AdminRunView,
+  AdminUsageResponse
+} from "./responses.js"
 
 /** Every stage name, in pipeline order: the text pipeline's, then the image pipeline's. */
 export const ALL_STAGES: ReadonlyArray<string> = [...TEXT_STAGES, ...IMAGE_STAGES]
@@ -16,11 +25,16 @@ export const ALL_STAGES: ReadonlyArray<string> = [...TEXT_STAGES, ...IMAGE_STAGE
 export const isFlagged = (run: RunWithStages): boolean =>
   run.status === "succeeded" && run.stages.some((stage) => stage.status === "failed")
 
-export const listDatabases = (databases: ReadonlyArray<AdminDatabase>) => ({
+const adminRunView = (run: RunWithStages): AdminRunView => ({ ...runView(run), flagged: isFlagged(run) })
+
+export const listDatabases = (databases: ReadonlyArray<AdminDatabase>): AdminDatabasesResponse => ({
   databases: databases.map(({ dialect, name, primary }) => ({ name, dialect, primary }))
 })
 
-export const listRuns = (databases: ReadonlyArray<AdminDatabase>, request: RunsRequest) =>
+export const listRuns = (
+  databases: ReadonlyArray<AdminDatabase>,
+  request: RunsRequest
+): Effect.Effect<AdminRunsResponse, NotFound> =>
   Effect.gen(function*() {
     const db = yield* findDatabase(databases, request.db)
     const [counts, page] = yield* Effect.all([
@@ -36,7 +50,7 @@ export const listRuns = (databases: ReadonlyArray<AdminDatabase>, request: RunsR
     return {
       counts,
       stages: ALL_STAGES,
-      runs: page.runs.map((run) => ({ ...runView(run), flagged: isFlagged(run) })),
+      runs: page.runs.map(adminRunView),
       total: page.total,
       limit: request.limit,
       offset: request.offset
@@ -44,7 +58,10 @@ export const listRuns = (databases: ReadonlyArray<AdminDatabase>, request: RunsR
   })
 
 /** One run with its model calls (any status; the page follows a run that left the list's filter). */
-export const getRun = (databases: ReadonlyArray<AdminDatabase>, request: RunRequest) =>
+export const getRun = (
+  databases: ReadonlyArray<AdminDatabase>,
+  request: RunRequest
+): Effect.Effect<AdminRunResponse, NotFound> =>
   Effect.gen(function*() {
     const db = yield* findDatabase(databases, request.db)
     const run = yield* db.runLog.get(request.id)
@@ -54,24 +71,33 @@ export const getRun = (databases: ReadonlyArray<AdminDatabase>, request: RunRequ
       )
     }
     const inferences = yield* db.inferences.listByRun(request.id)
-    return { run: { ...runView(run.value), flagged: isFlagged(run.value) }, inferences }
+    return { run: adminRunView(run.value), inferences }
   })
 
-export const inferenceUsage = (databases: ReadonlyArray<AdminDatabase>, request: UsageRequest) =>
+export const inferenceUsage = (
+  databases: ReadonlyArray<AdminDatabase>,
+  request: UsageRequest
+): Effect.Effect<AdminUsageResponse, NotFound> =>
   Effect.gen(function*() {
     const db = yield* findDatabase(databases, request.db)
     const usage = yield* db.admin.inferenceUsage({ from: request.from, to: request.to, bucket: request.bucket })
     return { from: request.from, to: request.to, bucket: request.bucket, ...usage }
   })
 
-export const listAllDatasets = (databases: ReadonlyArray<AdminDatabase>, request: DatasetsRequest) =>
+export const listAllDatasets = (
+  databases: ReadonlyArray<AdminDatabase>,
+  request: DatasetsRequest
+): Effect.Effect<AdminDatasetsResponse, NotFound> =>
   Effect.gen(function*() {
     const db = yield* findDatabase(databases, request.db)
     const page = yield* db.admin.datasets({ limit: request.limit, offset: request.offset })
     return { ...page, limit: request.limit, offset: request.offset }
   })
 
-export const datasetGraph = (databases: ReadonlyArray<AdminDatabase>, request: AdminGraphRequest) =>
+export const datasetGraph = (
+  databases: ReadonlyArray<AdminDatabase>,
+  request: AdminGraphRequest
+): Effect.Effect<AdminGraphResponse, NotFound> =>
   Effect.gen(function*() {
     const db = yield* findDatabase(databases, request.db)
     const graph = yield* db.admin.graph(request.dataset_id, request.limit)

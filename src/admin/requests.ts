@@ -1,13 +1,26 @@
 /**
- * The admin API's query parameters, validated into requests with a message naming the
- * parameter (a 400). Plain functions, unit-tested.
+ * The admin API's requests as schemas of their query parameters (and path): each decodes into
+ * the request its program takes, with a message naming the parameter (a 400), and is the HTTP
+ * contract's URL parameters (src/http/AdminApi.ts). An empty parameter is an absent one, as a
+ * form field left blank is.
  */
-import type { Either } from "effect"
-import type { InvalidRequest } from "../domain/Errors.js"
-import { RUN_STATUSES, type RunStatus } from "../domain/Stages.js"
+import { Clock, Effect, type Either, ParseResult, Schema } from "effect"
+import { InvalidRequest } from "../domain/Errors.js"
+import { RUN_STATUSES } from "../domain/Stages.js"
 import { parseRfc3339, toIso } from "../domain/time.js"
-import { attempt, fail, integer } from "../query/requests.js"
-import type { UsageBucket } from "../services/AdminRepo.js"
+import {
+  decodeRequest,
+  documented,
+  ExactlyOneOf,
+  formatParseError,
+  IntegerIn,
+  PathId,
+  required,
+  Str,
+  UrlParams,
+  type UrlParamsInput,
+  withDefault
+} from "../domain/Wire.js"
 
 export type Params = Readonly<Record<string, string | undefined>>
 
@@ -21,112 +34,164 @@ const HOUR_MS = 3_600_000
 const DAY_MS = 24 * HOUR_MS
 export const DEFAULT_USAGE_PERIOD_MS = 7 * DAY_MS
 
-const given = (value: string | undefined): value is string => value !== undefined && value !== ""
+const blankIsAbsent = true
 
-const db = (params: Params): string => {
-  if (!given(params.db)) return fail("db is required: the name of one of the server's databases")
-  return params.db
+const db = Schema.propertySignature(
+  documented(Str, "the database's name (see /v1/gb/admin/api/databases)")
+).annotations({ missingMessage: () => "is required: the name of one of the server's databases" })
+
+const pageFields = {
+  limit: withDefault(documented(IntegerIn(1, MAX_PAGE), `page size, default ${DEFAULT_PAGE}`), () => DEFAULT_PAGE),
+  offset: withDefault(documented(IntegerIn(0, Number.MAX_SAFE_INTEGER), "default 0"), () => 0)
 }
 
-/** An empty parameter is an absent one, as for the others (a form field left blank). */
-const optional = (value: string | undefined): string | undefined => (given(value) ? value : undefined)
+/** `GET /remember-runs`: the status is checked first, then the rest in order. */
+export const RunsRequest = UrlParams(
+  Schema.Struct({
+    status: Schema.optional(documented(ExactlyOneOf(RUN_STATUSES), "started, succeeded or failed")),
+    db,
+    dataset: Schema.optional(documented(Str, "only runs into this dataset")),
+    user_id: Schema.optional(documented(Str, "only runs of this user")),
+    ...pageFields
+  }),
+  { blankIsAbsent, examples: [{ db: "default", limit: DEFAULT_PAGE, offset: 0 }] }
+)
+export type RunsRequest = Schema.Schema.Type<typeof RunsRequest>
 
-const page = (params: Params) => ({
-  limit: integer("limit", optional(params.limit), 1, MAX_PAGE, DEFAULT_PAGE),
-  offset: integer("offset", optional(params.offset), 0, Number.MAX_SAFE_INTEGER, 0)
-})
+/** `GET /remember-runs/{id}`: the run's id. */
+export const RunPath = Schema.Struct({
+  id: PathId.pipe(
+    Schema.filter((id) => id >= 1, { message: () => "must be a positive integer" }),
+    Schema.annotations({ jsonSchema: { type: "integer", minimum: 1, description: "the run's id", examples: [1] } })
+  )
+}).annotations({ examples: [{ id: 1 }] })
 
-export interface RunsRequest {
-  readonly db: string
-  readonly status?: RunStatus | undefined
-  readonly dataset?: string | undefined
-  readonly user_id?: string | undefined
-  readonly limit: number
-  readonly offset: number
-}
-
-export const validateRunsRequest = (params: Params): Either.Either<RunsRequest, InvalidRequest> =>
-  attempt(() => {
-    const status = params.status
-    if (given(status) && !(RUN_STATUSES as ReadonlyArray<string>).includes(status)) {
-      return fail(`status must be one of ${RUN_STATUSES.join(", ")}`)
-    }
-    return {
-      db: db(params),
-      status: given(status) ? (status as RunStatus) : undefined,
-      dataset: given(params.dataset) ? params.dataset : undefined,
-      user_id: given(params.user_id) ? params.user_id : undefined,
-      ...page(params)
-    }
-  })
+/** `GET /remember-runs/{id}?db`. */
+export const RunParams = UrlParams(Schema.Struct({ db }), { blankIsAbsent, examples: [{ db: "default" }] })
 
 export interface RunRequest {
   readonly db: string
   readonly id: number
 }
 
-/** One run: `id` from the path, `db` from the query. */
-export const validateRunRequest = (params: Params, id: string): Either.Either<RunRequest, InvalidRequest> =>
-  attempt(() => {
-    const name = db(params)
-    if (!/^\d{1,15}$/.test(id) || Number(id) < 1) return fail("id must be a positive integer")
-    return { db: name, id: Number(id) }
-  })
+/** An RFC 3339 time as a parameter gives it, in its canonical UTC form. */
+const Time = Schema.transformOrFail(Schema.Unknown, Schema.String, {
+  strict: true,
+  decode: (u, _, ast) => {
+    const canonical = typeof u === "string" ? parseRfc3339(u) : undefined
+    return canonical === undefined
+      ? ParseResult.fail(new ParseResult.Type(ast, u, "must be an RFC 3339 time, like 2026-01-31T00:00:00Z"))
+      : ParseResult.succeed(canonical)
+  },
+  encode: ParseResult.succeed
+}).annotations({ jsonSchema: { type: "string", format: "date-time" } })
 
-export interface UsageRequest {
-  readonly db: string
-  readonly from: string
-  readonly to: string
-  readonly bucket: UsageBucket
-}
+const UsageBucket = Schema.Literal("hour", "day")
 
-const time = (field: string, value: string | undefined): string | undefined => {
-  if (!given(value)) return undefined
-  return parseRfc3339(value) ?? fail(`${field} must be an RFC 3339 time, like 2026-01-31T00:00:00Z`)
-}
+const UsageParams = Schema.Struct({
+  db,
+  // `to` first: `from` defaults from it
+  to: Schema.optional(documented(Time, "exclusive (default: now)")),
+  from: Schema.optional(documented(Time, "inclusive (default: 7 days before to)")),
+  bucket: Schema.optional(
+    documented(
+      ExactlyOneOf(UsageBucket.literals, "must be hour or day"),
+      "hour or day (default: hour up to 2 days, else day)"
+    )
+  )
+})
 
-/** `from`/`to` default to the 7 days before now; the bucket to hours up to 2 days, else days. */
-export const validateUsageRequest = (params: Params, nowMs: number): Either.Either<UsageRequest, InvalidRequest> =>
-  attempt(() => {
-    const name = db(params)
-    const to = time("to", params.to) ?? toIso(nowMs)
-    const from = time("from", params.from) ?? toIso(Date.parse(to) - DEFAULT_USAGE_PERIOD_MS)
-    const span = Date.parse(to) - Date.parse(from)
-    if (span <= 0) return fail("from must be before to")
-    let bucket: UsageBucket
-    if (!given(params.bucket)) bucket = span <= 2 * DAY_MS ? "hour" : "day"
-    else if (params.bucket === "hour" || params.bucket === "day") bucket = params.bucket
-    else return fail("bucket must be hour or day")
-    if (span / (bucket === "hour" ? HOUR_MS : DAY_MS) > MAX_BUCKETS) {
-      return fail(
-        `the period from..to spans more than ${MAX_BUCKETS} ${bucket}s: choose a shorter period or bucket=day`
-      )
-    }
-    return { db: name, from, to, bucket }
-  })
+const UsageResolved = Schema.Struct({ db: Schema.String, from: Schema.String, to: Schema.String, bucket: UsageBucket })
 
-export interface DatasetsRequest {
-  readonly db: string
-  readonly limit: number
-  readonly offset: number
-}
+const spanOf = (period: { readonly from: string; readonly to: string }) =>
+  Date.parse(period.to) - Date.parse(period.from)
 
-export const validateDatasetsRequest = (params: Params): Either.Either<DatasetsRequest, InvalidRequest> =>
-  attempt(() => ({ db: db(params), ...page(params) }))
+/**
+ * `GET /inferences`: `from`/`to` default to the 7 days before now (the clock's), the bucket to
+ * hours up to 2 days, else days; the period must be forward and at most 1000 buckets long.
+ */
+export const UsageRequest = UrlParams(
+  Schema.transformOrFail(UsageParams, UsageResolved, {
+    strict: true,
+    decode: (params) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const to = params.to ?? toIso(now)
+        const from = params.from ?? toIso(Date.parse(to) - DEFAULT_USAGE_PERIOD_MS)
+        const bucket = params.bucket ?? (spanOf({ from, to }) <= 2 * DAY_MS ? "hour" : "day")
+        return { db: params.db, from, to, bucket }
+      }),
+    encode: ParseResult.succeed
+  }).pipe(
+    Schema.filter((period) => spanOf(period) > 0 || { path: ["from"], message: "must be before to" }),
+    Schema.filter((period) =>
+      spanOf(period) / (period.bucket === "hour" ? HOUR_MS : DAY_MS) <= MAX_BUCKETS || {
+        path: [],
+        message:
+          `the period from..to spans more than ${MAX_BUCKETS} ${period.bucket}s: choose a shorter period or bucket=day`
+      }
+    )
+  ),
+  {
+    blankIsAbsent,
+    examples: [{ db: "default", from: "2026-01-01T00:00:00.000Z", to: "2026-01-08T00:00:00.000Z", bucket: "day" }]
+  }
+)
+export type UsageRequest = Schema.Schema.Type<typeof UsageRequest>
 
-export interface AdminGraphRequest {
-  readonly db: string
-  readonly dataset_id: number
-  readonly limit: number
-}
+/** `GET /datasets`. */
+export const DatasetsRequest = UrlParams(Schema.Struct({ db, ...pageFields }), {
+  blankIsAbsent,
+  examples: [{ db: "default", limit: DEFAULT_PAGE, offset: 0 }]
+})
+export type DatasetsRequest = Schema.Schema.Type<typeof DatasetsRequest>
 
-export const validateAdminGraphRequest = (params: Params): Either.Either<AdminGraphRequest, InvalidRequest> =>
-  attempt(() => {
-    const name = db(params)
-    if (!given(params.dataset_id)) return fail("dataset_id is required")
-    return {
-      db: name,
-      dataset_id: integer("dataset_id", params.dataset_id, 1, Number.MAX_SAFE_INTEGER, 0),
-      limit: integer("limit", optional(params.limit), 1, MAX_GRAPH_LIMIT, DEFAULT_GRAPH_LIMIT)
-    }
-  })
+/** `GET /graph`. */
+export const AdminGraphRequest = UrlParams(
+  Schema.Struct({
+    db,
+    dataset_id: required(
+      documented(IntegerIn(1, Number.MAX_SAFE_INTEGER), "the dataset's id (see /v1/gb/admin/api/datasets)")
+    ),
+    limit: withDefault(
+      documented(
+        IntegerIn(1, MAX_GRAPH_LIMIT),
+        `the most recent facts to return, default ${DEFAULT_GRAPH_LIMIT}, at most ${MAX_GRAPH_LIMIT}`
+      ),
+      () => DEFAULT_GRAPH_LIMIT
+    )
+  }),
+  { blankIsAbsent, examples: [{ db: "default", dataset_id: 1, limit: DEFAULT_GRAPH_LIMIT }] }
+)
+export type AdminGraphRequest = Schema.Schema.Type<typeof AdminGraphRequest>
+
+// -- decoders (the same schemas, for tests) ---------------------------------------------------
+
+export const validateRunsRequest: (params: UrlParamsInput) => Either.Either<RunsRequest, InvalidRequest> =
+  decodeRequest(RunsRequest)
+
+export const validateDatasetsRequest: (params: UrlParamsInput) => Either.Either<DatasetsRequest, InvalidRequest> =
+  decodeRequest(DatasetsRequest)
+
+export const validateAdminGraphRequest: (params: UrlParamsInput) => Either.Either<AdminGraphRequest, InvalidRequest> =
+  decodeRequest(AdminGraphRequest)
+
+/** The usage request as decoded at `nowMs` (the defaults of `from` and `to` come from the clock). */
+export const validateUsageRequest = (
+  params: UrlParamsInput,
+  nowMs: number
+): Either.Either<UsageRequest, InvalidRequest> =>
+  Schema.decodeUnknown(UsageRequest)(params).pipe(
+    Effect.mapError((e) => new InvalidRequest({ message: formatParseError(e) })),
+    Effect.either,
+    Effect.withClock(fixedClock(nowMs)),
+    Effect.runSync
+  )
+
+const fixedClock = (ms: number): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => ms,
+  unsafeCurrentTimeNanos: () => BigInt(ms) * 1_000_000n,
+  currentTimeMillis: Effect.succeed(ms),
+  currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+  sleep: () => Effect.void
+})

@@ -1,10 +1,11 @@
 /**
- * Images (spec: seed-images.txt): validation of an uploaded image, and the rows the image
+ * Images (spec: seed-images.txt): the checked image of a request, and the rows the image
  * pipeline stores. The type is detected from the bytes (magic numbers), never taken from the
  * caller, so a file is stored under the extension of what it really is.
  */
-import { Either } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import { createHash } from "node:crypto"
+import { RequiredParam } from "./Wire.js"
 
 /** The Anthropic API's limit for one image, before base64 encoding. */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -21,15 +22,16 @@ export const IMAGE_EXTENSIONS: Record<ImageMediaType, string> = {
 }
 
 /** A decoded, checked image: what the pipeline stores and sends to the model. */
-export interface ValidImage {
-  readonly bytes: Uint8Array
-  readonly media_type: ImageMediaType
-  readonly extension: string
+export const ValidImage = Schema.Struct({
+  bytes: Schema.Uint8ArrayFromSelf,
+  media_type: Schema.Literal(...IMAGE_MEDIA_TYPES),
+  extension: Schema.String,
   /** hex SHA-256 of the bytes: the file name and how a repeat is recognised */
-  readonly sha256: string
+  sha256: Schema.String,
   /** canonical base64 of the bytes (what goes to the model) */
-  readonly base64: string
-}
+  base64: Schema.String
+})
+export type ValidImage = typeof ValidImage.Type
 
 const startsWith = (bytes: Uint8Array, prefix: ReadonlyArray<number>, offset = 0): boolean =>
   bytes.length >= offset + prefix.length && prefix.every((b, i) => bytes[offset + i] === b)
@@ -78,48 +80,49 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
 /**
  * Decodes standard base64 (RFC 4648 section 4, padded). Line breaks are skipped, as Go's
- * decoder and MIME tools do; any other character outside the alphabet is refused.
+ * decoder and MIME tools do; any other character outside the alphabet is refused. The Left
+ * says what is wrong, without the field's name ("is not base64: ...").
  */
 export const decodeBase64 = (text: string): Either.Either<Uint8Array, string> => {
   const clean = text.replace(/[\r\n]/g, "")
   if (/^data:/i.test(clean)) {
-    return Either.left("image must be plain base64, not a data: URL (send only the part after the comma)")
+    return Either.left("must be plain base64, not a data: URL (send only the part after the comma)")
   }
   if (!BASE64.test(clean)) {
     const bad = clean.match(/[^A-Za-z0-9+/=]/)?.[0]
     return Either.left(
       bad === "-" || bad === "_"
-        ? "image must be standard base64 (+ and /), not base64url (- and _)"
+        ? "must be standard base64 (+ and /), not base64url (- and _)"
         : bad !== undefined
-        ? `image is not base64: it contains ${JSON.stringify(bad)}, which is outside the standard alphabet`
-        : "image is not base64: padding (=) may only end it"
+        ? `is not base64: it contains ${JSON.stringify(bad)}, which is outside the standard alphabet`
+        : "is not base64: padding (=) may only end it"
     )
   }
   if (clean.length % 4 !== 0) {
-    return Either.left("image is not base64: its length is not a multiple of 4 (missing padding?)")
+    return Either.left("is not base64: its length is not a multiple of 4 (missing padding?)")
   }
   return Either.right(new Uint8Array(Buffer.from(clean, "base64")))
 }
 
 /**
- * Validates an uploaded image: base64, at most 5 MiB decoded, and a JPEG, PNG, GIF or WebP
- * by its bytes. The Left is the 400 message; it names what was found.
+ * Checks an uploaded image: base64, at most 5 MiB decoded, and a JPEG, PNG, GIF or WebP by
+ * its bytes. The Left says what was found, without the field's name.
  */
-export const validateImage = (base64: string): Either.Either<ValidImage, string> => {
+const checkImage = (base64: string): Either.Either<ValidImage, string> => {
   // decoded size from the encoded length, so an oversized image is refused before decoding it
   const encoded = base64.replace(/[\r\n]/g, "")
   const estimate = Math.floor((encoded.length * 3) / 4) - (encoded.endsWith("==") ? 2 : encoded.endsWith("=") ? 1 : 0)
   if (estimate > MAX_IMAGE_BYTES) {
-    return Either.left(`image must be at most 5 MiB (${MAX_IMAGE_BYTES} bytes) decoded; it is about ${estimate} bytes`)
+    return Either.left(`must be at most 5 MiB (${MAX_IMAGE_BYTES} bytes) decoded; it is about ${estimate} bytes`)
   }
   return Either.flatMap(decodeBase64(base64), (bytes) => {
-    if (bytes.length === 0) return Either.left("image is empty")
+    if (bytes.length === 0) return Either.left("is empty")
     if (bytes.length > MAX_IMAGE_BYTES) {
-      return Either.left(`image must be at most 5 MiB (${MAX_IMAGE_BYTES} bytes) decoded; it is ${bytes.length} bytes`)
+      return Either.left(`must be at most 5 MiB (${MAX_IMAGE_BYTES} bytes) decoded; it is ${bytes.length} bytes`)
     }
     const media_type = detectImageType(bytes)
     if (media_type === undefined) {
-      return Either.left(`image must be a JPEG, PNG, GIF or WebP; found ${describeBytes(bytes)}`)
+      return Either.left(`must be a JPEG, PNG, GIF or WebP; found ${describeBytes(bytes)}`)
     }
     return Either.right({
       bytes,
@@ -130,6 +133,39 @@ export const validateImage = (base64: string): Either.Either<ValidImage, string>
     })
   })
 }
+
+/** An uploaded image checked on its own (a request built in code); the Left is the 400 message. */
+export const validateImage = (base64: string): Either.Either<ValidImage, string> =>
+  Either.mapLeft(checkImage(base64), (problem) => `image ${problem}`)
+
+/** The `image` of a request as sent: a non-empty string (its content is checked by decoding it). */
+export const ImageBase64 = Schema.String.annotations({ message: () => "must be a non-empty base64 string" }).pipe(
+  Schema.filter((s) => s.length > 0, { message: () => "must be a non-empty base64 string" })
+)
+
+/** The `image` of a request: base64, decoded to the checked image. */
+export const ImageFromBase64 = Schema.transformOrFail(
+  ImageBase64,
+  Schema.typeSchema(ValidImage),
+  {
+    strict: true,
+    decode: (base64, _, ast) =>
+      Either.mapLeft(checkImage(base64), (problem) => new ParseResult.Type(ast, base64, problem)),
+    encode: (image) => ParseResult.succeed(image.base64)
+  }
+).annotations({
+  jsonSchema: {
+    type: "string",
+    contentEncoding: "base64",
+    description: "a JPEG, PNG, GIF or WebP, at most 5 MiB decoded, in standard base64; instead of text"
+  }
+})
+
+/** The query of `GET /v1/gb/images/{id}`: whose dataset the image must be in. */
+export const ImageQuery = Schema.Struct({
+  user_id: RequiredParam({ trim: true, description: "the user who owns the dataset", examples: ["alice"] }),
+  dataset: RequiredParam({ description: "the dataset the image was remembered in", examples: ["main"] })
+})
 
 /** `<dataset id>/<sha256>.<ext>`: the file's path relative to the image directory. */
 export const imagePath = (datasetId: number, image: Pick<ValidImage, "sha256" | "extension">): string =>

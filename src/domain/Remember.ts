@@ -1,216 +1,173 @@
 /**
- * The remember request: validation of the wire body into a normalized request, with an
- * error message that names the field (spec/contracts.md section 9). Validation is a plain
- * function so every rule is unit-tested and runs before anything is queued.
+ * The remember request (spec/contracts.md section 9) as one schema: the handler decodes the
+ * body with it, the HttpApi endpoint takes it as its payload (so it is the OpenAPI document),
+ * and its Type is the normalized request the pipeline runs on. Every problem names the field;
+ * unknown fields are ignored.
  */
-import { Either } from "effect"
-import { InvalidRequest } from "./Errors.js"
-import { validateImage, type ValidImage } from "./Image.js"
+import { Array as Arr, Either, Schema } from "effect"
+import { ImageBase64, ImageFromBase64, ValidImage } from "./Image.js"
+import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES, REQUEST_KINDS } from "./Stages.js"
+import { TimeseriesRequest } from "./Timeseries.js"
 import {
-  MODEL_STAGES,
-  type ModelStage,
-  REASONING_LEVELS,
-  REASONING_STAGES,
-  type ReasoningLevel,
-  type ReasoningStage,
-  REQUEST_KINDS,
-  type RequestKind
-} from "./Stages.js"
-import { parseRfc3339 } from "./time.js"
-import { type TimeseriesRequest, validateTimeseries } from "./Timeseries.js"
-import { hasLoneSurrogate } from "./unicode.js"
+  checkedFirst,
+  Dataset,
+  decodeRequest,
+  DEFAULT_DATASET,
+  JsonBoolean,
+  KeyedBy,
+  Label,
+  ModelName,
+  OneOf,
+  optional,
+  RawObject,
+  required,
+  Rfc3339,
+  Text,
+  UserId,
+  utf8Bytes,
+  withDefault
+} from "./Wire.js"
+
+export { DEFAULT_DATASET, MAX_LABEL_BYTES, MAX_USER_ID_BYTES } from "./Wire.js"
 
 export const MAX_TEXT_BYTES = 1024 * 1024
-export const MAX_LABEL_BYTES = 128
-export const MAX_USER_ID_BYTES = 256
-export const DEFAULT_DATASET = "main"
 
-export interface RememberRequest {
-  readonly user_id: string
-  readonly dataset: string
-  readonly text?: string | undefined
-  /** base64 as sent */
-  readonly image?: string | undefined
-  /** the decoded, checked image (set by validation; the image pipeline decodes `image` without it) */
-  readonly image_file?: ValidImage | undefined
-  readonly kind: RequestKind
-  /** canonical RFC 3339; absent = the time the run starts */
-  readonly reference_time?: string | undefined
-  readonly session_id?: string | undefined
-  readonly models: Partial<Record<ModelStage, string>>
-  readonly reasoning: Partial<Record<ReasoningStage, ReasoningLevel>>
-  readonly web_search: boolean
-  /** series to store and anchor, fetch, observe (spec/contracts.md section 11) */
-  readonly timeseries?: TimeseriesRequest | undefined
+const given = (u: unknown): boolean => u !== undefined && u !== null
+
+/** `models`: a model per stage that runs one. */
+const ModelChoices = KeyedBy(MODEL_STAGES, ModelName, {
+  notAnObject: "must be an object mapping a stage to a model name",
+  unknownKey: `is not a stage that runs a model (one of ${MODEL_STAGES.join(", ")})`,
+  isDefault: (u) => u === null || u === "",
+  description: "a model per stage; absent, null or \"\": the server's model for that stage"
+})
+
+/** `reasoning`: a level per stage that can think. */
+const ReasoningChoices = KeyedBy(REASONING_STAGES, OneOf(REASONING_LEVELS), {
+  notAnObject: "must be an object mapping a stage to a level",
+  unknownKey: `is not a stage that can reason (one of ${REASONING_STAGES.join(", ")})`,
+  description: "a reasoning level per stage (web_search cannot reason); absent: the server's default"
+})
+
+/** The body field by field, in the order their problems are reported. */
+const RememberFields = Schema.Struct({
+  user_id: required(UserId).annotations({ description: "the user who owns the dataset" }),
+  image: optional(ImageFromBase64).annotations({ description: "a base64 image, instead of text" }),
+  text: optional(Text(MAX_TEXT_BYTES, `must be at most ${MAX_TEXT_BYTES} bytes (1 MiB)`)).annotations({
+    description: "the text to remember, at most 1 MiB"
+  }),
+  dataset: withDefault(Dataset, () => DEFAULT_DATASET).annotations({ description: "the dataset, default main" }),
+  // defaulted below: an image request has no kind on the wire
+  kind: optional(OneOf(REQUEST_KINDS)).annotations({ description: "knowledge (default) or episode; not with image" }),
+  reference_time: optional(Rfc3339).annotations({ description: "RFC 3339; default: when the run starts" }),
+  session_id: optional(Label()).annotations({ description: "groups the artifacts of one conversation" }),
+  web_search: withDefault(JsonBoolean, () => false).annotations({
+    description: "search the web for the text's key entities (needs an Anthropic key); not with image"
+  }),
+  timeseries: optional(TimeseriesRequest),
+  models: withDefault(ModelChoices, () => ({})),
+  reasoning: withDefault(ReasoningChoices, () => ({}))
+})
+
+/** What the pipeline runs on: the fields decoded, `kind` defaulted, the image checked (`image_file`). */
+const Normalized = Schema.extend(
+  Schema.typeSchema(RememberFields).pipe(Schema.omit("image", "kind")),
+  Schema.Struct({
+    /** canonical base64 of the image (the pipeline's image requests are those with it) */
+    image: Schema.optional(Schema.String),
+    /** the decoded, checked image; a request built in code may leave it out (the pipeline decodes `image`) */
+    image_file: Schema.optional(ValidImage),
+    kind: Schema.Literal(...REQUEST_KINDS)
+  })
+)
+
+const Fields = RememberFields.pipe(
+  Schema.transform(Normalized, {
+    strict: true,
+    decode: ({ image, kind, ...fields }) =>
+      image === undefined
+        ? { ...fields, kind: kind ?? "knowledge" }
+        : { ...fields, kind: "knowledge" as const, image: image.base64, image_file: image },
+    encode: ({ image: _, image_file, kind, ...fields }) =>
+      image_file === undefined ? { ...fields, kind } : { ...fields, image: image_file }
+  })
+)
+
+/** Whether `field` decodes `u` (its whole decoding: `Schema.is` checks only the decoded side). */
+const decodes = (field: Schema.Schema<any, any, never>) => {
+  const decode = Schema.decodeUnknownEither(field)
+  return (u: unknown): boolean => Either.isRight(decode(u))
 }
+const isUserId = decodes(UserId)
+const isImageBase64 = decodes(ImageBase64)
+const NOT_WITH_IMAGE = "must not be given together with image"
 
-const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
+/**
+ * Text or image decides which fields apply, so it is checked first: a field that does not go
+ * with an image is named as such before its own value is looked at, and an image is not
+ * decoded when the request could not be served anyway. A malformed `user_id` or `image` is
+ * left to its field.
+ */
+const TextOrImage = RawObject().pipe(
+  Schema.filter((body) => {
+    if (!isUserId(body.user_id)) return true
+    if (!given(body.image)) return given(body.text) || { path: ["text"], message: "is required (or image)" }
+    if (!isImageBase64(body.image)) return true
+    const conflict = (["text", "kind", "timeseries"] as const).find((field) => given(body[field])) ??
+      (given(body.web_search) && body.web_search !== false ? "web_search" : undefined)
+    return conflict === undefined || { path: [conflict], message: NOT_WITH_IMAGE }
+  })
+)
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
-export { hasLoneSurrogate }
+/** a 1x1 PNG */
+const TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
-/** Why `text` cannot be stored as sent (NUL: PostgreSQL text cannot hold it), or undefined. */
-export const unstorableText = (field: string, text: string): string | undefined =>
-  text.includes("\u0000")
-    ? `${field} must not contain NUL characters (\\u0000)`
-    : hasLoneSurrogate(text)
-    ? `${field} must be valid Unicode: it has a lone surrogate (an unpaired \\uD800-\\uDFFF escape)`
-    : undefined
+const decodeExample = Schema.decodeUnknownSync(Fields)
 
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+/** The request schema with its documentation; the examples are written as sent and shown as the server reads them. */
+const documented = (
+  identifier: string,
+  description: string,
+  examples: Arr.NonEmptyReadonlyArray<Record<string, unknown>>
+) =>
+  checkedFirst(TextOrImage, Fields.annotations({ description, examples: Arr.map(examples, (e) => decodeExample(e)) }))
+    .annotations({ identifier })
 
-class Invalid {
-  constructor(readonly message: string) {}
-}
-const fail = (message: string): never => {
-  throw new Invalid(message)
-}
+export const RememberRequest = documented(
+  "RememberRequest",
+  "A text (or an image) to remember for a user. Unknown fields are ignored.",
+  [
+    { user_id: "alice", text: "Alice moved from Paris to Berlin in March 2024 and works at Acme." },
+    {
+      user_id: "alice",
+      dataset: "notes",
+      text: "Met Bob at the conference.",
+      kind: "episode",
+      reference_time: "2025-01-31T12:00:00Z",
+      session_id: "chat-42"
+    },
+    { user_id: "alice", image: TINY_PNG }
+  ]
+)
+export type RememberRequest = typeof RememberRequest.Type
 
-/** A caller-chosen label (session_id, dataset): non-empty, at most 128 bytes, no control characters. */
-const label = (field: string, value: unknown, maxBytes = MAX_LABEL_BYTES): string => {
-  if (typeof value !== "string") return fail(`${field} must be a string`)
-  if (value.length === 0) return fail(`${field} must not be empty`)
-  if (utf8Bytes(value) > maxBytes) return fail(`${field} must be at most ${maxBytes} bytes`)
-  if (CONTROL.test(value)) return fail(`${field} must not contain control characters`)
-  if (hasLoneSurrogate(value)) return fail(`${field} must be valid Unicode: it has a lone surrogate`)
-  return value
-}
-
-const parseModels = (value: unknown): Partial<Record<ModelStage, string>> => {
-  if (value === undefined || value === null) return {}
-  if (!isObject(value)) return fail("models must be an object mapping a stage to a model name")
-  const out: Partial<Record<ModelStage, string>> = {}
-  for (const [stage, model] of Object.entries(value)) {
-    if (!(MODEL_STAGES as ReadonlyArray<string>).includes(stage)) {
-      return fail(`models.${stage} is not a stage that runs a model (one of ${MODEL_STAGES.join(", ")})`)
+/** The eval remember's body: the same request (and decoding) as remember's. */
+export const EvalRememberRequest = documented(
+  "EvalRememberRequest",
+  "The remember request; the response adds the run's ATIF trajectory.",
+  [
+    {
+      user_id: "eval",
+      dataset: "eval",
+      text: "Alice lives in Berlin.",
+      reference_time: "2025-01-31T12:00:00Z",
+      reasoning: { extract_graph: "low" }
     }
-    if (model === null || model === "") continue // the default model
-    if (typeof model !== "string") return fail(`models.${stage} must be a string`)
-    if (utf8Bytes(model) > MAX_LABEL_BYTES) return fail(`models.${stage} must be at most ${MAX_LABEL_BYTES} bytes`)
-    if (WHITESPACE_OR_CONTROL.test(model) || hasLoneSurrogate(model)) {
-      return fail(`models.${stage} must not contain whitespace, control characters or lone surrogates`)
-    }
-    out[stage as ModelStage] = model
-  }
-  return out
-}
+  ]
+)
 
-const parseReasoning = (value: unknown): Partial<Record<ReasoningStage, ReasoningLevel>> => {
-  if (value === undefined || value === null) return {}
-  if (!isObject(value)) return fail("reasoning must be an object mapping a stage to a level")
-  const out: Partial<Record<ReasoningStage, ReasoningLevel>> = {}
-  for (const [stage, level] of Object.entries(value)) {
-    if (!(REASONING_STAGES as ReadonlyArray<string>).includes(stage)) {
-      return fail(`reasoning.${stage} is not a stage that can reason (one of ${REASONING_STAGES.join(", ")})`)
-    }
-    const normalized = typeof level === "string" ? level.trim().toLowerCase() : level
-    if (typeof normalized !== "string" || !(REASONING_LEVELS as ReadonlyArray<string>).includes(normalized)) {
-      return fail(`reasoning.${stage} must be one of ${REASONING_LEVELS.join(", ")}`)
-    }
-    out[stage as ReasoningStage] = normalized as ReasoningLevel
-  }
-  return out
-}
-
-const parse = (body: unknown): RememberRequest => {
-  if (!isObject(body)) return fail("the request body must be a JSON object")
-
-  const user_id = body.user_id
-  if (user_id === undefined || user_id === null) return fail("user_id is required")
-  if (typeof user_id !== "string") return fail("user_id must be a string")
-  if (user_id.trim().length === 0) return fail("user_id must not be empty")
-  label("user_id", user_id, MAX_USER_ID_BYTES)
-
-  const hasImage = body.image !== undefined && body.image !== null
-  const hasText = body.text !== undefined && body.text !== null
-  let image_file: ValidImage | undefined
-  if (hasImage) {
-    if (typeof body.image !== "string" || body.image.length === 0) {
-      return fail("image must be a non-empty base64 string")
-    }
-    if (hasText) return fail("text must not be given together with image")
-    if (body.kind !== undefined && body.kind !== null) return fail("kind must not be given together with image")
-    if (body.timeseries !== undefined && body.timeseries !== null) {
-      return fail("timeseries must not be given together with image")
-    }
-    if (body.web_search !== undefined && body.web_search !== null && body.web_search !== false) {
-      return fail("web_search must not be given together with image")
-    }
-    const checked = validateImage(body.image)
-    if (Either.isLeft(checked)) return fail(checked.left)
-    image_file = checked.right
-  } else {
-    if (!hasText) return fail("text is required (or image)")
-    if (typeof body.text !== "string") return fail("text must be a string")
-    if (body.text.trim().length === 0) return fail("text must not be empty")
-    if (utf8Bytes(body.text) > MAX_TEXT_BYTES) return fail(`text must be at most ${MAX_TEXT_BYTES} bytes (1 MiB)`)
-    const unstorable = unstorableText("text", body.text)
-    if (unstorable !== undefined) return fail(unstorable)
-  }
-
-  const dataset = body.dataset === undefined || body.dataset === null ? DEFAULT_DATASET : label("dataset", body.dataset)
-
-  let kind: RequestKind = "knowledge"
-  if (body.kind !== undefined && body.kind !== null) {
-    const k = typeof body.kind === "string" ? body.kind.trim().toLowerCase() : undefined
-    if (k === undefined || !(REQUEST_KINDS as ReadonlyArray<string>).includes(k)) {
-      return fail(`kind must be one of ${REQUEST_KINDS.join(", ")}`)
-    }
-    kind = k as RequestKind
-  }
-
-  let reference_time: string | undefined
-  if (body.reference_time !== undefined && body.reference_time !== null) {
-    if (typeof body.reference_time !== "string") return fail("reference_time must be an RFC 3339 timestamp string")
-    reference_time = parseRfc3339(body.reference_time)
-    if (reference_time === undefined) {
-      return fail("reference_time must be an RFC 3339 timestamp such as 2025-01-31T12:00:00Z")
-    }
-  }
-
-  const session_id = body.session_id === undefined || body.session_id === null
-    ? undefined
-    : label("session_id", body.session_id)
-
-  let web_search = false
-  if (body.web_search !== undefined && body.web_search !== null) {
-    if (typeof body.web_search !== "boolean") return fail("web_search must be a boolean")
-    web_search = body.web_search
-  }
-
-  let timeseries: TimeseriesRequest | undefined
-  if (body.timeseries !== undefined && body.timeseries !== null) {
-    const checked = validateTimeseries(body.timeseries)
-    if (Either.isLeft(checked)) return fail(checked.left)
-    timeseries = checked.right
-  }
-
-  return {
-    user_id,
-    dataset,
-    text: hasText ? (body.text as string) : undefined,
-    image: hasImage ? (body.image as string) : undefined,
-    image_file,
-    kind,
-    reference_time,
-    session_id,
-    models: parseModels(body.models),
-    reasoning: parseReasoning(body.reasoning),
-    web_search,
-    timeseries
-  }
-}
-
-/** Validates a decoded JSON body; unknown fields are ignored. */
-export const validateRememberRequest = (body: unknown): Either.Either<RememberRequest, InvalidRequest> => {
-  try {
-    return Either.right(parse(body))
-  } catch (e) {
-    if (e instanceof Invalid) return Either.left(new InvalidRequest({ message: e.message }))
-    throw e
-  }
-}
+/** Decodes a parsed JSON body; the Left is the 400 that names the field. */
+export const validateRememberRequest = decodeRequest(RememberRequest)
 
 /** What the run log keeps of a request: everything but the text and the image (its type, size and hash). */
 export const runParams = (request: RememberRequest): Record<string, unknown> => ({

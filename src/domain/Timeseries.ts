@@ -1,11 +1,25 @@
 /**
- * The `timeseries` field of a remember request (spec/contracts.md section 11): validated in
- * full before anything is queued, into a normalized form. Every error names the field
- * (`timeseries.series[0].points[3]: ...`). The limits below are documented in docs/TIMESERIES.md.
+ * The `timeseries` field of a remember request (spec/contracts.md section 11), as a schema:
+ * decoded in full before anything is queued, into a normalized form. Every problem names the
+ * field (`timeseries.series[0].points[3] ...`). The limits below are documented in
+ * docs/TIMESERIES.md.
  */
-import { Either } from "effect"
+import { Either, ParseResult, Schema, SchemaAST as AST } from "effect"
 import { parseRfc3339 } from "./time.js"
-import { hasLoneSurrogate } from "./unicode.js"
+import {
+  ArrayWithin,
+  checkedFirst,
+  decodeRequest,
+  FiniteNumber,
+  JsonBoolean,
+  Name,
+  ObjectOf,
+  optional,
+  RawArray,
+  RawObject,
+  required,
+  withDefault
+} from "./Wire.js"
 
 /** Series in one request. */
 export const MAX_SERIES = 100
@@ -22,80 +36,6 @@ export const MAX_FETCH_PROVIDERS = 20
 export const MAX_DURATION_MS = 100 * 365 * 24 * 3600 * 1000
 export const DEFAULT_FETCH_BEFORE = "30d"
 export const DEFAULT_FETCH_AFTER = "0"
-
-export interface SeriesPointInput {
-  /** canonical RFC 3339 UTC with milliseconds */
-  readonly ts: string
-  readonly value: number
-}
-
-/**
- * An anchor selector (contracts section 11). Names are kept as sent (for messages) and
- * matched by the same normalization as entities (the pipeline does that).
- */
-export type AnchorSelector =
-  | { readonly entity: { readonly name: string; readonly type?: string | undefined }; readonly required: boolean }
-  | {
-    readonly edge: {
-      readonly source: string
-      readonly relation?: string | undefined
-      readonly target?: string | undefined
-    }
-    readonly required: boolean
-  }
-  | { readonly artifact: true; readonly required: boolean }
-
-export interface SeriesInput {
-  readonly key: string
-  /** absent: a stored unit is kept */
-  readonly unit?: string | undefined
-  /** in time order, no two at the same time */
-  readonly points: ReadonlyArray<SeriesPointInput>
-  /** as sent; empty when none were given (the series is anchored to the artifact) */
-  readonly anchors: ReadonlyArray<AnchorSelector>
-}
-
-export interface FetchRequest {
-  /** the providers the LLM may choose from; undefined: all of the server's */
-  readonly providers?: ReadonlyArray<string> | undefined
-  /** as sent (or the default), and in milliseconds */
-  readonly before: string
-  readonly beforeMs: number
-  readonly after: string
-  readonly afterMs: number
-}
-
-export interface TimeseriesRequest {
-  readonly series: ReadonlyArray<SeriesInput>
-  readonly fetch?: FetchRequest | undefined
-  readonly observations: boolean
-}
-
-class Invalid {
-  constructor(readonly message: string) {}
-}
-const fail = (message: string): never => {
-  throw new Invalid(message)
-}
-
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-const given = (u: unknown): boolean => u !== undefined && u !== null
-const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
-
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-
-const text = (field: string, value: unknown, maxBytes: number): string => {
-  if (typeof value !== "string") return fail(`${field} must be a string`)
-  if (value.trim() === "") return fail(`${field} must not be empty`)
-  if (utf8Bytes(value) > maxBytes) return fail(`${field} must be at most ${maxBytes} bytes`)
-  if (CONTROL.test(value)) return fail(`${field} must not contain control characters`)
-  // keys and anchors would collide once stored (a lone surrogate becomes U+FFFD)
-  if (hasLoneSurrogate(value)) return fail(`${field} must be valid Unicode: it has a lone surrogate`)
-  return value
-}
-
-const optionalText = (field: string, value: unknown, maxBytes: number): string | undefined =>
-  given(value) ? text(field, value, maxBytes) : undefined
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/
 
@@ -133,163 +73,280 @@ export const parseDuration = (input: string): number | undefined => {
   return Number.isFinite(ms) && ms <= MAX_DURATION_MS ? ms : undefined
 }
 
-const required = (field: string, selector: Record<string, unknown>): boolean => {
-  if (!given(selector.required)) return true
-  if (typeof selector.required !== "boolean") return fail(`${field}.required must be a boolean`)
-  return selector.required
-}
+const given = (u: unknown): boolean => u !== undefined && u !== null
+
+/** A required name whose absence reads as a wrong type, as it always has ("key must be a string"). */
+const nameField = (maxBytes: number) =>
+  Schema.propertySignature(Name(maxBytes)).annotations({ missingMessage: () => "must be a string" })
+
+// -- points -----------------------------------------------------------------------------------
+
+const PointTime = Schema.transformOrFail(Schema.Unknown, Schema.String, {
+  strict: true,
+  decode: (u, _, ast) =>
+    typeof u !== "string"
+      ? ParseResult.fail(new ParseResult.Type(ast, u, "must be a time string (RFC 3339 or YYYY-MM-DD)"))
+      : Either.fromNullable(
+        parsePointTime(u),
+        () =>
+          new ParseResult.Type(ast, u, "must be an RFC 3339 time such as 2025-01-31T00:00:00Z (or a date 2025-01-31)")
+      ),
+  encode: ParseResult.succeed
+}).annotations({ jsonSchema: { type: "string", description: "RFC 3339 with an offset, or a date YYYY-MM-DD" } })
+
+const PointValue = Schema.Struct({ ts: Schema.String, value: Schema.Number })
+export type SeriesPointInput = typeof PointValue.Type
+
+/** `[time, number]`; decoded to `{ts, value}` with the time canonical (UTC, milliseconds). */
+const Point = checkedFirst(
+  RawArray("must be a pair [time, number]").pipe(
+    Schema.filter((a) => a.length === 2, { message: () => "must be a pair [time, number]" })
+  ),
+  Schema.Tuple(PointTime, FiniteNumber)
+).pipe(
+  Schema.transform(PointValue, {
+    strict: true,
+    decode: ([ts, value]) => ({ ts, value }),
+    encode: ({ ts, value }) => [ts, value] as const
+  })
+)
+
+/** A series' points: each time once, sorted by time. */
+const Points = ArrayWithin(Point, {
+  notArray: "must be an array of [time, number] pairs",
+  max: MAX_POINTS_PER_SERIES,
+  length: (n) =>
+    n > MAX_POINTS_PER_SERIES ? `must have at most ${MAX_POINTS_PER_SERIES} points (it has ${n})` : undefined
+}).pipe(
+  Schema.filter((points) => {
+    const at = new Map<string, number>()
+    for (const [i, p] of points.entries()) {
+      const earlier = at.get(p.ts)
+      if (earlier !== undefined) return { path: [i], message: `repeats the time of points[${earlier}] (${p.ts})` }
+      at.set(p.ts, i)
+    }
+    return true
+  }),
+  Schema.transform(Schema.Array(PointValue), {
+    strict: true,
+    decode: (points) => [...points].sort((a, b) => (a.ts < b.ts ? -1 : 1)),
+    encode: (points) => points
+  })
+)
+
+// -- anchors ----------------------------------------------------------------------------------
 
 const SELECTOR_SHAPE = `{"entity": {"name": ...}}, {"edge": {"source": ...}} or {"artifact": true}`
+const SELECTOR_KINDS = ["entity", "edge", "artifact"] as const
 
-const anchor = (field: string, value: unknown): AnchorSelector => {
-  if (!isObject(value)) return fail(`${field} must be an object: ${SELECTOR_SHAPE}`)
-  const kinds = ["entity", "edge", "artifact"].filter((k) => given(value[k]))
-  if (kinds.length !== 1) {
-    return fail(`${field} must have exactly one of entity, edge or artifact: ${SELECTOR_SHAPE}`)
-  }
-  const req = required(field, value)
-  if (kinds[0] === "artifact") {
-    if (value.artifact !== true) return fail(`${field}.artifact must be true`)
-    return { artifact: true, required: req }
-  }
-  if (kinds[0] === "entity") {
-    const e = value.entity
-    if (!isObject(e)) return fail(`${field}.entity must be an object {"name": ..., "type"?: ...}`)
-    const type = optionalText(`${field}.entity.type`, e.type, MAX_NAME_BYTES)
-    return {
-      entity: { name: text(`${field}.entity.name`, e.name, MAX_NAME_BYTES), ...(type === undefined ? {} : { type }) },
-      required: req
-    }
-  }
-  const e = value.edge
-  if (!isObject(e)) return fail(`${field}.edge must be an object {"source": ..., "relation"?: ..., "target"?: ...}`)
-  const relation = optionalText(`${field}.edge.relation`, e.relation, MAX_NAME_BYTES)
-  const target = optionalText(`${field}.edge.target`, e.target, MAX_NAME_BYTES)
-  return {
-    edge: {
-      source: text(`${field}.edge.source`, e.source, MAX_NAME_BYTES),
-      ...(relation === undefined ? {} : { relation }),
-      ...(target === undefined ? {} : { target })
-    },
-    required: req
-  }
-}
+const EntityRef = ObjectOf({
+  // checked before the name, as it always was
+  type: optional(Name(MAX_NAME_BYTES)),
+  name: nameField(MAX_NAME_BYTES)
+}, { message: `must be an object {"name": ..., "type"?: ...}` })
 
-const point = (field: string, value: unknown): SeriesPointInput => {
-  if (!Array.isArray(value) || value.length !== 2) return fail(`${field} must be a pair [time, number]`)
-  const [time, number] = value as [unknown, unknown]
-  if (typeof time !== "string") return fail(`${field}[0] must be a time string (RFC 3339 or YYYY-MM-DD)`)
-  const ts = parsePointTime(time)
-  if (ts === undefined) {
-    return fail(`${field}[0] must be an RFC 3339 time such as 2025-01-31T00:00:00Z (or a date 2025-01-31)`)
-  }
-  if (typeof number !== "number" || !Number.isFinite(number)) return fail(`${field}[1] must be a finite number`)
-  return { ts, value: number }
-}
+const EdgeRef = ObjectOf({
+  relation: optional(Name(MAX_NAME_BYTES)),
+  target: optional(Name(MAX_NAME_BYTES)),
+  source: nameField(MAX_NAME_BYTES)
+}, { message: `must be an object {"source": ..., "relation"?: ..., "target"?: ...}` })
 
-const series = (field: string, value: unknown): SeriesInput => {
-  if (!isObject(value)) return fail(`${field} must be an object {"key": ..., "points": [[time, number], ...]}`)
-  const key = text(`${field}.key`, value.key, MAX_KEY_BYTES)
-  const unit = optionalText(`${field}.unit`, value.unit, MAX_UNIT_BYTES)
-  if (!Array.isArray(value.points)) return fail(`${field}.points must be an array of [time, number] pairs`)
-  if (value.points.length > MAX_POINTS_PER_SERIES) {
-    return fail(`${field}.points must have at most ${MAX_POINTS_PER_SERIES} points (it has ${value.points.length})`)
-  }
-  const points = value.points.map((p, i) => point(`${field}.points[${i}]`, p))
-  const at = new Map<string, number>()
-  points.forEach((p, i) => {
-    const earlier = at.get(p.ts)
-    if (earlier !== undefined) return fail(`${field}.points[${i}] repeats the time of points[${earlier}] (${p.ts})`)
-    at.set(p.ts, i)
-  })
-  let anchors: ReadonlyArray<AnchorSelector> = []
-  if (given(value.anchors)) {
-    if (!Array.isArray(value.anchors)) return fail(`${field}.anchors must be an array of selectors`)
-    if (value.anchors.length > MAX_ANCHORS_PER_SERIES) {
-      return fail(`${field}.anchors must have at most ${MAX_ANCHORS_PER_SERIES} selectors`)
-    }
-    anchors = value.anchors.map((a, i) => anchor(`${field}.anchors[${i}]`, a))
-  }
-  return {
-    key,
-    ...(unit === undefined ? {} : { unit }),
-    points: [...points].sort((a, b) => (a.ts < b.ts ? -1 : 1)),
-    anchors
-  }
-}
+/**
+ * An anchor selector (contracts section 11). Names are kept as sent (for messages) and
+ * matched by the same normalization as entities (the pipeline does that).
+ */
+export const AnchorSelector = Schema.Union(
+  Schema.Struct({ entity: Schema.typeSchema(EntityRef), required: Schema.Boolean }),
+  Schema.Struct({ edge: Schema.typeSchema(EdgeRef), required: Schema.Boolean }),
+  Schema.Struct({ artifact: Schema.Literal(true), required: Schema.Boolean })
+)
+export type AnchorSelector = typeof AnchorSelector.Type
 
-const duration = (field: string, value: unknown, fallback: string): { readonly text: string; readonly ms: number } => {
-  if (!given(value)) return { text: fallback, ms: parseDuration(fallback)! }
-  if (typeof value !== "string") return fail(`${field} must be a duration string such as "30d", "12h" or "0"`)
-  const ms = parseDuration(value)
-  if (ms === undefined) {
-    return fail(`${field} must be a duration such as "30d", "12h" or "0" (units ms, s, m, h, d, w; at most 100 years)`)
-  }
-  return { text: value.trim(), ms }
-}
+const AnchorFields = Schema.Struct({
+  required: withDefault(JsonBoolean, () => true),
+  entity: optional(EntityRef),
+  edge: optional(EdgeRef),
+  artifact: optional(Schema.Literal(true).annotations({ message: () => "must be true" }))
+}).annotations({
+  description: `one of ${SELECTOR_SHAPE}; \`required\` (default true): the request fails when it matches nothing`
+})
 
-const fetchRequest = (value: unknown): FetchRequest => {
-  if (value === true) value = {}
-  if (!isObject(value)) {
-    return fail(`timeseries.fetch must be an object {"providers"?: [...], "before"?: "30d", "after"?: "0"}`)
-  }
-  let providers: ReadonlyArray<string> | undefined
-  if (given(value.providers)) {
-    if (!Array.isArray(value.providers)) return fail("timeseries.fetch.providers must be an array of provider names")
-    if (value.providers.length === 0) {
-      return fail("timeseries.fetch.providers must not be empty (leave it out for all providers)")
-    }
-    if (value.providers.length > MAX_FETCH_PROVIDERS) {
-      return fail(`timeseries.fetch.providers must have at most ${MAX_FETCH_PROVIDERS} names`)
-    }
-    providers = [...new Set(value.providers.map((p, i) => text(`timeseries.fetch.providers[${i}]`, p, MAX_KEY_BYTES)))]
-  }
-  const before = duration("timeseries.fetch.before", value.before, DEFAULT_FETCH_BEFORE)
-  const after = duration("timeseries.fetch.after", value.after, DEFAULT_FETCH_AFTER)
-  return { providers, before: before.text, beforeMs: before.ms, after: after.text, afterMs: after.ms }
-}
-
-const parse = (value: unknown): TimeseriesRequest => {
-  if (!isObject(value)) return fail("timeseries must be an object")
-  const wantsFetch = given(value.fetch) && value.fetch !== false
-  if (!given(value.series) && !wantsFetch) {
-    return fail(
-      `timeseries must have series or fetch: {"series": [{"key": ..., "points": [[time, number]]}]} or {"fetch": {}}`
+/** Exactly one kind of selector, checked before its fields. */
+const Anchor = checkedFirst(
+  RawObject(`must be an object: ${SELECTOR_SHAPE}`).pipe(
+    Schema.filter((a) =>
+      SELECTOR_KINDS.filter((k) => given(a[k])).length === 1 ||
+      `must have exactly one of entity, edge or artifact: ${SELECTOR_SHAPE}`
     )
-  }
-  let list: ReadonlyArray<SeriesInput> = []
-  if (given(value.series)) {
-    if (!Array.isArray(value.series)) return fail("timeseries.series must be an array of series")
-    if (value.series.length > MAX_SERIES) return fail(`timeseries.series must have at most ${MAX_SERIES} series`)
-    list = value.series.map((s, i) => series(`timeseries.series[${i}]`, s))
+  ),
+  AnchorFields
+).pipe(
+  Schema.transform(Schema.typeSchema(AnchorSelector), {
+    strict: true,
+    decode: ({ artifact: _, edge, entity, required }): AnchorSelector =>
+      entity !== undefined
+        ? { entity, required }
+        : edge !== undefined
+        ? { edge, required }
+        : { artifact: true, required },
+    encode: (selector) => selector
+  })
+)
+
+// -- series -----------------------------------------------------------------------------------
+
+export const SeriesInput = Schema.Struct({
+  key: Schema.String,
+  /** absent: a stored unit is kept */
+  unit: Schema.optional(Schema.String),
+  /** in time order, no two at the same time */
+  points: Schema.Array(PointValue),
+  /** as sent; empty when none were given (the series is anchored to the artifact) */
+  anchors: Schema.Array(Schema.typeSchema(AnchorSelector))
+})
+export type SeriesInput = typeof SeriesInput.Type
+
+const Series = ObjectOf({
+  key: nameField(MAX_KEY_BYTES),
+  unit: optional(Name(MAX_UNIT_BYTES)),
+  points: Schema.propertySignature(Points).annotations({
+    missingMessage: () => "must be an array of [time, number] pairs"
+  }),
+  anchors: withDefault(
+    ArrayWithin(Anchor, {
+      notArray: "must be an array of selectors",
+      max: MAX_ANCHORS_PER_SERIES,
+      length: (n) => n > MAX_ANCHORS_PER_SERIES ? `must have at most ${MAX_ANCHORS_PER_SERIES} selectors` : undefined
+    }),
+    () => []
+  )
+}, { message: `must be an object {"key": ..., "points": [[time, number], ...]}` })
+
+/** The series of a request: each key once, and at most so many points in all. */
+const SeriesList = ArrayWithin(Series, {
+  notArray: "must be an array of series",
+  max: MAX_SERIES,
+  length: (n) => n > MAX_SERIES ? `must have at most ${MAX_SERIES} series` : undefined
+}).pipe(
+  Schema.filter((list) => {
     const keys = new Map<string, number>()
-    list.forEach((s, i) => {
+    for (const [i, s] of list.entries()) {
       const earlier = keys.get(s.key)
       if (earlier !== undefined) {
-        return fail(`timeseries.series[${i}].key repeats the key of series[${earlier}] (${JSON.stringify(s.key)})`)
+        return { path: [i, "key"], message: `repeats the key of series[${earlier}] (${JSON.stringify(s.key)})` }
       }
       keys.set(s.key, i)
-    })
-    const total = list.reduce((n, s) => n + s.points.length, 0)
-    if (total > MAX_POINTS_PER_REQUEST) {
-      return fail(`timeseries.series must have at most ${MAX_POINTS_PER_REQUEST} points in all (it has ${total})`)
     }
-  }
-  const fetch = wantsFetch ? fetchRequest(value.fetch) : undefined
-  let observations = false
-  if (given(value.observations)) {
-    if (typeof value.observations !== "boolean") return fail("timeseries.observations must be a boolean")
-    observations = value.observations
-  }
-  return { series: list, ...(fetch === undefined ? {} : { fetch }), observations }
-}
+    const total = list.reduce((n, s) => n + s.points.length, 0)
+    return total <= MAX_POINTS_PER_REQUEST ||
+      `must have at most ${MAX_POINTS_PER_REQUEST} points in all (it has ${total})`
+  })
+)
 
-/** Validates the `timeseries` field of a request body; the Left names the field. */
-export const validateTimeseries = (value: unknown): Either.Either<TimeseriesRequest, string> => {
-  try {
-    return Either.right(parse(value))
-  } catch (e) {
-    if (e instanceof Invalid) return Either.left(e.message)
-    throw e
-  }
-}
+// -- fetch ------------------------------------------------------------------------------------
+
+/** A duration as sent, trimmed (`"30d"`, `"12h"`, `"0"`). */
+const Duration = Schema.transformOrFail(Schema.Unknown, Schema.String, {
+  strict: true,
+  decode: (u, _, ast) =>
+    typeof u !== "string"
+      ? ParseResult.fail(new ParseResult.Type(ast, u, `must be a duration string such as "30d", "12h" or "0"`))
+      : parseDuration(u) === undefined
+      ? ParseResult.fail(
+        new ParseResult.Type(
+          ast,
+          u,
+          `must be a duration such as "30d", "12h" or "0" (units ms, s, m, h, d, w; at most 100 years)`
+        )
+      )
+      : ParseResult.succeed(u.trim()),
+  encode: ParseResult.succeed
+}).annotations({ jsonSchema: { type: "string", description: "a number and a unit (ms, s, m, h, d, w), or 0" } })
+
+export const FetchRequest = Schema.Struct({
+  /** the providers the LLM may choose from; undefined: all of the server's */
+  providers: Schema.optional(Schema.Array(Schema.String)),
+  /** as sent (or the default), and in milliseconds */
+  before: Schema.String,
+  beforeMs: Schema.Number,
+  after: Schema.String,
+  afterMs: Schema.Number
+})
+export type FetchRequest = typeof FetchRequest.Type
+
+const FetchFields = ObjectOf({
+  providers: optional(
+    ArrayWithin(Name(MAX_KEY_BYTES), {
+      notArray: "must be an array of provider names",
+      min: 1,
+      max: MAX_FETCH_PROVIDERS,
+      length: (n) =>
+        n === 0
+          ? "must not be empty (leave it out for all providers)"
+          : n > MAX_FETCH_PROVIDERS
+          ? `must have at most ${MAX_FETCH_PROVIDERS} names`
+          : undefined
+    }).pipe(
+      Schema.transform(Schema.Array(Schema.String), {
+        strict: true,
+        decode: (names) => [...new Set(names)],
+        encode: (names) => names
+      })
+    )
+  ),
+  before: withDefault(Duration, () => DEFAULT_FETCH_BEFORE),
+  after: withDefault(Duration, () => DEFAULT_FETCH_AFTER)
+}, {
+  message: `must be an object {"providers"?: [...], "before"?: "30d", "after"?: "0"}`,
+  description: "let the model pick series to fetch for the text's entities, from `before` to `after` the reference time"
+})
+
+const decodeFetch = ParseResult.decodeUnknownEither(FetchFields)
+
+/** `fetch`: an object, `true` for the defaults, `false` for none (undefined). */
+const Fetch = Schema.transformOrFail(Schema.Unknown, Schema.UndefinedOr(Schema.typeSchema(FetchRequest)), {
+  strict: true,
+  decode: (u, options) =>
+    u === false ? ParseResult.succeed(undefined) : Either.map(decodeFetch(u === true ? {} : u, options), (f) => ({
+      ...(f.providers === undefined ? {} : { providers: f.providers }),
+      before: f.before,
+      beforeMs: parseDuration(f.before)!,
+      after: f.after,
+      afterMs: parseDuration(f.after)!
+    })),
+  encode: (f) =>
+    ParseResult.succeed(
+      f === undefined
+        ? false
+        : { ...(f.providers === undefined ? {} : { providers: f.providers }), before: f.before, after: f.after }
+    )
+}).annotations({ [AST.SurrogateAnnotationId]: Schema.Union(Schema.Boolean, FetchFields).ast })
+
+// -- the field --------------------------------------------------------------------------------
+
+const TimeseriesFields = Schema.Struct({
+  series: withDefault(SeriesList, () => []),
+  fetch: optional(Fetch),
+  observations: withDefault(JsonBoolean, () => false)
+}).annotations({ description: "series to store and anchor, fetch, observe (docs/TIMESERIES.md)" })
+
+/** The `timeseries` field: series or fetch (or both), checked before the rest. */
+export const TimeseriesRequest = checkedFirst(
+  RawObject().pipe(
+    Schema.filter((t) =>
+      given(t.series) || (given(t.fetch) && t.fetch !== false) ||
+      `must have series or fetch: {"series": [{"key": ..., "points": [[time, number]]}]} or {"fetch": {}}`
+    )
+  ),
+  TimeseriesFields
+)
+export type TimeseriesRequest = typeof TimeseriesRequest.Type
+
+const decodeField = decodeRequest(Schema.Struct({ timeseries: required(TimeseriesRequest) }))
+
+/** Decodes the `timeseries` field of a request body on its own; the Left names the field. */
+export const validateTimeseries = (value: unknown): Either.Either<TimeseriesRequest, string> =>
+  Either.match(decodeField({ timeseries: value }), {
+    onLeft: (e) => Either.left(e.message),
+    onRight: (r) => Either.right(r.timeseries)
+  })

@@ -6,7 +6,7 @@
  * the field's path in front ("items[2].text must be a string"), so one field schema serves at
  * any depth and every door (HTTP, MCP, CLI, library) words a problem the same way.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Either, JSONSchema, Option, ParseResult, Schema, SchemaAST as AST } from "effect"
 import { InvalidRequest } from "./Errors.js"
 import { parseRfc3339 } from "./time.js"
 import { hasLoneSurrogate } from "./unicode.js"
@@ -16,9 +16,9 @@ export const MAX_USER_ID_BYTES = 256
 export const DEFAULT_DATASET = "main"
 
 export const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
-// eslint-disable-next-line no-control-regex
+
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-// eslint-disable-next-line no-control-regex
+
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
 
 const BODY_NOT_OBJECT = "the request body must be a JSON object"
@@ -32,9 +32,31 @@ export const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
 
 const isRecord = (u: unknown): boolean => typeof u === "object" && u !== null && !Array.isArray(u)
 
+/**
+ * The issue with every composite cut to its first member: the formatter words every issue it is
+ * given, and the other members of a failed union (`null` of a nullable field) would describe the
+ * value sent, which overflows the stack for a deeply nested one.
+ */
+const firstBranch = (issue: ParseResult.ParseIssue): ParseResult.ParseIssue => {
+  switch (issue._tag) {
+    case "Composite": {
+      const first = (Array.isArray(issue.issues) ? issue.issues[0] : issue.issues) as ParseResult.ParseIssue
+      return new ParseResult.Composite(issue.ast, issue.actual, firstBranch(first), issue.output)
+    }
+    case "Pointer":
+      return new ParseResult.Pointer(issue.path, issue.actual, firstBranch(issue.issue))
+    case "Refinement":
+      return new ParseResult.Refinement(issue.ast, issue.actual, issue.kind, firstBranch(issue.issue))
+    case "Transformation":
+      return new ParseResult.Transformation(issue.ast, issue.actual, issue.kind, firstBranch(issue.issue))
+    default:
+      return issue
+  }
+}
+
 /** The first problem of a parse error as one sentence that names the field. */
 export const formatParseError = (error: ParseResult.ParseError): string =>
-  formatDecodeIssues(ParseResult.ArrayFormatter.formatErrorSync(error))
+  formatDecodeIssues(ParseResult.ArrayFormatter.formatIssueSync(firstBranch(error.issue)))
 
 /** Decodes a request with its schema; the error is the 400 of the contract. */
 export const decodeRequest = <A, I>(schema: Schema.Schema<A, I, never>) => {
@@ -46,7 +68,9 @@ export const decodeRequest = <A, I>(schema: Schema.Schema<A, I, never>) => {
 }
 
 /** The first of a list of issues (a parse error's, or an `HttpApiDecodeError`'s) as one sentence. */
-export const formatDecodeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>) => {
+export const formatDecodeIssues = (
+  issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+) => {
   const first = issues[0]
   if (first === undefined) return "the request is invalid"
   return first.path.length === 0 ? first.message : `${renderPath(first.path)} ${first.message}`
@@ -69,14 +93,19 @@ export const Label = (maxBytes = MAX_LABEL_BYTES) =>
     Schema.filter((s) => utf8Bytes(s) <= maxBytes, { message: () => `must be at most ${maxBytes} bytes` }),
     Schema.filter((s) => !CONTROL.test(s), { message: () => "must not contain control characters" }),
     Schema.filter((s) => !hasLoneSurrogate(s), { message: () => "must be valid Unicode: it has a lone surrogate" }),
-    Schema.annotations({ jsonSchema: { type: "string", minLength: 1, description: `at most ${maxBytes} bytes, no control characters` } })
+    Schema.annotations({
+      jsonSchema: { type: "string", minLength: 1, description: `at most ${maxBytes} bytes, no control characters` }
+    })
   )
 
 /** The user who owns the data: required, not blank, at most 256 bytes. */
 export const UserId = Str.pipe(
   Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
   Schema.compose(Label(MAX_USER_ID_BYTES), { strict: true }),
-  Schema.annotations({ description: "the user who owns the dataset", jsonSchema: { type: "string", minLength: 1, maxLength: 256 } })
+  Schema.annotations({
+    description: "the user who owns the dataset",
+    jsonSchema: { type: "string", minLength: 1, maxLength: 256 }
+  })
 )
 
 /** A required property: absent and `null` both say "is required". */
@@ -137,7 +166,10 @@ export const IntegerIn = (min: number, max: number) =>
   }).annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } })
 
 /** One of `values`, matched after trimming and lower-casing. */
-export const OneOf = <const L extends ReadonlyArray<string>>(values: L, message = `must be one of ${values.join(", ")}`) =>
+export const OneOf = <const L extends ReadonlyArray<string>>(
+  values: L,
+  message = `must be one of ${values.join(", ")}`
+) =>
   Schema.transformOrFail(Schema.Unknown, Schema.Literal(...values), {
     strict: true,
     decode: (u, _, ast) => {
@@ -176,7 +208,10 @@ export const ModelName = Str.pipe(
 )
 
 /** An array of `item`, with a length the messages name. */
-export const ArrayOf = <S extends Schema.Schema.Any>(item: S, bounds: { readonly min?: number; readonly max?: number } = {}) => {
+export const ArrayOf = <S extends Schema.Schema.Any>(
+  item: S,
+  bounds: { readonly min?: number; readonly max?: number } = {}
+) => {
   const min = bounds.min ?? 0
   const max = bounds.max ?? Number.MAX_SAFE_INTEGER
   const size = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min} to ${max}`
@@ -188,3 +223,251 @@ export const ArrayOf = <S extends Schema.Schema.Any>(item: S, bounds: { readonly
 /** A nested object; its fields report their own problems. */
 export const Obj = <F extends Schema.Struct.Fields>(fields: F) =>
   Schema.Struct(fields).annotations({ message: () => "must be an object" })
+
+// -- decoding in steps ------------------------------------------------------------------------
+
+/**
+ * `schema`, decoded after `first`, a check of the raw value that decides how the rest is read
+ * (an array's length, which fields go together): its problem is reported before any part's own,
+ * and a value it refuses is not decoded part by part first. The OpenAPI document shows `schema`,
+ * so annotate `schema` (description, examples), not the result.
+ */
+export const checkedFirst = <S extends Schema.Schema.Any>(first: Schema.Schema<any, any, never>, schema: S) =>
+  Schema.compose(first, schema, { strict: false }).annotations({ [AST.SurrogateAnnotationId]: schema.ast })
+
+/** A JSON object as sent, any keys; `message` when it is not an object. */
+export const RawObject = (message = "must be an object") =>
+  Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ message: () => message })
+
+/** A JSON array as sent; `message` when it is not an array. */
+export const RawArray = (message = "must be an array") =>
+  Schema.Array(Schema.Unknown).annotations({ message: () => message })
+
+/**
+ * An array of `item` whose length is checked before its items, so an array over its limit is
+ * refused for that, not decoded item by item. `length` words a wrong length (undefined: fine).
+ */
+export const ArrayWithin = <S extends Schema.Schema.Any>(item: S, rules: {
+  readonly notArray: string
+  readonly min?: number
+  readonly max?: number
+  readonly length: (n: number) => string | undefined
+}) => {
+  const documented = Schema.Array(item).annotations({
+    jsonSchema: {
+      ...(rules.min === undefined ? {} : { minItems: rules.min }),
+      ...(rules.max === undefined ? {} : { maxItems: rules.max })
+    }
+  })
+  return checkedFirst(
+    RawArray(rules.notArray).pipe(Schema.filter((a) => rules.length(a.length) ?? true)),
+    Schema.Array(item)
+  ).annotations({ [AST.SurrogateAnnotationId]: documented.ast })
+}
+
+// -- more field schemas -----------------------------------------------------------------------
+
+/**
+ * A nested object whose fields report their own problems, and `message` when it is not an
+ * object. Unlike a message on a struct, this also holds for a struct with optional or
+ * defaulted fields (a transformation, whose "not an object" comes from its encoded side).
+ */
+export const ObjectOf = <F extends Schema.Struct.Fields>(
+  fields: F,
+  docs: { readonly message?: string; readonly description?: string } = {}
+) =>
+  checkedFirst(
+    RawObject(docs.message),
+    Schema.Struct(fields).annotations(docs.description === undefined ? {} : { description: docs.description })
+  )
+
+/** A name in a request (a series key, a unit, an entity): not blank, bounded, no control characters, valid Unicode. */
+export const Name = (maxBytes: number) =>
+  Schema.String.annotations({ message: () => "must be a string" }).pipe(
+    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
+    Schema.filter((s) => utf8Bytes(s) <= maxBytes, { message: () => `must be at most ${maxBytes} bytes` }),
+    Schema.filter((s) => !CONTROL.test(s), { message: () => "must not contain control characters" }),
+    // two names that differ only in a lone surrogate would be one once stored (it becomes U+FFFD)
+    Schema.filter((s) => !hasLoneSurrogate(s), { message: () => "must be valid Unicode: it has a lone surrogate" }),
+    Schema.annotations({ jsonSchema: { type: "string", minLength: 1, description: `at most ${maxBytes} bytes` } })
+  )
+
+/** A JSON number that is finite (1e400 parses as Infinity). */
+export const FiniteNumber = Schema.Number.annotations({ message: () => "must be a finite number" }).pipe(
+  Schema.filter(Number.isFinite, { message: () => "must be a finite number" }),
+  Schema.annotations({ jsonSchema: { type: "number" } })
+)
+
+/**
+ * A map from the names in `keys` to `value` (`models`: stage to model name), read in the order
+ * sent: a key that is not one of `keys` is named by `unknownKey`, and a value for which
+ * `isDefault` holds asks for the default (it is left out).
+ */
+export const KeyedBy = <const K extends string, S extends Schema.Schema.AnyNoContext>(
+  keys: ReadonlyArray<K>,
+  value: S,
+  rules: {
+    readonly notAnObject: string
+    readonly unknownKey: string
+    readonly isDefault?: (u: unknown) => boolean
+    readonly description: string
+  }
+) => {
+  const Decoded = Schema.partialWith(
+    Schema.Struct(
+      Object.fromEntries(keys.map((k) => [k, Schema.typeSchema(value)])) as {
+        readonly [k in K]: Schema.SchemaClass<Schema.Schema.Type<S>>
+      }
+    ),
+    { exact: true }
+  )
+  const documented = Schema.partialWith(
+    Schema.Struct(
+      Object.fromEntries(keys.map((k) => [k, rules.isDefault === undefined ? value : Schema.NullOr(value)]))
+    ),
+    { exact: true }
+  ).annotations({ description: rules.description })
+  const known: ReadonlySet<string> = new Set(keys)
+  const decodeValue = ParseResult.decodeUnknownEither(value)
+  const encodeValue = ParseResult.encodeUnknownEither(value)
+  const each = (
+    input: Readonly<Record<string, unknown>>,
+    step: (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>,
+    ast: AST.AST
+  ): Either.Either<Record<string, unknown>, ParseResult.ParseIssue> => {
+    const out: Record<string, unknown> = {}
+    for (const [key, v] of Object.entries(input)) {
+      if (!known.has(key)) {
+        return Either.left(new ParseResult.Pointer(key, input, new ParseResult.Type(ast, v, rules.unknownKey)))
+      }
+      if (rules.isDefault?.(v) === true) continue
+      const r = step(v)
+      if (Either.isLeft(r)) return Either.left(new ParseResult.Pointer(key, input, r.left))
+      out[key] = r.right
+    }
+    return Either.right(out)
+  }
+  return Schema.transformOrFail(RawObject(rules.notAnObject), Decoded, {
+    strict: false,
+    decode: (input, options, ast) => each(input, (v) => decodeValue(v, options), ast),
+    encode: (input, options, ast) => each(input, (v) => encodeValue(v, options), ast)
+  }).annotations({ [AST.SurrogateAnnotationId]: documented.ast })
+}
+
+/** A row id in a path (`/runs/12`): 1 to 15 digits. */
+export const PathId = Schema.transformOrFail(Schema.String, Schema.Number, {
+  strict: true,
+  decode: (s, _, ast) =>
+    /^\d{1,15}$/.test(s) ? ParseResult.succeed(Number(s)) : typeIssue(ast, s, "must be a positive integer"),
+  encode: (n) => ParseResult.succeed(String(n))
+}).annotations({ jsonSchema: { pattern: "^[0-9]{1,15}$" } })
+
+/** A URL parameter that must be given: absent or empty (blank too, with `trim`) "is required". */
+export const RequiredParam = (options: {
+  readonly trim?: boolean
+  readonly description: string
+  readonly examples?: ReadonlyArray<string>
+}) =>
+  Schema.propertySignature(
+    Schema.String.pipe(
+      Schema.filter((s) => (options.trim === true ? s.trim() : s).length > 0, { message: () => "is required" }),
+      Schema.annotations({
+        jsonSchema: {
+          type: "string",
+          minLength: 1,
+          description: options.description,
+          ...(options.examples === undefined ? {} : { examples: options.examples })
+        }
+      })
+    )
+  ).annotations({ missingMessage: () => "is required" })
+
+// -- exact values, documentation, URL parameters ----------------------------------------------
+
+/** Exactly one of `values`, as sent (no trimming or case folding, unlike `OneOf`). */
+export const ExactlyOneOf = <const L extends ReadonlyArray<string>>(
+  values: L,
+  message = `must be one of ${values.join(", ")}`
+) =>
+  Schema.transformOrFail(Schema.Unknown, Schema.Literal(...values), {
+    strict: true,
+    decode: (u, _, ast) =>
+      typeof u === "string" && (values as ReadonlyArray<string>).includes(u)
+        ? ParseResult.succeed(u as L[number])
+        : typeIssue(ast, u, message),
+    encode: ParseResult.succeed
+  }).annotations({ jsonSchema: { type: "string", enum: [...values] } })
+
+/**
+ * `schema` with a description in the OpenAPI document. The field schemas carry a `jsonSchema`
+ * annotation, which would hide a plain `description`, so the description goes into it.
+ */
+export const documented = <S extends Schema.Schema.Any>(schema: S, description: string): S => {
+  const own = AST.getJSONSchemaAnnotation(schema.ast)
+  if (Option.isNone(own)) return schema.annotations({ description }) as S
+  const detail = (own.value as { readonly description?: unknown }).description
+  return schema.annotations({
+    jsonSchema: { ...own.value, description: typeof detail === "string" ? `${description}; ${detail}` : description }
+  }) as S
+}
+
+/** Query parameters as HttpApi hands them over: a repeated one is an array. */
+export type UrlParamsInput = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+
+const firstValues = (blankIsAbsent: boolean) => (params: Readonly<Record<string, unknown>>) => {
+  const out: Record<string, unknown> = {}
+  for (const [key, raw] of Object.entries(params)) {
+    const value = Array.isArray(raw) ? raw[0] : raw
+    if (value === undefined || (blankIsAbsent && value === "")) continue
+    out[key] = value
+  }
+  return out
+}
+
+const asParams = (values: Readonly<Record<string, unknown>>) => {
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(values)) if (value !== undefined && value !== null) out[key] = String(value)
+  return out
+}
+
+type JsonObject = Readonly<Record<string, unknown>>
+
+/** A property's JSON schema without its `null` alternative (the body fields take null as absent; a URL has none). */
+const withoutNull = (property: JsonObject): JsonObject => {
+  const anyOf = property.anyOf
+  if (!Array.isArray(anyOf)) return property
+  const { anyOf: _, ...rest } = property
+  const kept = (anyOf as ReadonlyArray<JsonObject>).filter((s) => s.type !== "null")
+  return kept.length === 1 ? { ...kept[0], ...rest } : { ...rest, anyOf: kept }
+}
+
+/**
+ * The query parameters of a URL decoded with `schema`, a struct of field schemas: a repeated
+ * parameter counts by its first value and, with `blankIsAbsent`, an empty one (a form field
+ * left blank) is absent. The OpenAPI document lists the struct's fields as the parameters, each
+ * with its value in the first of `examples` (requests of the decoded type, valid ones).
+ */
+export const UrlParams = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  options: { readonly blankIsAbsent?: boolean; readonly examples?: readonly [NoInfer<A>, ...Array<NoInfer<A>>] } = {}
+): Schema.Schema<A, UrlParamsInput> => {
+  const { $schema: _, ...document } = JSONSchema.make(schema) as unknown as JsonObject
+  const example: JsonObject = options.examples === undefined
+    ? {}
+    : Schema.encodeSync(schema)(options.examples[0]) as never
+  const properties = Object.fromEntries(
+    Object.entries(document.properties as Record<string, JsonObject>).map(([key, property]) => [
+      key,
+      example[key] === undefined ? withoutNull(property) : { ...withoutNull(property), examples: [example[key]] }
+    ])
+  )
+  const raw = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  return Schema.compose(
+    Schema.transform(raw, raw, { strict: true, decode: firstValues(options.blankIsAbsent === true), encode: asParams }),
+    schema,
+    { strict: false }
+  ).annotations({
+    jsonSchema: { ...document, properties },
+    ...(options.examples === undefined ? {} : { examples: options.examples })
+  }) as unknown as Schema.Schema<A, UrlParamsInput>
+}

@@ -21,7 +21,7 @@ import { Clock, Effect, Either } from "effect"
 import { GLIGABAO_VERSION } from "../Config.js"
 import { type RememberError, statusOf } from "../domain/Errors.js"
 import type { RememberRequest } from "../domain/Remember.js"
-import type { RememberOutcome } from "../domain/Responses.js"
+import type { RememberResult } from "../domain/Responses.js"
 import type { InferenceRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
@@ -359,7 +359,7 @@ export const makeTrajectoryRecorder = (
 /** A remember run through the manager, with its trajectory whether it succeeded or failed. */
 export interface EvalRun {
   readonly runId: number
-  readonly outcome: Either.Either<RememberOutcome & { readonly runId: number }, RememberError>
+  readonly outcome: Either.Either<RememberResult, RememberError>
   readonly trajectory: Trajectory
 }
 

@@ -1,39 +1,24 @@
 /**
  * Handlers of the admin API and page. The authentication middleware already refused anyone
- * but an admin (or everyone, when `[auth]` is off); these check the caller again, then validate,
- * run, and map the outcome.
+ * but an admin (or everyone, when `[auth]` is off); these check the caller again, then run and
+ * answer. HttpApi has decoded the parameters and path with the contract's schemas.
  */
-import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Either, Layer } from "effect"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer } from "effect"
 import { adminDatabases } from "../admin/AdminDatabases.js"
 import { ADMIN_CSP, adminAsset } from "../admin/assets.js"
 import { datasetGraph, getRun, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
-import {
-  type Params,
-  validateAdminGraphRequest,
-  validateDatasetsRequest,
-  validateRunRequest,
-  validateRunsRequest,
-  validateUsageRequest
-} from "../admin/requests.js"
 import { currentCaller } from "../auth/Authentication.js"
 import { adminRefusal } from "../auth/tokens.js"
-import type { DomainError, InvalidRequest } from "../domain/Errors.js"
+import type { DomainError } from "../domain/Errors.js"
 import { GligabaoApi } from "./Api.js"
-import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
+import { domainErrorResponse, errorResponse } from "./responses.js"
 
-const paramsOf = (request: HttpServerRequest.HttpServerRequest): Params =>
-  Object.fromEntries(new URL(request.url, "http://x").searchParams)
+type Answer<A> = A | HttpServerResponse.HttpServerResponse
 
-const answer = <A, E extends DomainError>(
-  valid: Either.Either<A, InvalidRequest>,
-  run: (request: A) => Effect.Effect<unknown, E>
-) =>
-  Either.match(valid, {
-    onLeft: (e) => Effect.succeed(domainErrorResponse(e)),
-    onRight: (request) =>
-      Effect.match(run(request), { onFailure: domainErrorResponse, onSuccess: (body) => jsonResponse(body) })
-  })
+/** A domain failure (an unknown database, run or dataset) as its `{"error"}` response. */
+const answer = <A, E extends DomainError>(effect: Effect.Effect<A, E>): Effect.Effect<Answer<A>> =>
+  Effect.catchAll(effect, (e) => Effect.succeed(domainErrorResponse(e)))
 
 /**
  * Runs `handle` for an admin (or anyone when `[auth]` is off), otherwise answers 403. The
@@ -41,7 +26,7 @@ const answer = <A, E extends DomainError>(
  * (case-insensitive, `//` collapsed, `%xx` decoded, `;` ending the path), so a path that
  * looks like no admin path to the middleware can still reach these handlers.
  */
-const asAdmin = <E, R>(handle: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+const asAdmin = <A, E, R>(handle: Effect.Effect<Answer<A>, E, R>): Effect.Effect<Answer<A>, E, R> =>
   Effect.flatMap(currentCaller, (caller) => {
     const refusal = adminRefusal(caller)
     return refusal === undefined ? handle : Effect.succeed(errorResponse(403, refusal))
@@ -51,22 +36,14 @@ export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (
   Effect.gen(function*() {
     const databases = yield* adminDatabases
     return handlers
-      .handleRaw("databases", () => asAdmin(Effect.succeed(jsonResponse(listDatabases(databases)))))
-      .handleRaw("rememberRuns", ({ request }) =>
-        asAdmin(answer(validateRunsRequest(paramsOf(request)), (r) => listRuns(databases, r))))
-      .handleRaw("rememberRun", ({ path, request }) =>
-        asAdmin(answer(validateRunRequest(paramsOf(request), path.id), (r) =>
-          getRun(databases, r))))
-      .handleRaw("inferences", ({ request }) =>
-        asAdmin(Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          answer(validateUsageRequest(paramsOf(request), now), (r) =>
-            inferenceUsage(databases, r)))))
-      .handleRaw("datasets", ({ request }) =>
-        asAdmin(answer(validateDatasetsRequest(paramsOf(request)), (r) =>
-          listAllDatasets(databases, r))))
-      .handleRaw("graph", ({ request }) =>
-        asAdmin(answer(validateAdminGraphRequest(paramsOf(request)), (r) =>
-          datasetGraph(databases, r))))
+      .handle("databases", () => asAdmin(Effect.succeed(listDatabases(databases))))
+      .handle("rememberRuns", ({ urlParams }) => asAdmin(answer(listRuns(databases, urlParams))))
+      .handle("rememberRun", ({ path, urlParams }) =>
+        asAdmin(answer(getRun(databases, { db: urlParams.db, id: path.id }))))
+      .handle("inferences", ({ urlParams }) =>
+        asAdmin(answer(inferenceUsage(databases, urlParams))))
+      .handle("datasets", ({ urlParams }) => asAdmin(answer(listAllDatasets(databases, urlParams))))
+      .handle("graph", ({ urlParams }) => asAdmin(answer(datasetGraph(databases, urlParams))))
   }))
 
 const serveAsset = (name: string) =>

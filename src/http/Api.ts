@@ -1,19 +1,21 @@
 /**
  * The HTTP contract. It drives routing and the OpenAPI document (`/openapi.json`, `/docs`).
+ * The request and response schemas are the domain's (src/domain), so the document is the
+ * code's: the handlers decode with the same schemas and return their Types.
  *
- * Every error body is exactly `{"error": "..."}` (spec/contracts.md section 9). The built-in
- * decoding of HttpApi answers with `{_tag, issues}` instead, so the endpoints read their own
- * bodies and parameters (see Handlers.ts) and the schemas below document the wire shape.
+ * Every error body is exactly `{"error": "..."}` (spec/contracts.md section 9). The remember
+ * endpoints read their own bodies (size limits before parsing, see Handlers.ts); the path and
+ * URL parameters are HttpApi's, its decode errors worded by the middleware of Http.ts.
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES } from "../domain/Stages.js"
+import { ImageQuery } from "../domain/Image.js"
+import { EvalRememberRequest, RememberRequest } from "../domain/Remember.js"
+import { EvalRememberSuccess, RememberSuccess } from "../domain/Responses.js"
+import { RememberRun } from "../domain/runView.js"
+import { PathId } from "../domain/Wire.js"
 import { Trajectory } from "../eval/Atif.js"
 import { AdminApiGroup, AdminPageGroup } from "./AdminApi.js"
-import { ReadGroup } from "./ReadApi.js"
-import { edgeFields, RunDoc } from "./Shapes.js"
-
-export { RunDoc }
 import {
   Error400,
   Error401,
@@ -25,71 +27,10 @@ import {
   Error502,
   Error503
 } from "./ErrorBodies.js"
+import { ReadGroup } from "./ReadApi.js"
 
-const stageMap = <V extends Schema.Schema.Any>(stages: ReadonlyArray<string>, value: V) =>
-  Schema.partial(Schema.Struct(Object.fromEntries(stages.map((s) => [s, value])) as Record<string, V>))
-
-export const RememberRequestDoc = Schema.Struct({
-  user_id: Schema.String.annotations({ description: "the user who owns the dataset" }),
-  text: Schema.optional(Schema.String.annotations({ description: "the text to remember, at most 1 MiB" })),
-  image: Schema.optional(Schema.String.annotations({ description: "a base64 image, instead of text" })),
-  dataset: Schema.optional(Schema.String.annotations({ description: "dataset name, default main" })),
-  kind: Schema.optional(Schema.Literal("knowledge", "episode")),
-  reference_time: Schema.optional(Schema.String.annotations({ description: "RFC 3339; default now" })),
-  session_id: Schema.optional(Schema.String.annotations({ description: "at most 128 bytes" })),
-  models: Schema.optional(stageMap(MODEL_STAGES, Schema.String)),
-  reasoning: Schema.optional(stageMap(REASONING_STAGES, Schema.Literal(...REASONING_LEVELS))),
-  web_search: Schema.optional(Schema.Boolean),
-  timeseries: Schema.optional(Schema.Unknown)
-}).annotations({ identifier: "RememberRequest" })
-
-const EntityDoc = Schema.Struct({
-  id: Schema.Number,
-  name: Schema.String,
-  type: Schema.String,
-  description: Schema.String
-}).annotations({ identifier: "Entity" })
-
-const EdgeDoc = Schema.Struct(edgeFields).annotations({ identifier: "Edge" })
-
-export const RememberResponseDoc = Schema.Struct({
-  remember_run_id: Schema.Number,
-  artifact_id: Schema.Number,
-  kind: Schema.String,
-  valid_at: Schema.String,
-  created_at: Schema.String,
-  session_id: Schema.optional(Schema.String),
-  entities: Schema.Array(EntityDoc),
-  edges: Schema.Array(EdgeDoc),
-  invalidated_edges: Schema.Array(Schema.Number),
-  embedded_entities: Schema.optional(Schema.Number),
-  embedded_edges: Schema.optional(Schema.Number)
-}).annotations({ identifier: "RememberResponse" })
-
-export const ImageRememberResponseDoc = Schema.Struct({
-  pipeline: Schema.Literal("image"),
-  remember_run_id: Schema.Number,
-  image_artifact_id: Schema.Number,
-  extraction_id: Schema.Number,
-  session_id: Schema.optional(Schema.String),
-  path: Schema.String.annotations({ description: "<dataset id>/<sha256>.<ext>, relative to the image directory" }),
-  media_type: Schema.Literal("image/jpeg", "image/png", "image/gif", "image/webp"),
-  bytes: Schema.Number,
-  sha256: Schema.String,
-  theme: Schema.String,
-  title: Schema.String,
-  text: Schema.String,
-  text_blocks: Schema.Array(Schema.Struct({ kind: Schema.String, text: Schema.String })),
-  model: Schema.String,
-  provider: Schema.String,
-  reasoning: Schema.Literal(...REASONING_LEVELS),
-  input_tokens: Schema.Number,
-  output_tokens: Schema.Number,
-  cost_usd: Schema.Number,
-  cached: Schema.Boolean.annotations({ description: "true: a repeat answered from the stored extraction" }),
-  valid_at: Schema.String,
-  created_at: Schema.String
-}).annotations({ identifier: "ImageRememberResponse" })
+/** The run the remember examples make first, and the image they store (for the examples of the GETs). */
+const IdPath = (description: string) => Schema.Struct({ id: PathId.annotations({ description, examples: [1] }) })
 
 /** Eval mode: a failure after the run started also carries the trajectory up to the failure. */
 const EvalErrorBody = (status: number, description: string) =>
@@ -99,16 +40,11 @@ const EvalErrorBody = (status: number, description: string) =>
     description
   })
 
-export const EvalRememberResponseDoc = Schema.Union(
-  Schema.extend(RememberResponseDoc, Schema.Struct({ trajectory: Trajectory })),
-  Schema.extend(ImageRememberResponseDoc, Schema.Struct({ trajectory: Trajectory }))
-).annotations({ identifier: "EvalRememberResponse" })
-
 export class RememberGroup extends HttpApiGroup.make("remember")
   .add(
     HttpApiEndpoint.post("remember", "/v1/gb/remember")
-      .setPayload(RememberRequestDoc)
-      .addSuccess(Schema.Union(RememberResponseDoc, ImageRememberResponseDoc))
+      .setPayload(RememberRequest)
+      .addSuccess(RememberSuccess)
       .addError(Error400)
       .addError(Error413)
       .addError(Error422)
@@ -119,8 +55,8 @@ export class RememberGroup extends HttpApiGroup.make("remember")
   )
   .add(
     HttpApiEndpoint.post("evalRemember", "/v1/gb/eval/remember")
-      .setPayload(RememberRequestDoc)
-      .addSuccess(EvalRememberResponseDoc)
+      .setPayload(EvalRememberRequest)
+      .addSuccess(EvalRememberSuccess)
       .addError(Error400)
       .addError(Error413)
       .addError(EvalErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored."))
@@ -136,7 +72,8 @@ export class RememberGroup extends HttpApiGroup.make("remember")
   )
   .add(
     HttpApiEndpoint.get("getRun", "/v1/gb/runs/:id")
-      .addSuccess(RunDoc)
+      .setPath(IdPath("the run's id (remember_run_id)"))
+      .addSuccess(RememberRun)
       .addError(Error400)
       .addError(Error404)
       .annotate(OpenApi.Summary, "One remember run with its stages")
@@ -147,15 +84,14 @@ export class RememberGroup extends HttpApiGroup.make("remember")
 
 export class ImagesGroup extends HttpApiGroup.make("images").add(
   HttpApiEndpoint.get("getImage", "/v1/gb/images/:id")
+    .setPath(IdPath("the image's id (image_artifact_id)"))
+    .setUrlParams(ImageQuery)
     .addSuccess(HttpApiSchema.Uint8Array({ contentType: "image/*" }))
     .addError(Error400)
     .addError(Error404)
     .addError(Error503)
     .annotate(OpenApi.Summary, "The bytes of a remembered image, with its media type")
-    .annotate(
-      OpenApi.Description,
-      "Query parameters `user_id` and `dataset` (both required): the image must belong to that user's dataset."
-    )
+    .annotate(OpenApi.Description, "The image must belong to the dataset `dataset` of the user `user_id`.")
 )
   .addError(Error401)
   .addError(Error403)

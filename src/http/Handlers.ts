@@ -1,7 +1,8 @@
 /**
- * Thin handlers: read and validate the request, hand it to a service, map the outcome.
- * Bodies are read here (not by HttpApi's decoder) so that every error is `{"error": "..."}`
- * and a body over the limit is a 413 before any JSON is parsed.
+ * Thin handlers: decode the request with its schema, hand it to a service, return the
+ * response's schema Type (HttpApi encodes it). The remember bodies are read here, not by
+ * HttpApi's body decoder, so that a body over its limit is a 413 before any JSON is parsed and
+ * invalid UTF-8 is refused; what is parsed is then decoded by the request schema.
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Layer, Option } from "effect"
@@ -9,6 +10,7 @@ import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
 import { statusOf } from "../domain/Errors.js"
 import { validateRememberRequest } from "../domain/Remember.js"
+import type { EvalRememberSuccess, RememberSuccess } from "../domain/Responses.js"
 import { runView } from "../domain/runView.js"
 import { rememberWithTrajectory } from "../eval/trajectory.js"
 import { loadImage } from "../pipeline/image/library.js"
@@ -19,7 +21,7 @@ import { ImageStore } from "../services/ImageStore.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
-import { actingFor, refuseCaller } from "./authentication.js"
+import { refuseCaller } from "./authentication.js"
 import { parseJsonBytes, readBytesUpTo } from "./readBody.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
@@ -65,15 +67,14 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
           if (Either.isLeft(body)) return body.left
           const valid = validateRememberRequest(body.right)
           if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
+          const refused = yield* refuseCaller(valid.right.user_id)
+          if (Option.isSome(refused)) return refused.value
           // The run is forked by the manager: if the client goes away, only this wait ends.
-          return yield* actingFor(
-            valid.right.user_id,
-            manager.submit(valid.right).pipe(
-              Effect.match({
-                onFailure: domainErrorResponse,
-                onSuccess: (outcome) => jsonResponse({ remember_run_id: outcome.runId, ...outcome.response })
-              })
-            )
+          return yield* manager.submit(valid.right).pipe(
+            Effect.match({
+              onFailure: domainErrorResponse,
+              onSuccess: (result): RememberSuccess => ({ remember_run_id: result.runId, ...result.response })
+            })
           )
         }))
       // eval mode: the same request and run, plus its ATIF trajectory (also when it fails)
@@ -83,29 +84,30 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
           if (Either.isLeft(body)) return body.left
           const valid = validateRememberRequest(body.right)
           if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
-          return yield* actingFor(
-            valid.right.user_id,
-            Effect.map(rememberWithTrajectory(manager, valid.right), ({ outcome, trajectory }) =>
-              Either.match(outcome, {
-                onLeft: (e) => jsonResponse({ error: e.message, trajectory }, statusOf(e)),
-                onRight: (o) => jsonResponse({ remember_run_id: o.runId, ...o.response, trajectory })
-              }))
-          )
+          const refused = yield* refuseCaller(valid.right.user_id)
+          if (Option.isSome(refused)) return refused.value
+          const { outcome, trajectory } = yield* rememberWithTrajectory(manager, valid.right)
+          return Either.match(outcome, {
+            onLeft: (e) => jsonResponse({ error: e.message, trajectory }, statusOf(e)),
+            onRight: (result): EvalRememberSuccess => ({
+              remember_run_id: result.runId,
+              ...result.response,
+              trajectory
+            })
+          })
         }))
-      .handleRaw("getRun", ({ request }) =>
+      .handle("getRun", ({ path }) =>
         Effect.gen(function*() {
-          const raw = decodeURIComponent(new URL(request.url, "http://x").pathname.split("/").pop() ?? "")
-          if (!/^\d{1,15}$/.test(raw)) return errorResponse(400, "id must be a positive integer")
           const caller = yield* currentCaller
           if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
           // another user's run is as absent as a missing one: its id says nothing
           const run = Option.filter(
-            yield* runLog.get(Number(raw)),
+            yield* runLog.get(path.id),
             (r) => caller._tag === "Open" || r.user_id === caller.userId
           )
           return Option.match(run, {
-            onNone: () => errorResponse(404, `no remember run with id ${raw}`),
-            onSome: (r) => jsonResponse(runView(r))
+            onNone: () => errorResponse(404, `no remember run with id ${path.id}`),
+            onSome: runView
           })
         }))
   }))
@@ -118,20 +120,13 @@ export const ImagesHandlersLive = HttpApiBuilder.group(GligabaoApi, "images", (h
       yield* Effect.serviceOption(ImagesRepo),
       yield* Effect.serviceOption(ImageStore)
     ])
-    return handlers.handleRaw("getImage", ({ request }) =>
+    return handlers.handle("getImage", ({ path: { id }, urlParams: { dataset, user_id } }) =>
       Effect.gen(function*() {
-        const url = new URL(request.url, "http://x")
-        const raw = decodeURIComponent(url.pathname.split("/").pop() ?? "")
-        if (!/^\d{1,15}$/.test(raw)) return errorResponse(400, "id must be a positive integer")
-        const userId = url.searchParams.get("user_id") ?? ""
-        const dataset = url.searchParams.get("dataset") ?? ""
-        if (userId.trim() === "") return errorResponse(400, "user_id is required")
-        if (dataset === "") return errorResponse(400, "dataset is required")
-        const refused = yield* refuseCaller(userId)
+        const refused = yield* refuseCaller(user_id)
         if (Option.isSome(refused)) return refused.value
         if (Option.isNone(services)) return errorResponse(503, "image storage is not configured on this server")
         const [datasets, images, files] = services.value
-        const found = yield* loadImage(userId, dataset, Number(raw)).pipe(
+        const found = yield* loadImage(user_id, dataset, id).pipe(
           Effect.provideService(DatasetsRepo, datasets),
           Effect.provideService(ImagesRepo, images),
           Effect.provideService(ImageStore, files),
@@ -141,9 +136,9 @@ export const ImagesHandlersLive = HttpApiBuilder.group(GligabaoApi, "images", (h
           case "NoDataset":
             return errorResponse(404, `no dataset ${JSON.stringify(dataset)} for this user`)
           case "NoArtifact":
-            return errorResponse(404, `no image ${raw} in dataset ${JSON.stringify(dataset)}`)
+            return errorResponse(404, `no image ${id} in dataset ${JSON.stringify(dataset)}`)
           case "NoFile":
-            return errorResponse(404, `the file of image ${raw} is missing from the image directory`)
+            return errorResponse(404, `the file of image ${id} is missing from the image directory`)
           case "Loaded":
             return HttpServerResponse.uint8Array(found.image.bytes, {
               contentType: found.image.artifact.media_type,

@@ -1,6 +1,9 @@
 /**
- * Handlers of the read group: validate, run the program of src/query, map the outcome. Every
- * read names a user (and a dataset, default main) and sees only that user's dataset.
+ * Handlers of the read group: decode, run the program of src/query, answer. HttpApi has
+ * already decoded the path and URL parameters with the contract's schemas; search and query
+ * read their bodies here (the size limit comes before any JSON is parsed) and decode them with
+ * the payload's schema. Every read names a user (and a dataset, default main) and sees only
+ * that user's dataset.
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option, Stream } from "effect"
@@ -8,34 +11,35 @@ import type { DomainError, InvalidRequest } from "../domain/Errors.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "../query/datasets.js"
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
 import { runExportGraph } from "../query/export.js"
-import {
-  validateGraphRequest,
-  validateQueryRequest,
-  validateScope,
-  validateSearchRequest,
-  validateUserId
-} from "../query/requests.js"
+import { validateQueryRequest, validateSearchRequest } from "../query/requests.js"
 import { runQuery, runSearch } from "../query/search.js"
 import { GligabaoApi } from "./Api.js"
-import { actingFor } from "./authentication.js"
+import { refuseCaller } from "./authentication.js"
 import { readJsonUpTo } from "./readBody.js"
-import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
+import { domainErrorResponse, errorResponse } from "./responses.js"
 
 /** A search or query body: an 8 KiB query and a few fields fit many times over. */
 export const READ_BODY_LIMIT = 64 * 1024
 
-const GRAPH_PARAMS = ["user_id", "dataset", "format", "as_of", "known_at", "include_expired", "session_id", "kind"]
+type Answer<A> = A | HttpServerResponse.HttpServerResponse
 
-/** The named query parameters (the first value of each), absent ones undefined. */
-const queryParams = (request: HttpServerRequest.HttpServerRequest, names: ReadonlyArray<string>) => {
-  const search = new URL(request.url, "http://x").searchParams
-  return Object.fromEntries(names.map((n) => [n, search.get(n) ?? undefined])) as Record<string, string | undefined>
-}
+/** The body read with its limit, then decoded; a problem with either is its response. */
+const readRequest = <A>(
+  request: HttpServerRequest.HttpServerRequest,
+  decode: (body: unknown) => Either.Either<A, InvalidRequest>
+): Effect.Effect<Either.Either<A, HttpServerResponse.HttpServerResponse>> =>
+  Effect.map(
+    readJsonUpTo(request, READ_BODY_LIMIT),
+    Either.flatMap((body) => Either.mapLeft(decode(body), domainErrorResponse))
+  )
 
-const respond = <A, E extends DomainError>(effect: Effect.Effect<A, E>) =>
-  Effect.match(effect, { onFailure: domainErrorResponse, onSuccess: (body) => jsonResponse(body) })
+/** Runs `effect` when the caller may act for `userId`; otherwise answers the 403. */
+const asUser = <A, E, R>(userId: string, effect: Effect.Effect<Answer<A>, E, R>): Effect.Effect<Answer<A>, E, R> =>
+  Effect.flatMap(refuseCaller(userId), Option.match({ onSome: Effect.succeed, onNone: () => effect }))
 
-const invalid = (e: InvalidRequest) => Effect.succeed(domainErrorResponse(e))
+/** A domain failure as its `{"error"}` response. */
+const orErrorResponse = <A, E extends DomainError>(effect: Effect.Effect<A, E>): Effect.Effect<Answer<A>> =>
+  Effect.catchAll(effect, (e) => Effect.succeed(domainErrorResponse(e)))
 
 const unavailable = errorResponse(503, "the read endpoints need storage, which is not configured on this server")
 
@@ -43,73 +47,57 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
   Effect.gen(function*() {
     // Optional, as for images: an app composed without storage still serves everything else.
     const found = yield* readDepsOption
-    const withDeps = <E, R>(f: (deps: ReadDeps) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    const withDeps = <A, E, R>(f: (deps: ReadDeps) => Effect.Effect<Answer<A>, E, R>): Effect.Effect<Answer<A>, E, R> =>
       Option.match(found, { onNone: () => Effect.succeed(unavailable), onSome: f })
     return handlers
       .handleRaw("search", ({ request }) =>
         withDeps((deps) =>
-          Effect.gen(function*() {
-            const body = yield* readJsonUpTo(request, READ_BODY_LIMIT)
-            if (Either.isLeft(body)) return body.left
-            return yield* Either.match(validateSearchRequest(body.right), {
-              onLeft: invalid,
-              onRight: (valid) => actingFor(valid.user_id, respond(runSearch(deps, valid)))
+          Effect.flatMap(
+            readRequest(request, validateSearchRequest),
+            Either.match({
+              onLeft: Effect.succeed,
+              onRight: (valid) => asUser(valid.user_id, orErrorResponse(runSearch(deps, valid)))
             })
-          })
+          )
         ))
       .handleRaw("query", ({ request }) =>
         withDeps((deps) =>
-          Effect.gen(function*() {
-            const body = yield* readJsonUpTo(request, READ_BODY_LIMIT)
-            if (Either.isLeft(body)) return body.left
-            return yield* Either.match(validateQueryRequest(body.right), {
-              onLeft: invalid,
-              onRight: (valid) => actingFor(valid.user_id, respond(runQuery(deps, valid)))
+          Effect.flatMap(
+            readRequest(request, validateQueryRequest),
+            Either.match({
+              onLeft: Effect.succeed,
+              onRight: (valid) => asUser(valid.user_id, orErrorResponse(runQuery(deps, valid)))
             })
-          })
+          )
         ))
-      .handleRaw("graph", ({ request }) =>
+      // streamed: the response is built here, the schema documents (and types the client for) its JSON form
+      .handleRaw("graph", ({ urlParams }) =>
         withDeps((deps) =>
-          Either.match(validateGraphRequest(queryParams(request, GRAPH_PARAMS)), {
-            onLeft: invalid,
-            onRight: (valid) =>
-              actingFor(
-                valid.user_id,
-                Effect.match(runExportGraph(deps, valid), {
-                  onFailure: domainErrorResponse,
-                  onSuccess: (exported) =>
-                    HttpServerResponse.stream(exported.body.pipe(Stream.encodeText), {
-                      contentType: exported.contentType,
-                      headers: exported.format === "graphml"
-                        ? { "content-disposition": `attachment; filename="${exported.filename}"` }
-                        : {}
-                    })
+          asUser(
+            urlParams.user_id,
+            Effect.match(runExportGraph(deps, urlParams), {
+              onFailure: domainErrorResponse,
+              onSuccess: (exported) =>
+                HttpServerResponse.stream(exported.body.pipe(Stream.encodeText), {
+                  contentType: exported.contentType,
+                  headers: exported.format === "graphml"
+                    ? { "content-disposition": `attachment; filename="${exported.filename}"` }
+                    : {}
                 })
-              )
-          })
+            })
+          )
         ))
-      .handleRaw("listDatasets", ({ request }) =>
+      .handle("listDatasets", ({ urlParams }) =>
+        withDeps((deps) => asUser(urlParams.user_id, runListDatasets(deps, urlParams.user_id))))
+      .handle("deleteDataset", ({ path, urlParams }) =>
         withDeps((deps) =>
-          Either.match(validateUserId(queryParams(request, ["user_id"])), {
-            onLeft: invalid,
-            onRight: (userId) =>
-              actingFor(userId, respond(runListDatasets(deps, userId)))
-          })
+          asUser(
+            urlParams.user_id,
+            orErrorResponse(runDeleteDataset(deps, { user_id: urlParams.user_id, dataset: path.name }))
+          )
         ))
-      .handleRaw("deleteDataset", ({ path, request }) =>
+      .handle("listSessions", ({ urlParams }) =>
         withDeps((deps) =>
-          Either.match(validateScope({ ...queryParams(request, ["user_id"]), dataset: path.name }), {
-            onLeft: invalid,
-            onRight: (scope) =>
-              actingFor(scope.user_id, respond(runDeleteDataset(deps, scope)))
-          })
-        ))
-      .handleRaw("listSessions", ({ request }) =>
-        withDeps((deps) =>
-          Either.match(validateScope(queryParams(request, ["user_id", "dataset"])), {
-            onLeft: invalid,
-            onRight: (scope) =>
-              actingFor(scope.user_id, respond(runListSessions(deps, scope)))
-          })
+          asUser(urlParams.user_id, orErrorResponse(runListSessions(deps, urlParams)))
         ))
   }))

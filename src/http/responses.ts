@@ -6,8 +6,7 @@ export const errorResponse = (status: number, message: string): HttpServerRespon
   HttpServerResponse.unsafeJson({ error: message }, { status })
 
 /** A domain error as its response (spec/contracts.md section 9). */
-export const domainErrorResponse = (error: DomainError) =>
-  errorResponse(statusOf(error), error.message)
+export const domainErrorResponse = (error: DomainError) => errorResponse(statusOf(error), error.message)
 
 export const jsonResponse = (body: unknown, status = 200): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson(body, { status })

@@ -10,10 +10,23 @@
  * - At startup, runs left `started` by a dead process are failed (`interrupted`); at shutdown,
  *   queued runs are failed and in-flight runs get a grace period to finish.
  */
-import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, FiberSet, Layer, Option, Schedule } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  FiberSet,
+  Layer,
+  Option,
+  Schedule
+} from "effect"
 import { InternalFailure, type RememberError } from "../domain/Errors.js"
 import { type RememberRequest, runParams } from "../domain/Remember.js"
-import type { RememberOutcome } from "../domain/Responses.js"
+import { decodeRememberBody, type RememberResult } from "../domain/Responses.js"
 import { toIso } from "../domain/time.js"
 import { Database } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
@@ -38,7 +51,7 @@ export interface RunOptions {
 export interface SubmittedRun {
   readonly runId: number
   /** waits for the run's outcome; interrupting the wait does not interrupt the run */
-  readonly await: Effect.Effect<RememberOutcome & { readonly runId: number }, RememberError>
+  readonly await: Effect.Effect<RememberResult, RememberError>
 }
 
 export class RememberManager extends Context.Tag("gligabao/RememberManager")<
@@ -50,7 +63,7 @@ export class RememberManager extends Context.Tag("gligabao/RememberManager")<
     readonly submit: (
       request: RememberRequest,
       options?: RunOptions
-    ) => Effect.Effect<RememberOutcome & { readonly runId: number }, RememberError>
+    ) => Effect.Effect<RememberResult, RememberError>
   }
 >() {}
 
@@ -144,9 +157,22 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           instance_id: options.instanceId
         })
         queued.add(row.id)
-        const done = yield* Deferred.make<RememberOutcome & { readonly runId: number }, RememberError>()
+        const done = yield* Deferred.make<RememberResult, RememberError>()
         yield* execute(row.id, request, queuedMs, runOptions.observer).pipe(
-          Effect.map((outcome) => ({ ...outcome, runId: row.id })),
+          // the response as the contract types it; one that does not match is a bug of ours (a 500)
+          Effect.flatMap((outcome) =>
+            Either.match(decodeRememberBody(outcome.response), {
+              onLeft: (problem) =>
+                Effect.dieMessage(`the response of run ${row.id} does not match its schema: ${problem}`),
+              onRight: (response): Effect.Effect<RememberResult> =>
+                Effect.succeed({
+                  runId: row.id,
+                  response,
+                  dataset_id: outcome.dataset_id,
+                  artifact_id: outcome.artifact_id
+                })
+            })
+          ),
           // A defect becomes a 500 whose message names no stack trace; the run log has the detail.
           Effect.catchAllDefect((defect) =>
             Effect.logError("remember run died", defect).pipe(

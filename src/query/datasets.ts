@@ -8,35 +8,12 @@ import { NotFound } from "../domain/Errors.js"
 import { toIso } from "../domain/time.js"
 import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { SearchRepo, SessionCounts } from "../services/SearchRepo.js"
+import type { SearchRepo } from "../services/SearchRepo.js"
 import { findDataset, type ReadDeps, readDeps } from "./deps.js"
 import type { ReadScope } from "./requests.js"
+import type { DatasetsResponse, DeletedDataset, SessionsResponse } from "./responses.js"
 
-export interface DatasetOut {
-  readonly id: number
-  readonly name: string
-  readonly created_at: string
-  readonly artifacts: number
-  readonly entities: number
-  readonly edges: number
-  /** edges not superseded (expired_at null) */
-  readonly live_edges: number
-}
-
-export interface DatasetsResponse {
-  readonly datasets: ReadonlyArray<DatasetOut>
-}
-
-export interface DeletedDataset {
-  readonly dataset: string
-  readonly id: number
-  readonly deleted_at: string
-}
-
-export interface SessionsResponse {
-  readonly dataset: string
-  readonly sessions: ReadonlyArray<SessionCounts>
-}
+export type { DatasetOut, DatasetsResponse, DeletedDataset, SessionsResponse } from "./responses.js"
 
 export const runListDatasets = (deps: ReadDeps, userId: string): Effect.Effect<DatasetsResponse> =>
   Effect.map(deps.datasets.list(userId), (rows) => ({

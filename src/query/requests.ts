@@ -1,19 +1,31 @@
 /**
- * The read requests (search, query, graph export, datasets, sessions): validation of the wire
- * input into normalized requests, with a message that names the field. Plain functions, like
- * the remember request's, so the rules are unit-tested and run before any lookup.
+ * The read requests (search, query, graph export, datasets, sessions) as schemas. Each one
+ * decodes the wire input into the request the programs take (defaults filled, times canonical)
+ * with a message that names the field, and is also the HTTP contract's payload or URL
+ * parameters (src/http/ReadApi.ts), the OpenAPI document's and the typed client's shape.
  */
-import { Either } from "effect"
-import { InvalidRequest } from "../domain/Errors.js"
+import { Either, ParseResult, Schema } from "effect"
+import type { InvalidRequest } from "../domain/Errors.js"
+import { ARTIFACT_KINDS, REASONING_LEVELS } from "../domain/Stages.js"
 import {
+  Dataset,
+  decodeRequest,
   DEFAULT_DATASET,
-  hasLoneSurrogate,
-  MAX_LABEL_BYTES,
-  MAX_USER_ID_BYTES,
-  unstorableText
-} from "../domain/Remember.js"
-import { ARTIFACT_KINDS, type ArtifactKind, REASONING_LEVELS, type ReasoningLevel } from "../domain/Stages.js"
-import { parseRfc3339 } from "../domain/time.js"
+  documented,
+  Flag,
+  IntegerIn,
+  KeyedBy,
+  Label,
+  ModelName,
+  OneOf,
+  optional,
+  required,
+  Rfc3339,
+  Text,
+  UrlParams,
+  UserId,
+  withDefault
+} from "../domain/Wire.js"
 
 export const DEFAULT_SEARCH_LIMIT = 10
 export const DEFAULT_QUERY_LIMIT = 20
@@ -22,216 +34,182 @@ export const DEFAULT_HOPS = 1
 export const MAX_HOPS = 2
 export const MAX_QUERY_BYTES = 8 * 1024
 
+// -- fields -----------------------------------------------------------------------------------
+
+const scopeFields = {
+  user_id: required(documented(UserId, "the user whose data is read")),
+  dataset: withDefault(documented(Dataset, "the dataset (default main)"), () => DEFAULT_DATASET)
+}
+
+const optionFields = {
+  as_of: optional(documented(Rfc3339, "event time: facts valid then (default now)")),
+  known_at: optional(documented(Rfc3339, "ingestion time: only what was stored by then, as it was then")),
+  include_expired: withDefault(documented(Flag, "also facts that had ended by as_of"), () => false),
+  session_id: optional(documented(Label(), "only what this session discovered")),
+  kind: optional(documented(OneOf(ARTIFACT_KINDS), "only what artifacts of this kind support"))
+}
+
+/** A search's fields in the order they are checked (the first problem is the one reported). */
+const searchFields = (defaultLimit: number) => ({
+  ...scopeFields,
+  // PostgreSQL refuses NUL in a text parameter; a lone surrogate would not match as sent
+  query: required(documented(Text(MAX_QUERY_BYTES), "the text to search for")),
+  ...optionFields,
+  limit: withDefault(
+    documented(IntegerIn(1, MAX_LIMIT), `per list, 1 to ${MAX_LIMIT} (search: 10, query: 20)`),
+    () => defaultLimit
+  ),
+  hops: withDefault(
+    documented(IntegerIn(0, MAX_HOPS), `graph neighbourhood depth, 0 to ${MAX_HOPS} (default 1)`),
+    () => DEFAULT_HOPS
+  )
+})
+
+// -- requests ---------------------------------------------------------------------------------
+
 /** Whose data, and which dataset (default `main`). */
-export interface ReadScope {
-  readonly user_id: string
-  readonly dataset: string
-}
+export const ReadScope = Schema.Struct(scopeFields)
+export type ReadScope = Schema.Schema.Type<typeof ReadScope>
 
-/** The filters every read of facts takes (see services/SearchRepo.ts ReadFilters). */
-export interface ReadOptions {
-  /** canonical RFC 3339; absent: now */
-  readonly as_of?: string | undefined
-  readonly known_at?: string | undefined
-  readonly include_expired: boolean
-  readonly session_id?: string | undefined
-  readonly kind?: ArtifactKind | undefined
-}
+/** The filters every read of facts takes (see services/SearchRepo.ts ReadFilters); times canonical RFC 3339. */
+export const ReadOptions = Schema.Struct(optionFields)
+export type ReadOptions = Schema.Schema.Type<typeof ReadOptions>
 
-export interface SearchRequest extends ReadScope, ReadOptions {
-  readonly query: string
-  /** per list (facts, entities, chunks) */
-  readonly limit: number
-  /** graph neighbourhood depth: 0 (none), 1 or 2 */
-  readonly hops: number
-}
+/** `POST /v1/gb/search`; unknown fields are ignored. */
+export const SearchRequest = Schema.Struct(searchFields(DEFAULT_SEARCH_LIMIT)).annotations({
+  identifier: "SearchRequest",
+  description: "Ranked facts, entities and chunks for a text; unknown fields are ignored.",
+  examples: [{
+    user_id: "alice",
+    dataset: "main",
+    query: "Where does Alice live?",
+    include_expired: false,
+    limit: 10,
+    hops: 1
+  }]
+})
+export type SearchRequest = Schema.Schema.Type<typeof SearchRequest>
 
-export interface QueryRequest extends SearchRequest {
-  /** the model of the `query` stage; absent: the LLM's default */
-  readonly model?: string | undefined
-  readonly reasoning: ReasoningLevel
-}
+/** `{models: {query: "m"}}` and `{reasoning: {query: "low"}}`: only the query stage runs a model here. */
+const QueryBody = Schema.Struct({
+  ...searchFields(DEFAULT_QUERY_LIMIT),
+  models: optional(KeyedBy(["query"], ModelName, {
+    notAnObject: "must be an object mapping a stage to a model name",
+    unknownKey: "is not a stage of query (only query)",
+    isDefault: (u) => u === null || u === undefined || u === "",
+    description: "the model of the query stage (default: the LLM's)"
+  })),
+  reasoning: optional(KeyedBy(["query"], OneOf(REASONING_LEVELS), {
+    notAnObject: "must be an object mapping a stage to a level",
+    unknownKey: "is not a stage of query (only query)",
+    isDefault: (u) => u === null || u === undefined,
+    description: "the reasoning level of the query stage (default none)"
+  }))
+}).annotations({
+  examples: [{
+    user_id: "alice",
+    dataset: "main",
+    query: "Where does Alice live?",
+    include_expired: false,
+    limit: 20,
+    hops: 1,
+    reasoning: { query: "none" }
+  }]
+})
+
+const QueryDecoded = Schema.extend(
+  Schema.typeSchema(SearchRequest),
+  Schema.Struct({
+    /** the model of the `query` stage; absent: the LLM's default */
+    model: Schema.optional(Schema.String),
+    reasoning: Schema.Literal(...REASONING_LEVELS)
+  })
+)
+
+/** `POST /v1/gb/query`: the search's fields plus the query stage's model and reasoning, flattened. */
+export const QueryRequest = Schema.transform(QueryBody, QueryDecoded, {
+  strict: true,
+  decode: ({ models, reasoning, ...search }) => ({
+    ...search,
+    model: models?.query,
+    reasoning: reasoning?.query ?? "none"
+  }),
+  encode: ({ model, reasoning, ...search }) => ({
+    ...search,
+    ...(model === undefined ? {} : { models: { query: model } }),
+    reasoning: { query: reasoning }
+  })
+}).annotations({
+  identifier: "QueryRequest",
+  description: "An answer from the stored facts; unknown fields are ignored."
+})
+export type QueryRequest = Schema.Schema.Type<typeof QueryRequest>
 
 export type GraphFormat = "json" | "graphml"
 
-export interface GraphRequest extends ReadScope, ReadOptions {
-  readonly format: GraphFormat
+const graphFields = {
+  format: withDefault(
+    documented(OneOf(["json", "graphml"], "must be json or graphml"), "json (default) or graphml"),
+    (): GraphFormat => "json"
+  ),
+  ...scopeFields,
+  ...optionFields
 }
-
-const utf8Bytes = (s: string): number => Buffer.byteLength(s, "utf8")
-
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-
-const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
-
-class Invalid {
-  constructor(readonly message: string) {}
-}
-/** Throws the message out of an `attempt`: validation reads as straight-line code. */
-export const fail = (message: string): never => {
-  throw new Invalid(message)
-}
-
-export const attempt = <A>(f: () => A): Either.Either<A, InvalidRequest> => {
-  try {
-    return Either.right(f())
-  } catch (e) {
-    if (e instanceof Invalid) return Either.left(new InvalidRequest({ message: e.message }))
-    throw e
-  }
-}
-
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-const given = (u: unknown) => u !== undefined && u !== null
-
-const label = (field: string, value: unknown, maxBytes = MAX_LABEL_BYTES): string => {
-  if (typeof value !== "string") return fail(`${field} must be a string`)
-  if (value.length === 0) return fail(`${field} must not be empty`)
-  if (utf8Bytes(value) > maxBytes) return fail(`${field} must be at most ${maxBytes} bytes`)
-  if (CONTROL.test(value)) return fail(`${field} must not contain control characters`)
-  if (hasLoneSurrogate(value)) return fail(`${field} must be valid Unicode: it has a lone surrogate`)
-  return value
-}
-
-const scope = (input: Record<string, unknown>): ReadScope => {
-  const user_id = input.user_id
-  if (!given(user_id)) return fail("user_id is required")
-  if (typeof user_id !== "string") return fail("user_id must be a string")
-  if (user_id.trim().length === 0) return fail("user_id must not be empty")
-  label("user_id", user_id, MAX_USER_ID_BYTES)
-  const dataset = given(input.dataset) ? label("dataset", input.dataset) : DEFAULT_DATASET
-  return { user_id, dataset }
-}
-
-const time = (field: string, value: unknown): string | undefined => {
-  if (!given(value)) return undefined
-  if (typeof value !== "string") return fail(`${field} must be an RFC 3339 timestamp string`)
-  return parseRfc3339(value) ?? fail(`${field} must be an RFC 3339 timestamp such as 2025-01-31T12:00:00Z`)
-}
-
-/** JSON: a boolean; a query string: true/false/1/0 (already a string) */
-const flag = (field: string, value: unknown): boolean => {
-  if (!given(value)) return false
-  if (typeof value === "boolean") return value
-  if (typeof value === "string") {
-    const v = value.trim().toLowerCase()
-    if (v === "true" || v === "1" || v === "") return true
-    if (v === "false" || v === "0") return false
-  }
-  return fail(`${field} must be a boolean`)
-}
-
-export const integer = (field: string, value: unknown, min: number, max: number, fallback: number): number => {
-  if (!given(value)) return fallback
-  const n = typeof value === "string" && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value
-  if (typeof n !== "number" || !Number.isInteger(n) || n < min || n > max) {
-    return fail(`${field} must be an integer from ${min} to ${max}`)
-  }
-  return n
-}
-
-const options = (input: Record<string, unknown>): ReadOptions => {
-  let kind: ArtifactKind | undefined
-  if (given(input.kind)) {
-    const k = typeof input.kind === "string" ? input.kind.trim().toLowerCase() : undefined
-    if (k === undefined || !(ARTIFACT_KINDS as ReadonlyArray<string>).includes(k)) {
-      return fail(`kind must be one of ${ARTIFACT_KINDS.join(", ")}`)
-    }
-    kind = k as ArtifactKind
-  }
-  return {
-    as_of: time("as_of", input.as_of),
-    known_at: time("known_at", input.known_at),
-    include_expired: flag("include_expired", input.include_expired),
-    session_id: given(input.session_id) ? label("session_id", input.session_id) : undefined,
-    kind
-  }
-}
-
-const queryText = (value: unknown): string => {
-  if (!given(value)) return fail("query is required")
-  if (typeof value !== "string") return fail("query must be a string")
-  if (value.trim().length === 0) return fail("query must not be empty")
-  if (utf8Bytes(value) > MAX_QUERY_BYTES) return fail(`query must be at most ${MAX_QUERY_BYTES} bytes`)
-  // PostgreSQL refuses NUL in a text parameter; a lone surrogate would not match as sent
-  const unstorable = unstorableText("query", value)
-  return unstorable === undefined ? value : fail(unstorable)
-}
-
-const body = (input: unknown): Record<string, unknown> =>
-  isObject(input) ? input : fail("the request body must be a JSON object")
-
-const parseSearch = (input: unknown, defaultLimit: number): SearchRequest => {
-  const b = body(input)
-  return {
-    ...scope(b),
-    query: queryText(b.query),
-    ...options(b),
-    limit: integer("limit", b.limit, 1, MAX_LIMIT, defaultLimit),
-    hops: integer("hops", b.hops, 0, MAX_HOPS, DEFAULT_HOPS)
-  }
-}
-
-/** `{models: {query: "m"}}`: only the query stage runs a model here. */
-const queryModel = (value: unknown): string | undefined => {
-  if (!given(value)) return undefined
-  if (!isObject(value)) return fail("models must be an object mapping a stage to a model name")
-  for (const stage of Object.keys(value)) {
-    if (stage !== "query") return fail(`models.${stage} is not a stage of query (only query)`)
-  }
-  const model = value.query
-  if (!given(model) || model === "") return undefined
-  if (typeof model !== "string") return fail("models.query must be a string")
-  if (utf8Bytes(model) > MAX_LABEL_BYTES) return fail(`models.query must be at most ${MAX_LABEL_BYTES} bytes`)
-  if (WHITESPACE_OR_CONTROL.test(model) || hasLoneSurrogate(model)) {
-    return fail("models.query must not contain whitespace, control characters or lone surrogates")
-  }
-  return model
-}
-
-const queryReasoning = (value: unknown): ReasoningLevel => {
-  if (!given(value)) return "none"
-  if (!isObject(value)) return fail("reasoning must be an object mapping a stage to a level")
-  for (const stage of Object.keys(value)) {
-    if (stage !== "query") return fail(`reasoning.${stage} is not a stage of query (only query)`)
-  }
-  if (!given(value.query)) return "none"
-  const level = typeof value.query === "string" ? value.query.trim().toLowerCase() : undefined
-  if (level === undefined || !(REASONING_LEVELS as ReadonlyArray<string>).includes(level)) {
-    return fail(`reasoning.query must be one of ${REASONING_LEVELS.join(", ")}`)
-  }
-  return level as ReasoningLevel
-}
-
-/** `POST /v1/gb/search`; unknown fields are ignored. */
-export const validateSearchRequest = (input: unknown): Either.Either<SearchRequest, InvalidRequest> =>
-  attempt(() => parseSearch(input, DEFAULT_SEARCH_LIMIT))
-
-/** `POST /v1/gb/query`. */
-export const validateQueryRequest = (input: unknown): Either.Either<QueryRequest, InvalidRequest> =>
-  attempt(() => {
-    const b = body(input)
-    return {
-      ...parseSearch(b, DEFAULT_QUERY_LIMIT),
-      model: queryModel(b.models),
-      reasoning: queryReasoning(b.reasoning)
-    }
-  })
 
 /** `GET /v1/gb/graph` from its query parameters. */
-export const validateGraphRequest = (
-  params: Record<string, string | undefined>
-): Either.Either<GraphRequest, InvalidRequest> =>
-  attempt(() => {
-    const format = (params.format ?? "json").trim().toLowerCase()
-    if (format !== "json" && format !== "graphml") return fail("format must be json or graphml")
-    return { ...scope(params), ...options(params), format }
-  })
+export const GraphRequest = UrlParams(Schema.Struct(graphFields), {
+  examples: [{ format: "json", user_id: "alice", dataset: "main", include_expired: false }]
+})
+export type GraphRequest = Schema.Schema.Type<typeof GraphRequest>
 
-/** `user_id` (and `dataset`, default main) from query parameters or a path. */
-export const validateScope = (params: Record<string, string | undefined>): Either.Either<ReadScope, InvalidRequest> =>
-  attempt(() => scope(params))
+/** `GET /v1/gb/sessions?user_id&dataset`. */
+export const ScopeParams = UrlParams(ReadScope, { examples: [{ user_id: "alice", dataset: "main" }] })
 
-/** `GET /v1/gb/datasets?user_id`. */
+/** `GET /v1/gb/datasets?user_id` (and the owner of a deleted dataset). */
+export const UserParams = UrlParams(Schema.Struct({ user_id: scopeFields.user_id }), {
+  examples: [{ user_id: "alice" }]
+})
+
+const decodeDataset = ParseResult.decodeUnknownEither(Dataset)
+
+/**
+ * `DELETE /v1/gb/datasets/{name}`: the name is checked as any dataset name and reported as
+ * `dataset`, the word every other endpoint uses for it.
+ */
+export const DatasetPath = Schema.Struct({
+  name: documented(Schema.String, "the dataset's name (URL-encoded)").annotations({ examples: ["main"] })
+}).pipe(
+  Schema.filter(({ name }) =>
+    Either.match(decodeDataset(name), {
+      onLeft: (issue) => ({
+        path: ["dataset"],
+        message: ParseResult.ArrayFormatter.formatIssueSync(issue)[0]!.message
+      }),
+      onRight: () => true
+    })
+  ),
+  Schema.annotations({ examples: [{ name: "main" }] })
+)
+
+// -- decoders (the same schemas, for the CLI and tests) ---------------------------------------
+
+export const validateSearchRequest: (input: unknown) => Either.Either<SearchRequest, InvalidRequest> = decodeRequest(
+  SearchRequest
+)
+
+export const validateQueryRequest: (input: unknown) => Either.Either<QueryRequest, InvalidRequest> = decodeRequest(
+  QueryRequest
+)
+
+/** From query parameters (a record of strings, as the CLI builds it too). */
+export const validateGraphRequest: (params: Record<string, string | undefined>) => Either.Either<
+  GraphRequest,
+  InvalidRequest
+> = decodeRequest(GraphRequest)
+
+/** `user_id` (and `dataset`, default main) from query parameters. */
+export const validateScope: (params: Record<string, string | undefined>) => Either.Either<ReadScope, InvalidRequest> =
+  decodeRequest(ScopeParams)
+
 export const validateUserId = (params: Record<string, string | undefined>): Either.Either<string, InvalidRequest> =>
-  attempt(() => scope({ user_id: params.user_id }).user_id)
+  Either.map(decodeRequest(UserParams)(params), (p) => p.user_id)

@@ -11,50 +11,10 @@ import type { SearchRepo } from "../services/SearchRepo.js"
 import { buildQueryPrompt, NOTHING_KNOWN, parseQueryAnswer, QUERY_MAX_TOKENS, QUERY_STAGE } from "./answer.js"
 import { type ReadDeps, readDeps } from "./deps.js"
 import type { QueryRequest, SearchRequest } from "./requests.js"
+import type { Echo, QueryResponse, SearchResponse } from "./responses.js"
 import { retrieve, type Retrieved } from "./retrieve.js"
-import type { ChunkOut, FactOut, LinkedEntityOut, Scored } from "./views.js"
 
-interface Echo {
-  readonly dataset: string
-  readonly query: string
-  /** the event time the facts are valid at (the request's, or now) */
-  readonly as_of: string
-  readonly known_at?: string
-  /** a source that could not run; the results come from the others */
-  readonly warnings?: ReadonlyArray<string>
-}
-
-export interface SearchResponse extends Echo {
-  readonly facts: ReadonlyArray<FactOut & Scored>
-  readonly entities: ReadonlyArray<LinkedEntityOut & Scored>
-  readonly chunks: ReadonlyArray<ChunkOut & Scored>
-}
-
-export interface QueryInference {
-  readonly id: number
-  readonly stage: string
-  readonly provider: string
-  readonly model: string
-  readonly model_id?: number
-  readonly reasoning: string
-  readonly input_tokens: number
-  readonly output_tokens: number
-  readonly cost_usd: number
-  readonly latency_ms: number
-}
-
-export interface QueryResponse extends Echo {
-  readonly answer: string
-  /** the facts the answer cites (all among `facts`) */
-  readonly citations: ReadonlyArray<number>
-  /** the facts the model was given, best first */
-  readonly facts: ReadonlyArray<FactOut & Scored>
-  readonly entities: ReadonlyArray<LinkedEntityOut & Scored>
-  /** the passages retrieved with them (chunks, or short texts), with the facts' sources */
-  readonly artifacts: ReadonlyArray<ChunkOut & Scored>
-  /** the model call; null when nothing was found (no call is made) */
-  readonly inference: QueryInference | null
-}
+export type { QueryInference, QueryResponse, SearchResponse } from "./responses.js"
 
 const echo = (request: SearchRequest, retrieved: Retrieved): Echo => ({
   dataset: retrieved.dataset.name,

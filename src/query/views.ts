@@ -1,55 +1,13 @@
 /**
- * Wire shapes of the read side. Like the remember response, a field that is null in the row is
- * omitted (invalid_at while a fact holds, model_id when unknown, ...).
+ * Rows as the read side shows them (the shapes are the schemas of responses.ts). Like the
+ * remember response, a field that is null in the row is omitted (invalid_at while a fact
+ * holds, model_id when unknown, ...).
  */
-import type { EdgeOut } from "../domain/Responses.js"
 import type { ArtifactRow } from "../domain/Rows.js"
 import type { EntityView, FactView } from "../services/SearchRepo.js"
+import type { ArtifactOut, ChunkOut, FactOut, LinkedEntityOut, Scored } from "./responses.js"
 
-/** A fact as the remember response shows an edge, plus its model's name and provenance. */
-export interface FactOut extends EdgeOut {
-  readonly model?: string
-  /** every artifact that states it, and the sessions that discovered it */
-  readonly artifact_ids: ReadonlyArray<number>
-  readonly session_ids: ReadonlyArray<string>
-}
-
-export interface LinkedEntityOut {
-  readonly id: number
-  readonly name: string
-  readonly type: string
-  readonly description: string
-  readonly created_at: string
-  readonly model_id?: number
-  readonly model?: string
-  readonly artifact_ids: ReadonlyArray<number>
-  readonly session_ids: ReadonlyArray<string>
-}
-
-export interface ArtifactOut {
-  readonly id: number
-  readonly kind: string
-  readonly text: string
-  readonly parent_id?: number
-  readonly session_id?: string
-  readonly valid_at: string
-  readonly created_at: string
-  readonly inference_id?: number
-  readonly query?: string
-  readonly metadata?: Record<string, unknown>
-}
-
-export interface Scored {
-  /** the fused reciprocal-rank score */
-  readonly score: number
-  /** the sources that found it: fulltext, vector, graph, joined by "+" */
-  readonly found_by: string
-}
-
-/** A chunk of text (or a whole short text) with its summary when it has one. */
-export interface ChunkOut extends ArtifactOut {
-  readonly summary?: string
-}
+export type { ArtifactOut, ChunkOut, FactOut, LinkedEntityOut, Scored }
 
 const some = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
   (value === null ? {} : { [key]: value }) as { [P in K]?: V }

@@ -6,7 +6,7 @@
  * composition with two named databases. Authentication is off here (see auth.test.ts).
  */
 import { layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { FakeGeo } from "../../layers/testing/FakeGeo.js"
@@ -14,7 +14,16 @@ import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js
 import { type AdminDatabase, AdminDatabases } from "../../src/admin/AdminDatabases.js"
 import { ADMIN_CSP } from "../../src/admin/assets.js"
 import { ALL_STAGES } from "../../src/admin/programs.js"
+import {
+  AdminDatabasesResponse,
+  AdminDatasetsResponse,
+  AdminGraphResponse,
+  AdminRunResponse,
+  AdminRunsResponse,
+  AdminUsageResponse
+} from "../../src/admin/responses.js"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
+import { DatasetsResponse } from "../../src/query/responses.js"
 import { AdminRepo } from "../../src/services/AdminRepo.js"
 import { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
@@ -32,10 +41,13 @@ const expectError = (res: TestResponse, status: number, message?: RegExp) => {
   if (message !== undefined) expect(res.json.error).toMatch(message)
 }
 
-const ok = (res: TestResponse) => {
+/** A 200's JSON body; with a schema, read as the contract's type (no field missing, none extra). */
+function ok(res: TestResponse): any
+function ok<A, I>(res: TestResponse, schema: Schema.Schema<A, I>): A
+function ok<A, I>(res: TestResponse, schema?: Schema.Schema<A, I>) {
   expect(res.status, res.text.slice(0, 300)).toBe(200)
   expect(res.headers["content-type"]).toContain("application/json")
-  return res.json
+  return schema === undefined ? res.json : Schema.decodeUnknownSync(schema, { onExcessProperty: "error" })(res.json)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -163,7 +175,7 @@ forEachDialect((dialect, makeLayer) => {
 
     it.effect("GET /databases: the app's one database, as default", () =>
       Effect.gen(function*() {
-        const body = ok(yield* get(`${API}/databases`))
+        const body = ok(yield* get(`${API}/databases`), AdminDatabasesResponse)
         expect(body.databases).toEqual([{
           name: "default",
           dialect: dialect === "pg" ? "postgres" : "sqlite",
@@ -174,20 +186,21 @@ forEachDialect((dialect, makeLayer) => {
     it.effect("GET /remember-runs: counts, stages, runs newest first with their stages and flag", () =>
       Effect.gen(function*() {
         const s = yield* Seeded
-        const body = ok(yield* get(`${API}/remember-runs?db=default`))
-        expect(Object.keys(body)).toEqual(["counts", "stages", "runs", "total", "limit", "offset"])
+        const res = yield* get(`${API}/remember-runs?db=default`)
+        expect(Object.keys(res.json)).toEqual(["counts", "stages", "runs", "total", "limit", "offset"])
+        const body = ok(res, AdminRunsResponse)
         expect(body.counts).toEqual({ total: 5, started: 0, succeeded: 4, failed: 1 })
         expect(body.stages).toEqual(ALL_STAGES)
         expect(body).toMatchObject({ total: 5, limit: 100, offset: 0 })
-        expect(body.runs.map((r: { id: number }) => r.id)).toEqual([
+        expect(body.runs.map((r) => r.id)).toEqual([
           s.flagged,
           s.failed,
           s.bobMain,
           s.aliceWork,
           s.aliceMain
         ])
-        expect(body.runs.map((r: { flagged: boolean }) => r.flagged)).toEqual([true, false, false, false, false])
-        expect(body.runs.map((r: { status: string }) => r.status)).toEqual([
+        expect(body.runs.map((r) => r.flagged)).toEqual([true, false, false, false, false])
+        expect(body.runs.map((r) => r.status)).toEqual([
           "succeeded",
           "failed",
           "succeeded",
@@ -210,34 +223,48 @@ forEachDialect((dialect, makeLayer) => {
       Effect.gen(function*() {
         const s = yield* Seeded
         const ids = (body: { runs: ReadonlyArray<{ id: number }> }) => body.runs.map((r) => r.id)
-        const failed = ok(yield* get(`${API}/remember-runs?db=default&status=failed`))
+        const failed = ok(yield* get(`${API}/remember-runs?db=default&status=failed`), AdminRunsResponse)
         expect(failed.counts).toEqual({ total: 5, started: 0, succeeded: 4, failed: 1 })
         expect(ids(failed)).toEqual([s.failed])
         expect(failed.total).toBe(1)
-        expect(ids(ok(yield* get(`${API}/remember-runs?db=default&status=succeeded`)))).toEqual([
+        expect(ids(ok(yield* get(`${API}/remember-runs?db=default&status=succeeded`), AdminRunsResponse))).toEqual([
           s.flagged,
           s.bobMain,
           s.aliceWork,
           s.aliceMain
         ])
-        expect(ok(yield* get(`${API}/remember-runs?db=default&status=started`)).runs).toEqual([])
-        expect(ids(ok(yield* get(`${API}/remember-runs?db=default&dataset=work`)))).toEqual([s.aliceWork])
-        expect(ids(ok(yield* get(`${API}/remember-runs?db=default&user_id=bob`)))).toEqual([s.flagged, s.bobMain])
-        const combined = ok(yield* get(`${API}/remember-runs?db=default&user_id=alice&dataset=main&status=succeeded`))
+        expect(ok(yield* get(`${API}/remember-runs?db=default&status=started`), AdminRunsResponse).runs).toEqual([])
+        expect(ids(ok(yield* get(`${API}/remember-runs?db=default&dataset=work`), AdminRunsResponse))).toEqual([
+          s.aliceWork
+        ])
+        expect(ids(ok(yield* get(`${API}/remember-runs?db=default&user_id=bob`), AdminRunsResponse))).toEqual([
+          s.flagged,
+          s.bobMain
+        ])
+        const combined = ok(
+          yield* get(`${API}/remember-runs?db=default&user_id=alice&dataset=main&status=succeeded`),
+          AdminRunsResponse
+        )
         expect(ids(combined)).toEqual([s.aliceMain])
         expect(combined.counts.total).toBe(5)
-        expect(ok(yield* get(`${API}/remember-runs?db=default&user_id=nobody`))).toMatchObject({ runs: [], total: 0 })
+        expect(ok(yield* get(`${API}/remember-runs?db=default&user_id=nobody`), AdminRunsResponse)).toMatchObject({
+          runs: [],
+          total: 0
+        })
       }))
 
     it.effect("GET /remember-runs: limit 1..500 (default 100), offset pages with the total kept", () =>
       Effect.gen(function*() {
         const s = yield* Seeded
-        expect(ok(yield* get(`${API}/remember-runs?db=default&limit=500`))).toMatchObject({ limit: 500, total: 5 })
+        expect(ok(yield* get(`${API}/remember-runs?db=default&limit=500`), AdminRunsResponse)).toMatchObject({
+          limit: 500,
+          total: 5
+        })
         const pages = []
         for (const offset of [0, 2, 4, 6]) {
-          const page = ok(yield* get(`${API}/remember-runs?db=default&limit=2&offset=${offset}`))
+          const page = ok(yield* get(`${API}/remember-runs?db=default&limit=2&offset=${offset}`), AdminRunsResponse)
           expect(page).toMatchObject({ total: 5, limit: 2, offset })
-          pages.push(page.runs.map((r: { id: number }) => r.id))
+          pages.push(page.runs.map((r) => r.id))
         }
         expect(pages).toEqual([[s.flagged, s.failed], [s.bobMain, s.aliceWork], [s.aliceMain], []])
         expectError(
@@ -254,15 +281,13 @@ forEachDialect((dialect, makeLayer) => {
     it.effect("GET /remember-runs/{id}: one run (as in the list) with its model calls; bad and unknown ids", () =>
       Effect.gen(function*() {
         const s = yield* Seeded
-        const list = ok(yield* get(`${API}/remember-runs?db=default`))
+        const list = ok(yield* get(`${API}/remember-runs?db=default`), AdminRunsResponse)
         for (const listed of list.runs) {
-          const body = ok(yield* get(`${API}/remember-runs/${listed.id}?db=default`))
+          const body = ok(yield* get(`${API}/remember-runs/${listed.id}?db=default`), AdminRunResponse)
           expect(body.run).toEqual(listed)
-          const ids = Object.values(body.run.stages as Record<string, { inference_ids: Array<number> }>).flatMap((st) =>
-            st.inference_ids
-          )
+          const ids = Object.values(body.run.stages).flatMap((st) => st.inference_ids)
           // every inference id of the stages table resolves to a model call of this run
-          expect(body.inferences.map((i: { id: number }) => i.id).sort()).toEqual([...ids].sort())
+          expect(body.inferences.map((i) => i.id).sort()).toEqual([...ids].sort())
           for (const call of body.inferences) {
             expect(call).toMatchObject({
               run_id: listed.id,
@@ -272,8 +297,8 @@ forEachDialect((dialect, makeLayer) => {
             })
           }
         }
-        const failed = ok(yield* get(`${API}/remember-runs/${s.failed}?db=default`))
-        expect(failed.inferences.some((i: { error: string | null }) => i.error !== null)).toBe(true)
+        const failed = ok(yield* get(`${API}/remember-runs/${s.failed}?db=default`), AdminRunResponse)
+        expect(failed.inferences.some((i) => i.error !== null)).toBe(true)
         expectError(yield* get(`${API}/remember-runs/999999?db=default`), 404, /no remember run with id 999999/)
         expectError(yield* get(`${API}/remember-runs/abc?db=default`), 400, /id must be a positive integer/)
         expectError(yield* get(`${API}/remember-runs/0?db=default`), 400, /id must be a positive integer/)
@@ -292,15 +317,16 @@ forEachDialect((dialect, makeLayer) => {
     it.effect("GET /inferences: the seeded calls by stage and model; totals are the sums", () =>
       Effect.gen(function*() {
         const llm = yield* ScriptedLlm
-        const body = ok(yield* get(`${API}/inferences?db=default`))
-        expect(Object.keys(body)).toEqual(["from", "to", "bucket", "totals", "by_stage", "by_model", "buckets"])
+        const res = yield* get(`${API}/inferences?db=default`)
+        expect(Object.keys(res.json)).toEqual(["from", "to", "bucket", "totals", "by_stage", "by_model", "buckets"])
+        const body = ok(res, AdminUsageResponse)
         expect(body.bucket).toBe("day")
         expect(Date.parse(body.to) - Date.parse(body.from)).toBe(7 * 86_400_000)
-        const sum = (rows: ReadonlyArray<Record<string, number>>, field: string) =>
-          rows.reduce((n, r) => n + r[field]!, 0)
+        type Totals = (typeof body)["totals"]
+        const sum = (rows: ReadonlyArray<Totals>, field: keyof Totals) => rows.reduce((n, r) => n + r[field], 0)
         // every model call of the seed was recorded, the failed ones too
         expect(body.totals.calls).toBe(llm.calls.length)
-        for (const field of ["calls", "failed", "input_tokens", "output_tokens"]) {
+        for (const field of ["calls", "failed", "input_tokens", "output_tokens"] as const) {
           expect(sum(body.by_stage, field), field).toBe(body.totals[field])
           expect(sum(body.by_model, field), field).toBe(body.totals[field])
           expect(sum(body.buckets, field), field).toBe(body.totals[field])
@@ -308,7 +334,7 @@ forEachDialect((dialect, makeLayer) => {
         for (const rows of [body.by_stage, body.by_model, body.buckets]) {
           expect(sum(rows, "cost_usd")).toBeCloseTo(body.totals.cost_usd, 9)
         }
-        const stage = (name: string) => body.by_stage.find((r: { stage: string }) => r.stage === name)
+        const stage = (name: string) => body.by_stage.find((r) => r.stage === name)
         expect(stage("extract_graph")).toMatchObject({
           calls: llm.callsFor("extract_graph").length,
           failed: 1,
@@ -317,9 +343,9 @@ forEachDialect((dialect, makeLayer) => {
         })
         expect(stage("detect_geo")).toMatchObject({ calls: llm.callsFor("detect_geo").length, failed: 1 })
         expect(body.totals.failed).toBe(2)
-        const models = body.by_model.map((m: { provider: string; model: string }) => `${m.provider}/${m.model}`)
+        const models = body.by_model.map((m) => `${m.provider}/${m.model}`)
         expect(models).toEqual(expect.arrayContaining(["scripted/graph-model", "scripted/scripted-model"]))
-        expect(body.by_model.find((m: { model: string }) => m.model === "graph-model")).toMatchObject({
+        expect(body.by_model.find((m) => m.model === "graph-model")).toMatchObject({
           calls: 1,
           input_tokens: 100
         })
@@ -331,12 +357,17 @@ forEachDialect((dialect, makeLayer) => {
         const now = Date.now()
         const from = new Date(now - 3_600_000).toISOString()
         const to = new Date(now + 3_600_000).toISOString()
-        const hourly = ok(yield* get(`${API}/inferences?db=default&from=${from}&to=${to}`))
+        const hourly = ok(yield* get(`${API}/inferences?db=default&from=${from}&to=${to}`), AdminUsageResponse)
         expect(hourly).toMatchObject({ bucket: "hour", from, to })
         expect(hourly.buckets.length).toBeGreaterThan(0)
         for (const bucket of hourly.buckets) expect(bucket.start).toMatch(/T\d\d:00:00\.000Z$/)
-        expect(ok(yield* get(`${API}/inferences?db=default&from=${from}&to=${to}&bucket=day`)).bucket).toBe("day")
-        const empty = ok(yield* get(`${API}/inferences?db=default&from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z`))
+        expect(
+          ok(yield* get(`${API}/inferences?db=default&from=${from}&to=${to}&bucket=day`), AdminUsageResponse).bucket
+        ).toBe("day")
+        const empty = ok(
+          yield* get(`${API}/inferences?db=default&from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z`),
+          AdminUsageResponse
+        )
         expect(empty).toMatchObject({
           totals: { calls: 0, failed: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 },
           by_stage: [],
@@ -359,18 +390,18 @@ forEachDialect((dialect, makeLayer) => {
 
     it.effect("GET /datasets: every user's datasets, newest first, with counts as the user endpoint counts them", () =>
       Effect.gen(function*() {
-        const body = ok(yield* get(`${API}/datasets?db=default`))
+        const body = ok(yield* get(`${API}/datasets?db=default`), AdminDatasetsResponse)
         expect(body).toMatchObject({ total: 3, limit: 100, offset: 0 })
-        expect(body.datasets.map((d: { user_id: string; name: string }) => `${d.user_id}/${d.name}`)).toEqual([
+        expect(body.datasets.map((d) => `${d.user_id}/${d.name}`)).toEqual([
           "bob/main",
           "alice/work",
           "alice/main"
         ])
         for (const d of body.datasets) {
           expect(d).toMatchObject({ id: expect.any(Number), created_at: expect.any(String), deleted_at: null })
-          const mine = ok(yield* get(`/v1/gb/datasets?user_id=${d.user_id}`)).datasets.find((x: { id: number }) =>
+          const mine = ok(yield* get(`/v1/gb/datasets?user_id=${d.user_id}`), DatasetsResponse).datasets.find((x) =>
             x.id === d.id
-          )
+          )!
           expect({ artifacts: d.artifacts, entities: d.entities, edges: d.edges }).toEqual({
             artifacts: mine.artifacts,
             entities: mine.entities,
@@ -380,35 +411,36 @@ forEachDialect((dialect, makeLayer) => {
         // the failed run stored nothing: alice's main has one text
         expect(body.datasets[2]).toMatchObject({ artifacts: 1, entities: 2, edges: 1 })
         expect(body.datasets[0]).toMatchObject({ artifacts: 2, entities: 3, edges: 2 })
-        const page = ok(yield* get(`${API}/datasets?db=default&limit=1&offset=1`))
+        const page = ok(yield* get(`${API}/datasets?db=default&limit=1&offset=1`), AdminDatasetsResponse)
         expect(page).toMatchObject({ total: 3, limit: 1, offset: 1 })
-        expect(page.datasets.map((d: { name: string }) => d.name)).toEqual(["work"])
+        expect(page.datasets.map((d) => d.name)).toEqual(["work"])
         expectError(yield* get(`${API}/datasets?db=default&limit=501`), 400, /limit/)
       }))
 
     it.effect("GET /graph: a dataset's facts, their entities and artifacts; truncated by limit", () =>
       Effect.gen(function*() {
-        const datasets = ok(yield* get(`${API}/datasets?db=default`)).datasets
-        const bob = datasets.find((d: { user_id: string }) => d.user_id === "bob")
-        const body = ok(yield* get(`${API}/graph?db=default&dataset_id=${bob.id}`))
+        const datasets = ok(yield* get(`${API}/datasets?db=default`), AdminDatasetsResponse).datasets
+        const bob = datasets.find((d) => d.user_id === "bob")!
+        const body = ok(yield* get(`${API}/graph?db=default&dataset_id=${bob.id}`), AdminGraphResponse)
         expect(body.dataset).toEqual({ id: bob.id, user_id: "bob", name: "main" })
         expect(body.truncated).toBe(false)
-        expect(body.entities.map((e: { name: string }) => e.name).sort()).toEqual(["Bob Jones", "Flagtown", "Paris"])
-        expect(body.edges.map((e: { relation: string }) => e.relation).sort()).toEqual(["lives_in", "visited"])
-        const entityIds = new Set(body.entities.map((e: { id: number }) => e.id))
-        const artifactIds = new Set(body.artifacts.map((a: { id: number }) => a.id))
+        expect(body.entities.map((e) => e.name).sort()).toEqual(["Bob Jones", "Flagtown", "Paris"])
+        expect(body.edges.map((e) => e.relation).sort()).toEqual(["lives_in", "visited"])
+        const entityIds = new Set(body.entities.map((e) => e.id))
+        const artifactIds = new Set(body.artifacts.map((a) => a.id))
         for (const edge of body.edges) {
           expect(entityIds.has(edge.source_id) && entityIds.has(edge.target_id)).toBe(true)
           expect(edge.artifact_ids.length).toBeGreaterThan(0)
           for (const id of edge.artifact_ids) expect(artifactIds.has(id)).toBe(true)
         }
-        expect(body.artifacts.map((a: { text: string }) => a.text).sort()).toEqual([TEXTS.bobMain, TEXTS.flagged])
-        expect(body.artifacts.every((a: { text_truncated: boolean }) => !a.text_truncated)).toBe(true)
+        expect(body.artifacts.map((a) => a.text).sort()).toEqual([TEXTS.bobMain, TEXTS.flagged])
+        expect(body.artifacts.every((a) => !a.text_truncated)).toBe(true)
 
-        const one = ok(yield* get(`${API}/graph?db=default&dataset_id=${bob.id}&limit=1`))
+        const one = ok(yield* get(`${API}/graph?db=default&dataset_id=${bob.id}&limit=1`), AdminGraphResponse)
         expect(one.truncated).toBe(true)
-        expect(one.edges.map((e: { relation: string }) => e.relation)).toEqual(["visited"])
-        expect(ok(yield* get(`${API}/graph?db=default&dataset_id=${bob.id}&limit=2000`)).truncated).toBe(false)
+        expect(one.edges.map((e) => e.relation)).toEqual(["visited"])
+        expect(ok(yield* get(`${API}/graph?db=default&dataset_id=${bob.id}&limit=2000`), AdminGraphResponse).truncated)
+          .toBe(false)
       }))
 
     it.effect("GET /graph: dataset_id required and a positive integer, an unknown one a 404, limit 1..2000", () =>
@@ -503,7 +535,7 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
   it.effect("the admin API is open when [auth] is off", () =>
     Effect.gen(function*() {
       expect((yield* get(`${API}/databases`)).status).toBe(200)
-      expect(ok(yield* get(`${API}/remember-runs?db=default`)).counts.total).toBe(0)
+      expect(ok(yield* get(`${API}/remember-runs?db=default`), AdminRunsResponse).counts.total).toBe(0)
     }))
 })
 
@@ -569,7 +601,7 @@ describe("two named databases", () => {
   layer(twoDatabaseApp, { excludeTestServices: true })("admin API", (it) => {
     it.effect("/databases lists both; ?db= picks the right one; default is not a name here", () =>
       Effect.gen(function*() {
-        expect(ok(yield* get(`${API}/databases`))).toEqual({
+        expect(ok(yield* get(`${API}/databases`), AdminDatabasesResponse)).toEqual({
           databases: [{ name: "alpha", dialect: "sqlite", primary: true }, {
             name: "beta",
             dialect: "sqlite",
@@ -578,19 +610,20 @@ describe("two named databases", () => {
         })
         // the API writes into the primary database only
         expect((yield* postJson("/v1/gb/remember", { user_id: "eve", text: "Eve." })).status).toBe(200)
-        const alpha = ok(yield* get(`${API}/remember-runs?db=alpha`))
+        const alpha = ok(yield* get(`${API}/remember-runs?db=alpha`), AdminRunsResponse)
         expect(alpha.counts).toEqual({ total: 1, started: 0, succeeded: 1, failed: 0 })
-        expect(alpha.runs.map((r: { user_id: string }) => r.user_id)).toEqual(["eve"])
-        const beta = ok(yield* get(`${API}/remember-runs?db=beta`))
+        expect(alpha.runs.map((r) => r.user_id)).toEqual(["eve"])
+        const beta = ok(yield* get(`${API}/remember-runs?db=beta`), AdminRunsResponse)
         expect(beta.counts).toEqual({ total: 2, started: 0, succeeded: 0, failed: 2 })
-        expect(beta.runs.map((r: { user_id: string }) => r.user_id)).toEqual(["dave", "carol"])
+        expect(beta.runs.map((r) => r.user_id)).toEqual(["dave", "carol"])
         expect(beta.runs[0].stages.extract_graph).toMatchObject({ status: "failed", error: "boom" })
-        expect(ok(yield* get(`${API}/datasets?db=alpha`)).datasets.map((d: { user_id: string }) => d.user_id)).toEqual([
-          "eve"
-        ])
-        expect(ok(yield* get(`${API}/datasets?db=beta`)).datasets).toEqual([])
-        expect(ok(yield* get(`${API}/inferences?db=beta`)).totals.calls).toBe(0)
-        expect(ok(yield* get(`${API}/inferences?db=alpha`)).totals.calls).toBe(1)
+        expect(ok(yield* get(`${API}/datasets?db=alpha`), AdminDatasetsResponse).datasets.map((d) => d.user_id))
+          .toEqual([
+            "eve"
+          ])
+        expect(ok(yield* get(`${API}/datasets?db=beta`), AdminDatasetsResponse).datasets).toEqual([])
+        expect(ok(yield* get(`${API}/inferences?db=beta`), AdminUsageResponse).totals.calls).toBe(0)
+        expect(ok(yield* get(`${API}/inferences?db=alpha`), AdminUsageResponse).totals.calls).toBe(1)
         expectError(yield* get(`${API}/remember-runs?db=default`), 404, /known: alpha, beta/)
       }))
   })

@@ -7,12 +7,21 @@
 import { FetchHttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { layer } from "@effect/vitest"
 import { it as effectIt } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { makeGligabaoClient } from "../../src/http/client.js"
 import { READ_BODY_LIMIT } from "../../src/http/ReadHandlers.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
+import { SearchRequest } from "../../src/query/requests.js"
+import {
+  DatasetsResponse,
+  DeletedDataset,
+  GraphDocument,
+  QueryResponse,
+  SearchResponse,
+  SessionsResponse
+} from "../../src/query/responses.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { World, worldAppLayer } from "../query/world.js"
 import { sqliteLayer } from "../support/databases.js"
@@ -25,6 +34,12 @@ const expectError = (res: TestResponse, status: number, message: RegExp) => {
   expect(res.headers["content-type"]).toContain("application/json")
   expect(Object.keys(res.json ?? {})).toEqual(["error"])
   expect(res.json.error).toMatch(message)
+}
+
+/** A 200's JSON body read with the contract's schema: no field missing, none extra. */
+const bodyOf = <A, I>(schema: Schema.Schema<A, I>, res: TestResponse): A => {
+  expect(res.status, res.text.slice(0, 300)).toBe(200)
+  return Schema.decodeUnknownSync(schema, { onExcessProperty: "error" })(res.json)
 }
 
 const script: LlmScript = (call) => {
@@ -41,11 +56,12 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       const res = yield* postJson("/v1/gb/search", { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF })
       expect(res.status, res.text).toBe(200)
       expect(res.headers["content-type"]).toContain("application/json")
-      expect(res.json).toMatchObject({ dataset: "main", as_of: "2025-06-01T00:00:00.000Z" })
-      expect(res.json.facts[0]).toMatchObject({ id: alice.fact("F2"), found_by: expect.stringContaining("fulltext") })
-      expect(res.json.facts.map((f: { id: number }) => f.id)).not.toContain(alice.fact("F1"))
-      expect(Array.isArray(res.json.entities)).toBe(true)
-      expect(Array.isArray(res.json.chunks)).toBe(true)
+      const found = bodyOf(SearchResponse, res)
+      expect(found).toMatchObject({ dataset: "main", as_of: "2025-06-01T00:00:00.000Z" })
+      expect(found.facts[0]).toMatchObject({ id: alice.fact("F2"), found_by: expect.stringContaining("fulltext") })
+      expect(found.facts.map((f) => f.id)).not.toContain(alice.fact("F1"))
+      expect(Array.isArray(found.entities)).toBe(true)
+      expect(Array.isArray(found.chunks)).toBe(true)
       const history = yield* postJson("/v1/gb/search", {
         user_id: "alice",
         query: "Alice Berlin",
@@ -57,8 +73,9 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
         unknown_field: "ignored"
       })
       expect(history.status, history.text).toBe(200)
-      expect(history.json.facts.map((f: { id: number }) => f.id)).toContain(alice.fact("F1"))
-      expect(history.json.facts.length).toBeLessThanOrEqual(3)
+      const past = bodyOf(SearchResponse, history)
+      expect(past.facts.map((f) => f.id)).toContain(alice.fact("F1"))
+      expect(past.facts.length).toBeLessThanOrEqual(3)
     }))
 
   it.effect("search and query: every bad input is a 400 naming the field", () =>
@@ -137,14 +154,15 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
         reasoning: { query: "Medium" }
       })
       expect(res.status, res.text).toBe(200)
-      const ids = res.json.facts.map((f: { id: number }) => f.id)
-      expect(res.json.answer).toBe("Alice lives in Paris.")
-      expect(res.json.citations).toEqual([ids[0]])
-      expect(res.json.inference).toMatchObject({ stage: "query", model: "answer-model", reasoning: "medium" })
-      expect(Array.isArray(res.json.artifacts)).toBe(true)
+      const answered = bodyOf(QueryResponse, res)
+      const ids = answered.facts.map((f) => f.id)
+      expect(answered.answer).toBe("Alice lives in Paris.")
+      expect(answered.citations).toEqual([ids[0]])
+      expect(answered.inference).toMatchObject({ stage: "query", model: "answer-model", reasoning: "medium" })
+      expect(Array.isArray(answered.artifacts)).toBe(true)
       const nothing = yield* postJson("/v1/gb/query", { user_id: "alice", query: "Alice", session_id: "nobody" })
       expect(nothing.status).toBe(200)
-      expect(nothing.json).toMatchObject({ facts: [], citations: [], inference: null })
+      expect(bodyOf(QueryResponse, nothing)).toMatchObject({ facts: [], citations: [], inference: null })
     }))
 
   it.effect("GET /v1/gb/graph: JSON by default, GraphML on request, both streamed and well-formed", () =>
@@ -155,8 +173,9 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       expect(json.headers["content-type"]).toContain("application/json")
       // streamed: no content-length, chunked transfer
       expect(json.headers["content-length"]).toBeUndefined()
-      expect(json.json.edges).toHaveLength(7)
-      expect(json.json.edges.map((e: { id: number }) => e.id)).not.toContain(mallory.fact("M1"))
+      const document = bodyOf(GraphDocument, json)
+      expect(document.edges).toHaveLength(7)
+      expect(document.edges.map((e) => e.id)).not.toContain(mallory.fact("M1"))
 
       const xml = yield* get(`/v1/gb/graph?user_id=alice&dataset=main&format=graphml&as_of=${AS_OF}`)
       expect(xml.status).toBe(200)
@@ -171,7 +190,7 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       // a repeated parameter takes the first value, without a decoding error
       const repeated = yield* get("/v1/gb/graph?user_id=alice&user_id=mallory&session_id=s3")
       expect(repeated.status).toBe(200)
-      expect(repeated.json.edges.map((e: { id: number }) => e.id)).toEqual([alice.fact("F2")])
+      expect(bodyOf(GraphDocument, repeated).edges.map((e) => e.id)).toEqual([alice.fact("F2")])
     }))
 
   it.effect("GET /v1/gb/graph: bad parameters are 400s naming them", () =>
@@ -189,6 +208,13 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       expectError(yield* get("/v1/gb/sessions?dataset=main"), 400, /user_id is required/)
       expectError(yield* get("/v1/gb/sessions?user_id=alice&dataset="), 400, /dataset must not be empty/)
       expectError(yield* send(HttpClientRequest.del("/v1/gb/datasets/main")), 400, /user_id is required/)
+      expectError(
+        yield* send(HttpClientRequest.del("/v1/gb/datasets/a%0Ab?user_id=alice")),
+        400,
+        /^dataset must not contain control characters$/
+      )
+      // repeated and unknown parameters decode as before: the first value, and ignored
+      expect((yield* get("/v1/gb/sessions?user_id=alice&user_id=&dataset=main&extra=1")).status).toBe(200)
     }))
 
   it.effect("GET /v1/gb/datasets and /v1/gb/sessions: counts, per user", () =>
@@ -196,7 +222,7 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       const { alice } = yield* World
       const datasets = yield* get("/v1/gb/datasets?user_id=alice")
       expect(datasets.status).toBe(200)
-      expect(datasets.json.datasets).toEqual([
+      expect(bodyOf(DatasetsResponse, datasets).datasets).toEqual([
         {
           id: alice.datasetId,
           name: "main",
@@ -207,10 +233,10 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
           live_edges: 6
         }
       ])
-      expect((yield* get("/v1/gb/datasets?user_id=nobody")).json).toEqual({ datasets: [] })
+      expect(bodyOf(DatasetsResponse, yield* get("/v1/gb/datasets?user_id=nobody"))).toEqual({ datasets: [] })
 
       const sessions = yield* get("/v1/gb/sessions?user_id=alice")
-      expect(sessions.json).toEqual({
+      expect(bodyOf(SessionsResponse, sessions)).toEqual({
         dataset: "main",
         sessions: [
           {
@@ -241,7 +267,7 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
         ]
       })
       const mallorys = yield* get("/v1/gb/sessions?user_id=mallory&dataset=main")
-      expect(mallorys.json.sessions).toEqual([
+      expect(bodyOf(SessionsResponse, mallorys).sessions).toEqual([
         expect.objectContaining({ session_id: "s1", artifacts: 1, entities: 2, edges: 1 })
       ])
     }))
@@ -257,9 +283,13 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       expectError(yield* send(HttpClientRequest.del(`${path}?user_id=alice`)), 404, /scratch pad/)
       const res = yield* send(HttpClientRequest.del(`${path}?user_id=temp`))
       expect(res.status, res.text).toBe(200)
-      expect(res.json).toMatchObject({ dataset: "scratch pad", id: expect.any(Number), deleted_at: expect.any(String) })
+      expect(bodyOf(DeletedDataset, res)).toMatchObject({
+        dataset: "scratch pad",
+        id: expect.any(Number),
+        deleted_at: expect.any(String)
+      })
       expectError(yield* send(HttpClientRequest.del(`${path}?user_id=temp`)), 404, /scratch pad/)
-      expect((yield* get("/v1/gb/datasets?user_id=temp")).json).toEqual({ datasets: [] })
+      expect(bodyOf(DatasetsResponse, yield* get("/v1/gb/datasets?user_id=temp"))).toEqual({ datasets: [] })
       expectError(
         yield* postJson("/v1/gb/search", { user_id: "temp", dataset: "scratch pad", query: "Thing" }),
         404,
@@ -276,12 +306,13 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
         query: "Alice Smith Berlin Paris Acme Bob",
         include_expired: true
       })
-      expect(m.json.facts.map((f: { id: number }) => f.id)).toEqual([mallory.fact("M1")])
+      expect(bodyOf(SearchResponse, m).facts.map((f) => f.id)).toEqual([mallory.fact("M1")])
       const q = yield* postJson("/v1/gb/query", { user_id: "mallory", query: "Where does Alice live?" })
-      for (const f of q.json.facts) expect(aliceIds.has(f.id)).toBe(false)
+      for (const f of bodyOf(QueryResponse, q).facts) expect(aliceIds.has(f.id)).toBe(false)
       const g = yield* get("/v1/gb/graph?user_id=mallory&include_expired=true")
-      expect(g.json.edges.map((e: { id: number }) => e.id)).toEqual([mallory.fact("M1")])
-      expect(g.json.dataset.id).toBe(mallory.datasetId)
+      const graph = bodyOf(GraphDocument, g)
+      expect(graph.edges.map((e) => e.id)).toEqual([mallory.fact("M1")])
+      expect(graph.dataset.id).toBe(mallory.datasetId)
     }))
 
   it.effect("the typed client derived from the contract", () =>
@@ -290,16 +321,20 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       const server = yield* HttpServer.HttpServer
       const address = server.address as HttpServer.TcpAddress
       const client = yield* makeGligabaoClient(`http://127.0.0.1:${address.port}`)
+      // the client takes requests as the server decodes them: defaults included
       const found = yield* client.read.search({
-        payload: { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF }
+        payload: SearchRequest.make({ user_id: "alice", query: "Where does Alice live?", as_of: AS_OF })
       })
       expect(found.facts[0]!.id).toBe(alice.fact("F2"))
       const answered = yield* client.read.query({
-        payload: { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF }
+        payload: {
+          ...SearchRequest.make({ user_id: "alice", query: "Where does Alice live?", as_of: AS_OF }),
+          reasoning: "none"
+        }
       })
       expect(answered.citations).toEqual([answered.facts[0]!.id])
       const exported = yield* client.read.graph({
-        urlParams: { user_id: "alice", include_expired: true, session_id: "s3" }
+        urlParams: { user_id: "alice", dataset: "main", format: "json", include_expired: true, session_id: "s3" }
       })
       expect(exported.edges.map((e) => e.id)).toEqual([alice.fact("F2")])
       const datasets = yield* client.read.listDatasets({ urlParams: { user_id: "alice" } })

@@ -17,6 +17,7 @@ import { AnthropicLlmLive } from "../../layers/llm/AnthropicLlm.js"
 import { type LlmScript, type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { type RememberRequest, validateRememberRequest } from "../../src/domain/Remember.js"
+import { type ImageRememberBody, isImageBody, type RememberResult } from "../../src/domain/Responses.js"
 import { listImageArtifacts, listImageExtractions, loadImage } from "../../src/pipeline/image/library.js"
 import { RememberManager, RememberManagerLive } from "../../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js"
@@ -68,6 +69,12 @@ const exec = (statement: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)).pipe(Effect.orDie)
 
 const remember = (req: RememberRequest) => Effect.flatMap(RememberManager, (m) => m.submit(req))
+
+/** The response of an image run, as its type (a text's fails the test). */
+const imageBody = ({ response }: RememberResult): ImageRememberBody => {
+  if (!isImageBody(response)) throw new Error(`not an image response: ${JSON.stringify(response)}`)
+  return response
+}
 
 const runOf = (runId: number) => Effect.flatMap(RunLogRepo, (log) => log.get(runId)).pipe(Effect.map(Option.getOrThrow))
 
@@ -131,7 +138,7 @@ forEachDialect((_dialect, makeLayer) => {
     return run(makeLayer, { extract_image: [revenue()] }, (dir) =>
       Effect.gen(function*() {
         const out = yield* remember(imageRequest(bytes, { session_id: "s1" }))
-        const response = out.response as any
+        const response = imageBody(out)
         const datasetId = out.dataset_id!
         const path = `${datasetId}/${sha256(bytes)}.png`
         expect(Object.keys(response)).toEqual(CONTRACT_KEYS)
@@ -249,7 +256,7 @@ forEachDialect((_dialect, makeLayer) => {
       }]
     }, () =>
       Effect.gen(function*() {
-        const response = (yield* remember(imageRequest(gif()))).response as any
+        const response = imageBody(yield* remember(imageRequest(gif())))
         expect(response).toMatchObject({
           theme: "other",
           title: "Sales",
@@ -283,8 +290,8 @@ forEachDialect((_dialect, makeLayer) => {
             reasoning: { extract_image: "high" }
           })
         )
-        const a = first.response as any
-        const b = again.response as any
+        const a = imageBody(first)
+        const b = imageBody(again)
         expect(b.cached).toBe(true)
         // the stored artifact and the call that made the extraction, not this request
         expect({ ...b, cached: false }).toEqual(a)
@@ -322,12 +329,12 @@ forEachDialect((_dialect, makeLayer) => {
     const bytes = webp()
     return run(makeLayer, { extract_image: [revenue()] }, (dir) =>
       Effect.gen(function*() {
-        const first = (yield* remember(imageRequest(bytes))).response as any
+        const first = imageBody(yield* remember(imageRequest(bytes)))
         expect(first.media_type).toBe("image/webp")
         rmSync(join(dir, first.path))
         expect(filesIn(dir)).toEqual([])
         const again = yield* remember(imageRequest(bytes))
-        expect((again.response as any).cached).toBe(true)
+        expect(imageBody(again).cached).toBe(true)
         expect(filesIn(dir)).toEqual([first.path])
         expect(readFileSync(join(dir, first.path)).equals(Buffer.from(bytes))).toBe(true)
         expect((yield* stagesOf(again.runId)).find_existing_image!.detail).toMatchObject({ file_rewritten: true })
@@ -422,9 +429,9 @@ forEachDialect((_dialect, makeLayer) => {
     const bytes = png({ rgb: [9, 9, 9] })
     return run(makeLayer, { extract_image: [revenue(), revenue(), revenue()] }, (dir) =>
       Effect.gen(function*() {
-        const a = (yield* remember(imageRequest(bytes))).response as any
-        const b = (yield* remember(imageRequest(bytes, { dataset: "other" }))).response as any
-        const c = (yield* remember(imageRequest(bytes, { user_id: "bob" }))).response as any
+        const a = imageBody(yield* remember(imageRequest(bytes)))
+        const b = imageBody(yield* remember(imageRequest(bytes, { dataset: "other" })))
+        const c = imageBody(yield* remember(imageRequest(bytes, { user_id: "bob" })))
         expect([a.cached, b.cached, c.cached]).toEqual([false, false, false])
         expect(new Set([a.image_artifact_id, b.image_artifact_id, c.image_artifact_id]).size).toBe(3)
         expect(new Set([a.path, b.path, c.path]).size).toBe(3)
@@ -432,7 +439,7 @@ forEachDialect((_dialect, makeLayer) => {
         expect((yield* ScriptedLlm).calls).toHaveLength(3)
         expect(yield* count("gb_inferences")).toBe(3)
         // and each is a repeat within its own dataset
-        expect((yield* remember(imageRequest(bytes, { user_id: "bob" }))).response as any).toMatchObject({
+        expect(imageBody(yield* remember(imageRequest(bytes, { user_id: "bob" })))).toMatchObject({
           cached: true,
           image_artifact_id: c.image_artifact_id
         })
@@ -443,9 +450,9 @@ forEachDialect((_dialect, makeLayer) => {
     const bytes = png({ rgb: [5, 5, 5] })
     return run(makeLayer, { extract_image: [revenue(), reading("photo", "", [])] }, () =>
       Effect.gen(function*() {
-        const first = (yield* remember(imageRequest(bytes))).response as any
+        const first = imageBody(yield* remember(imageRequest(bytes)))
         yield* exec("DELETE FROM gb_image_extractions")
-        const again = (yield* remember(imageRequest(bytes))).response as any
+        const again = imageBody(yield* remember(imageRequest(bytes)))
         expect(again).toMatchObject({
           cached: false,
           image_artifact_id: first.image_artifact_id,
@@ -461,9 +468,11 @@ forEachDialect((_dialect, makeLayer) => {
   it.live("the request's model and reasoning are used and recorded, with the cost from the price table", () =>
     run(makeLayer, { extract_image: [revenue()] }, () =>
       Effect.gen(function*() {
-        const out = (yield* remember(
-          imageRequest(png(), { models: { extract_image: "claude-haiku-5-5" }, reasoning: { extract_image: "high" } })
-        )).response as any
+        const out = imageBody(
+          yield* remember(
+            imageRequest(png(), { models: { extract_image: "claude-haiku-5-5" }, reasoning: { extract_image: "high" } })
+          )
+        )
         expect(out).toMatchObject({ model: "claude-haiku-5-5", reasoning: "high" })
         // 1500 input and 120 output tokens at USD 1 / 5 per million
         expect(out.cost_usd).toBeCloseTo(0.0021, 10)
@@ -480,8 +489,8 @@ forEachDialect((_dialect, makeLayer) => {
     const two = gif()
     return run(makeLayer, { extract_image: [revenue(), reading("photo", "", [])] }, (dir) =>
       Effect.gen(function*() {
-        const a = (yield* remember(imageRequest(one))).response as any
-        const b = (yield* remember(imageRequest(two))).response as any
+        const a = imageBody(yield* remember(imageRequest(one)))
+        const b = imageBody(yield* remember(imageRequest(two)))
         const artifacts = yield* listImageArtifacts("alice", "main")
         expect(artifacts.map((x) => [x.id, x.media_type])).toEqual([[a.image_artifact_id, "image/png"], [
           b.image_artifact_id,
@@ -517,7 +526,7 @@ forEachDialect((_dialect, makeLayer) => {
           reasoning: {},
           web_search: false
         }
-        const ok = (yield* remember({ ...base, image: b64(png()) })).response as any
+        const ok = imageBody(yield* remember({ ...base, image: b64(png()) }))
         expect(ok).toMatchObject({ pipeline: "image", media_type: "image/png", cached: false })
         const exit = yield* Effect.exit(remember({ ...base, image: b64(new Uint8Array([1, 2, 3])) }))
         expect(Exit.isFailure(exit)).toBe(true)
@@ -565,7 +574,7 @@ describe("through the Anthropic adapter", () => {
     fake.reset()
     const bytes = png({ width: 2, height: 2, rgb: [0, 0, 255] })
     return Effect.gen(function*() {
-      const out = (yield* remember(imageRequest(bytes))).response as any
+      const out = imageBody(yield* remember(imageRequest(bytes)))
       expect(fake.requests).toHaveLength(1)
       const body = fake.requests[0]!.body
       expect(body.model).toBe("claude-haiku-5-5")
@@ -594,8 +603,9 @@ describe("through the Anthropic adapter", () => {
   it.live("a model without extended thinking is called without it and records none", () => {
     fake.reset()
     return Effect.gen(function*() {
-      const out = (yield* remember(imageRequest(gif(), { models: { extract_image: "claude-3-5-haiku-20241022" } })))
-        .response as any
+      const out = imageBody(
+        yield* remember(imageRequest(gif(), { models: { extract_image: "claude-3-5-haiku-20241022" } }))
+      )
       expect(fake.requests[0]!.body.thinking).toBeUndefined()
       expect(fake.requests[0]!.body.messages[0].content[0].source.media_type).toBe("image/gif")
       expect(out).toMatchObject({ model: "claude-3-5-haiku-20241022", reasoning: "none" })

@@ -1,6 +1,8 @@
-import { Either } from "effect"
+import { OpenApi } from "@effect/platform"
+import { Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { MAX_TEXT_BYTES, validateRememberRequest } from "../../src/domain/Remember.js"
+import { MAX_TEXT_BYTES, RememberRequest, validateRememberRequest } from "../../src/domain/Remember.js"
+import { GligabaoApi } from "../../src/http/Api.js"
 
 const error = (body: unknown): string => {
   const r = validateRememberRequest(body)
@@ -115,5 +117,69 @@ describe("validateRememberRequest", () => {
 
   it("rejects bytes that are not an image, naming what they are", () => {
     expect(error({ user_id: "u", image: "aGk=" })).toContain("image")
+  })
+})
+
+describe("the request schema", () => {
+  // the 1x1 PNG of the documented example
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+  it.each([
+    // text or image is decided first, before any field's own value
+    [{ user_id: "u", image: "aGk=", text: 5 }, "text must not be given together with image"],
+    [{ user_id: "u", image: "aGk=", kind: "note" }, "kind must not be given together with image"],
+    [{ user_id: "u", image: "aGk=", web_search: "yes" }, "web_search must not be given together with image"],
+    [{ user_id: "u", dataset: "" }, "text is required (or image)"],
+    // ... but after user_id, and a malformed image is named as such
+    [{ user_id: " ", image: "aGk=", text: "x" }, "user_id must not be empty"],
+    [{ image: "aGk=", text: "x" }, "user_id is required"],
+    [{ user_id: "u", image: 5, text: "x" }, "image must be a non-empty base64 string"],
+    // the image is checked where it stands, before the fields after it
+    [{ user_id: "u", image: "%%%%", dataset: "" }, "image is not base64"],
+    // reasoning has no default value: null is not a level
+    [{ user_id: "u", text: "x", reasoning: { extract_graph: null } }, "reasoning.extract_graph must be one of"],
+    // a stage map is read in the order sent
+    [{ user_id: "u", text: "x", models: { bogus: "m", extract_graph: 3 } }, "models.bogus is not a stage"],
+    [{ user_id: "u", text: "x", models: { extract_graph: 3, bogus: "m" } }, "models.extract_graph must be a string"],
+    // timeseries: series or fetch first; an array over its limit is refused for its length
+    [{ user_id: "u", text: "x", timeseries: { observations: "yes" } }, "timeseries must have series or fetch"],
+    [
+      { user_id: "u", text: "x", timeseries: { series: Array.from({ length: 101 }, () => 5) } },
+      "timeseries.series must have at most 100 series"
+    ]
+  ])("reports %j as %j", (body, message) => {
+    expect(error(body)).toContain(message)
+  })
+
+  it("null and an empty model name mean the default model", () => {
+    expect(ok({ user_id: "u", text: "x", models: { extract_graph: null, resolve_edges: "", detect_geo: "m" } }).models)
+      .toEqual({ detect_geo: "m" })
+  })
+
+  it("encodes a decoded request back to a body that decodes the same (what the typed client sends)", () => {
+    for (
+      const body of [
+        { user_id: "u", text: "x", kind: "episode", reference_time: "2025-01-31T13:00:00+01:00" },
+        { user_id: "u", image: png, session_id: "s" },
+        { user_id: "u", text: "x", timeseries: { series: [{ key: "k", points: [["2025-01-31", 1]] }], fetch: true } }
+      ]
+    ) {
+      const decoded = ok({ ...body, reasoning: { extract_graph: "low" } })
+      const wire = Schema.encodeSync(RememberRequest)(decoded)
+      expect(wire).not.toHaveProperty("image_file")
+      expect(ok(wire)).toEqual(decoded)
+    }
+  })
+
+  it("every example the OpenAPI document shows is a valid request", () => {
+    const schemas = OpenApi.fromApi(GligabaoApi).components.schemas as Record<string, { examples?: Array<unknown> }>
+    for (const name of ["RememberRequest", "EvalRememberRequest"]) {
+      const examples = schemas[name]?.examples ?? []
+      expect(examples.length, name).toBeGreaterThan(0)
+      for (const example of examples) expect(Either.isRight(validateRememberRequest(example)), name).toBe(true)
+    }
+    const image = (schemas.RememberRequest?.examples ?? []).find((e) => (e as { image?: string }).image === png)
+    expect(image).toBeDefined()
+    expect(image).not.toHaveProperty("kind")
   })
 })

@@ -1,0 +1,190 @@
+/**
+ * What the read programs answer, as schemas: the programs' result types, the HTTP responses
+ * (encoded by HttpApi with these schemas), the OpenAPI document's success bodies and the typed
+ * client's results. As in the remember response, a field that is null in the row is omitted
+ * (invalid_at while a fact holds, model_id when unknown, ...). Fields are in the order the
+ * programs build them, which is the order of the JSON keys.
+ */
+import { Schema } from "effect"
+import { edgeFields } from "../http/Shapes.js"
+
+const provenance = {
+  artifact_ids: Schema.Array(Schema.Number).annotations({
+    description: "the artifacts it was inferred from, ascending (search and query: the 50 most recent)"
+  }),
+  session_ids: Schema.Array(Schema.String).annotations({ description: "the sessions that discovered it" })
+}
+
+const rankingFields = {
+  score: Schema.Number.annotations({ description: "reciprocal rank fusion score (k = 60)" }),
+  found_by: Schema.String.annotations({ description: "fulltext, vector, graph, joined by +" })
+}
+
+const factFields = {
+  ...edgeFields,
+  model: Schema.optional(Schema.String),
+  ...provenance
+}
+
+const entityFields = {
+  id: Schema.Number,
+  name: Schema.String,
+  type: Schema.String,
+  description: Schema.String,
+  created_at: Schema.String,
+  model_id: Schema.optional(Schema.Number),
+  model: Schema.optional(Schema.String),
+  ...provenance
+}
+
+const artifactFields = {
+  id: Schema.Number,
+  kind: Schema.String,
+  text: Schema.String,
+  parent_id: Schema.optional(Schema.Number),
+  session_id: Schema.optional(Schema.String),
+  valid_at: Schema.String,
+  created_at: Schema.String,
+  inference_id: Schema.optional(Schema.Number),
+  query: Schema.optional(Schema.String),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}
+
+const chunkFields = {
+  ...artifactFields,
+  summary: Schema.optional(Schema.String.annotations({ description: "the chunk's summary, when it has one" }))
+}
+
+/** A fact as the remember response shows an edge, plus its model's name and provenance. */
+export const FactOut = Schema.Struct(factFields).annotations({ identifier: "Fact" })
+export type FactOut = Schema.Schema.Type<typeof FactOut>
+
+export const LinkedEntityOut = Schema.Struct(entityFields).annotations({ identifier: "EntityView" })
+export type LinkedEntityOut = Schema.Schema.Type<typeof LinkedEntityOut>
+
+export const ArtifactOut = Schema.Struct(artifactFields).annotations({ identifier: "Artifact" })
+export type ArtifactOut = Schema.Schema.Type<typeof ArtifactOut>
+
+/** A chunk of text (or a whole short text) with its summary when it has one. */
+export const ChunkOut = Schema.Struct(chunkFields)
+export type ChunkOut = Schema.Schema.Type<typeof ChunkOut>
+
+/** The fused reciprocal-rank score, and the sources that found it. */
+export const Scored = Schema.Struct(rankingFields)
+export type Scored = Schema.Schema.Type<typeof Scored>
+
+export const ScoredFact = Schema.Struct({ ...factFields, ...rankingFields }).annotations({ identifier: "ScoredFact" })
+export const ScoredEntity = Schema.Struct({ ...entityFields, ...rankingFields }).annotations({
+  identifier: "ScoredEntity"
+})
+export const ScoredChunk = Schema.Struct({ ...chunkFields, ...rankingFields }).annotations({
+  identifier: "ScoredChunk"
+})
+
+const echoFields = {
+  dataset: Schema.String,
+  query: Schema.String,
+  as_of: Schema.String.annotations({ description: "the event time the facts are valid at (the request's, or now)" }),
+  known_at: Schema.optional(Schema.String),
+  warnings: Schema.optional(
+    Schema.Array(Schema.String).annotations({
+      description: "a source that could not run; the results come from the others"
+    })
+  )
+}
+
+/** What search and query repeat of the request. */
+export const Echo = Schema.Struct(echoFields)
+export type Echo = Schema.Schema.Type<typeof Echo>
+
+export const SearchResponse = Schema.Struct({
+  ...echoFields,
+  facts: Schema.Array(ScoredFact),
+  entities: Schema.Array(ScoredEntity),
+  chunks: Schema.Array(ScoredChunk)
+}).annotations({ identifier: "SearchResponse" })
+export type SearchResponse = Schema.Schema.Type<typeof SearchResponse>
+
+export const QueryInference = Schema.Struct({
+  id: Schema.Number,
+  stage: Schema.String,
+  provider: Schema.String,
+  model: Schema.String,
+  model_id: Schema.optional(Schema.Number),
+  reasoning: Schema.String,
+  input_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  cost_usd: Schema.Number,
+  latency_ms: Schema.Number
+}).annotations({ identifier: "QueryInference" })
+export type QueryInference = Schema.Schema.Type<typeof QueryInference>
+
+export const QueryResponse = Schema.Struct({
+  ...echoFields,
+  facts: Schema.Array(ScoredFact).annotations({ description: "the facts the model was given, best first" }),
+  entities: Schema.Array(ScoredEntity),
+  artifacts: Schema.Array(ScoredChunk).annotations({
+    description: "the passages retrieved with them (chunks, or short texts), with the facts' sources"
+  }),
+  answer: Schema.String,
+  citations: Schema.Array(Schema.Number).annotations({ description: "the ids of the facts the answer relies on" }),
+  inference: Schema.NullOr(QueryInference).annotations({
+    description: "the model call; null when no fact was found (no call is made)"
+  })
+}).annotations({ identifier: "QueryResponse" })
+export type QueryResponse = Schema.Schema.Type<typeof QueryResponse>
+
+/** The JSON form of `GET /v1/gb/graph` (it is streamed; the typed client reads it whole). */
+export const GraphDocument = Schema.Struct({
+  dataset: Schema.Struct({ id: Schema.Number, name: Schema.String, created_at: Schema.String }),
+  as_of: Schema.String,
+  known_at: Schema.String,
+  include_expired: Schema.Boolean,
+  session_id: Schema.optional(Schema.String),
+  kind: Schema.optional(Schema.String),
+  entities: Schema.Array(LinkedEntityOut),
+  edges: Schema.Array(FactOut),
+  artifacts: Schema.Array(ArtifactOut)
+}).annotations({ identifier: "GraphExport" })
+export type GraphDocument = Schema.Schema.Type<typeof GraphDocument>
+
+export const DatasetOut = Schema.Struct({
+  id: Schema.Number,
+  name: Schema.String,
+  created_at: Schema.String,
+  artifacts: Schema.Number,
+  entities: Schema.Number,
+  edges: Schema.Number,
+  live_edges: Schema.Number.annotations({ description: "edges not superseded (expired_at null)" })
+}).annotations({ identifier: "DatasetCounts" })
+export type DatasetOut = Schema.Schema.Type<typeof DatasetOut>
+
+export const DatasetsResponse = Schema.Struct({ datasets: Schema.Array(DatasetOut) }).annotations({
+  identifier: "Datasets"
+})
+export type DatasetsResponse = Schema.Schema.Type<typeof DatasetsResponse>
+
+export const DeletedDataset = Schema.Struct({
+  dataset: Schema.String,
+  id: Schema.Number,
+  deleted_at: Schema.String
+}).annotations({ identifier: "DeletedDataset" })
+export type DeletedDataset = Schema.Schema.Type<typeof DeletedDataset>
+
+export const SessionOut = Schema.Struct({
+  session_id: Schema.String,
+  artifacts: Schema.Number,
+  entities: Schema.Number,
+  edges: Schema.Number,
+  first_at: Schema.NullOr(Schema.String).annotations({
+    description: "the session's first artifact (null when its artifacts were deleted)"
+  }),
+  last_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "SessionCounts" })
+export type SessionOut = Schema.Schema.Type<typeof SessionOut>
+
+export const SessionsResponse = Schema.Struct({
+  dataset: Schema.String,
+  sessions: Schema.Array(SessionOut)
+}).annotations({ identifier: "Sessions" })
+export type SessionsResponse = Schema.Schema.Type<typeof SessionsResponse>

@@ -1,0 +1,164 @@
+/**
+ * The read and admin endpoints' contract as the schemas make it: the OpenAPI document shows a
+ * valid example of every request (body, URL parameters, path), URL parameters are read as a
+ * browser or form sends them, and a decode failure words its message as the hand validators did.
+ */
+import { OpenApi } from "@effect/platform"
+import { Either, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import {
+  AdminGraphRequest,
+  RunPath,
+  RunsRequest,
+  UsageRequest,
+  validateUsageRequest
+} from "../../src/admin/requests.js"
+import { decodeRequest, formatParseError } from "../../src/domain/Wire.js"
+import { AdminApiGroup } from "../../src/http/AdminApi.js"
+import { GligabaoApi } from "../../src/http/Api.js"
+import { ReadGroup } from "../../src/http/ReadApi.js"
+import { DatasetPath, GraphRequest, QueryRequest, SearchRequest, UserParams } from "../../src/query/requests.js"
+
+const doc = OpenApi.fromApi(GligabaoApi) as unknown as {
+  readonly paths: Record<string, Record<string, Operation>>
+  readonly components: { readonly schemas: Record<string, { readonly examples?: ReadonlyArray<unknown> }> }
+}
+interface Operation {
+  readonly operationId: string
+  readonly parameters: ReadonlyArray<
+    { readonly name: string; readonly in: string; readonly schema: { examples?: Array<unknown> } }
+  >
+  readonly requestBody?: {
+    readonly content: { readonly "application/json": { readonly schema: { readonly $ref: string } } }
+  }
+}
+
+const operation = (id: string): Operation => {
+  for (const methods of Object.values(doc.paths)) {
+    for (const op of Object.values(methods)) if (op.operationId === id) return op
+  }
+  throw new Error(`no operation ${id}`)
+}
+
+/** The documented example of the parameters `in` the path or query, as strings. */
+const exampleParams = (op: Operation, where: "path" | "query") =>
+  Object.fromEntries(
+    op.parameters.filter((p) => p.in === where && p.schema.examples !== undefined).map((p) => [
+      p.name,
+      String(p.schema.examples![0])
+    ])
+  )
+
+const ok = <A>(result: Either.Either<A, { readonly message: string }>): A => {
+  if (Either.isLeft(result)) throw new Error(result.left.message)
+  return result.right
+}
+
+const problem = <A>(result: Either.Either<A, { readonly message: string }>): string => {
+  if (Either.isRight(result)) throw new Error(`expected a 400, got ${JSON.stringify(result.right)}`)
+  return result.left.message
+}
+
+describe("the documented examples", () => {
+  const groups = [["read", ReadGroup], ["admin", AdminApiGroup]] as const
+  for (const [name, group] of groups) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      it(`${name}.${endpoint.name}: every part of the request has a valid example`, () => {
+        const op = operation(`${name}.${endpoint.name}`)
+        if (endpoint.payloadSchema._tag === "Some") {
+          const ref = op.requestBody!.content["application/json"].schema.$ref.split("/").pop()!
+          const examples = doc.components.schemas[ref]!.examples
+          expect(examples?.length, ref).toBeGreaterThan(0)
+          for (const example of examples!) ok(decodeRequest(endpoint.payloadSchema.value as never)(example))
+        }
+        if (endpoint.urlParamsSchema._tag === "Some") {
+          const params = exampleParams(op, "query")
+          expect(Object.keys(params).length).toBeGreaterThan(0)
+          ok(decodeRequest(endpoint.urlParamsSchema.value as never)(params))
+        }
+        if (endpoint.pathSchema._tag === "Some") {
+          ok(decodeRequest(endpoint.pathSchema.value as never)(exampleParams(op, "path")))
+        }
+      })
+    }
+  }
+
+  it("the request bodies document the wire's shape (models and reasoning as stage maps)", () => {
+    const [example] = doc.components.schemas["QueryRequest"]!.examples!
+    expect(example).toMatchObject({ reasoning: { query: "none" } })
+    expect(ok(decodeRequest(QueryRequest)(example))).toMatchObject({ reasoning: "none", limit: 20 })
+    expect(ok(decodeRequest(SearchRequest)(doc.components.schemas["SearchRequest"]!.examples![0]))).toMatchObject({
+      user_id: "alice",
+      limit: 10
+    })
+  })
+})
+
+describe("URL parameters", () => {
+  it("a repeated parameter counts by its first value", () => {
+    expect(ok(decodeRequest(GraphRequest)({ user_id: ["alice", "mallory"], include_expired: ["1", "0"] })))
+      .toMatchObject({ user_id: "alice", include_expired: true, format: "json", dataset: "main" })
+  })
+
+  it("read endpoints: an empty parameter is a value; admin endpoints: an absent one", () => {
+    expect(problem(decodeRequest(UserParams)({ user_id: "" }))).toBe("user_id must not be empty")
+    expect(ok(decodeRequest(GraphRequest)({ user_id: "u", include_expired: "" })).include_expired).toBe(true)
+    expect(ok(decodeRequest(RunsRequest)({ db: "d", status: "", limit: "" }))).toMatchObject({ limit: 100 })
+    expect(problem(decodeRequest(RunsRequest)({ db: "" }))).toBe(
+      "db is required: the name of one of the server's databases"
+    )
+    expect(problem(decodeRequest(AdminGraphRequest)({ db: "d", dataset_id: "" }))).toBe("dataset_id is required")
+  })
+
+  it("the client's side: a request encodes to the parameters it decodes from", () => {
+    const request = ok(decodeRequest(GraphRequest)({ user_id: "alice", include_expired: "true", kind: "episode" }))
+    const params = Schema.encodeSync(GraphRequest)(request)
+    expect(params).toEqual({
+      format: "json",
+      user_id: "alice",
+      dataset: "main",
+      include_expired: "true",
+      kind: "episode"
+    })
+    expect(ok(decodeRequest(GraphRequest)(params))).toEqual(request)
+  })
+})
+
+describe("paths", () => {
+  it("a dataset's name in the path is checked as any dataset name, and named so", () => {
+    expect(ok(decodeRequest(DatasetPath)({ name: "scratch pad" }))).toEqual({ name: "scratch pad" })
+    expect(problem(decodeRequest(DatasetPath)({ name: "a\nb" }))).toBe("dataset must not contain control characters")
+    expect(problem(decodeRequest(DatasetPath)({ name: "x".repeat(129) }))).toBe("dataset must be at most 128 bytes")
+  })
+
+  it("a run's id is a positive integer", () => {
+    expect(ok(decodeRequest(RunPath)({ id: "12" }))).toEqual({ id: 12 })
+    for (const id of ["0", "-1", "1.5", "abc", "1".repeat(16)]) {
+      expect(problem(decodeRequest(RunPath)({ id })), id).toBe("id must be a positive integer")
+    }
+  })
+})
+
+describe("the usage request reads the clock for its defaults", () => {
+  it("as HttpApi decodes it (the fiber's clock) and as validateUsageRequest does (a given time)", () => {
+    const now = Date.parse("2026-03-10T12:00:00Z")
+    expect(ok(validateUsageRequest({ db: "d" }, now))).toEqual({
+      db: "d",
+      from: "2026-03-03T12:00:00.000Z",
+      to: "2026-03-10T12:00:00.000Z",
+      bucket: "day"
+    })
+    const decoded = Schema.decodeUnknownEither(UsageRequest)({
+      db: "d",
+      from: "2026-03-10T00:00:00Z",
+      to: "2026-03-10T06:00:00Z"
+    })
+    expect(Either.map(decoded, (r) => r.bucket)).toEqual(Either.right("hour"))
+    const backwards = Schema.decodeUnknownEither(UsageRequest)({
+      db: "d",
+      from: "2026-03-10T06:00:00Z",
+      to: "2026-03-10T00:00:00Z"
+    })
+    expect(Either.mapLeft(backwards, formatParseError)).toEqual(Either.left("from must be before to"))
+  })
+})
