@@ -220,10 +220,6 @@ export const ArrayOf = <S extends Schema.Schema.Any>(
   )
 }
 
-/** A nested object; its fields report their own problems. */
-export const Obj = <F extends Schema.Struct.Fields>(fields: F) =>
-  Schema.Struct(fields).annotations({ message: () => "must be an object" })
-
 // -- decoding in steps ------------------------------------------------------------------------
 
 /**

@@ -8,7 +8,7 @@
  * URL parameters are HttpApi's, its decode errors worded by the middleware of Http.ts.
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, SchemaAST as AST } from "effect"
 import { ImageQuery } from "../domain/Image.js"
 import { EvalRememberRequest, RememberRequest } from "../domain/Remember.js"
 import { EvalRememberSuccess, RememberSuccess } from "../domain/Responses.js"
@@ -101,6 +101,30 @@ export class HealthGroup extends HttpApiGroup.make("health").add(
   HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
 ) {}
 
+/**
+ * HttpApi documents its own decode failure (`{_tag, issues, message}`) as a 400 of every
+ * endpoint, but the server answers every 400 with `{"error"}` (src/http/Http.ts, jsonErrors):
+ * the document says what is answered.
+ */
+const withoutDecodeErrorBody = (spec: Record<string, any>): Record<string, any> => {
+  const decodeRef = "#/components/schemas/HttpApiDecodeError"
+  for (const operations of Object.values<Record<string, any>>(spec.paths ?? {})) {
+    for (const operation of Object.values<any>(operations)) {
+      const json = operation?.responses?.["400"]?.content?.["application/json"]
+      const anyOf: Array<{ $ref?: string }> | undefined = json?.schema?.anyOf
+      if (anyOf === undefined) continue
+      const rest = anyOf.filter((s) => s.$ref !== decodeRef)
+      json.schema = rest.length === 1 ? rest[0] : { anyOf: rest }
+      operation.responses["400"].description = Error400.ast.annotations[AST.DescriptionAnnotationId] as string
+    }
+  }
+  if (spec.components?.schemas !== undefined) {
+    delete spec.components.schemas.HttpApiDecodeError
+    delete spec.components.schemas.Issue
+  }
+  return spec
+}
+
 export class GligabaoApi extends HttpApi.make("gligabao")
   .add(RememberGroup)
   .add(ImagesGroup)
@@ -108,6 +132,7 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(ReadGroup)
   .add(AdminApiGroup)
   .add(AdminPageGroup)
+  .annotate(OpenApi.Transform, withoutDecodeErrorBody)
   .annotate(OpenApi.Title, "gligabao")
   .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.")
 {}
