@@ -27,6 +27,7 @@ import {
   type TimeseriesProviderConfig
 } from "./config/tables.js"
 import { DEFAULT_PRICES, mergePrices, type PriceTable } from "./pipeline/cost.js"
+import { REMEMBER_DEFAULTS } from "./pipeline/Settings.js"
 
 export { ConfigInvalid } from "./config/ConfigInvalid.js"
 export type { LlmProvider, LogFormat, LogLevelName, VectorStoreKind } from "./config/keys.js"
@@ -149,9 +150,10 @@ export const defaultConfig: AppConfig = {
   embeddingBaseUrl: Option.none(),
   vectorStore: "sqlite",
   pinecone: { apiKey: Option.none(), indexHost: Option.none(), namespacePrefix: "" },
-  chunkSize: 1024,
-  chunkOverlapPercent: 20,
-  chunkConcurrency: 4,
+  // the pipeline's knobs default to the pipeline's own defaults (src/pipeline/Settings.ts)
+  chunkSize: REMEMBER_DEFAULTS.chunkSize,
+  chunkOverlapPercent: REMEMBER_DEFAULTS.chunkOverlapPercent,
+  chunkConcurrency: REMEMBER_DEFAULTS.chunkConcurrency,
   geo: {
     enabled: false,
     baseUrl: "https://nominatim.openstreetmap.org",
@@ -161,9 +163,14 @@ export const defaultConfig: AppConfig = {
   },
   jevUrl: "https://api.typesafe.ai",
   jevApiKey: Option.none(),
-  prices: DEFAULT_PRICES,
+  prices: REMEMBER_DEFAULTS.prices,
   timeseries: { providers: [] },
-  remember: { concurrency: 16, maxCandidates: 50, similarityThreshold: 0.75, similarityTopK: 3 },
+  remember: {
+    concurrency: 16,
+    maxCandidates: REMEMBER_DEFAULTS.maxCandidates,
+    similarityThreshold: REMEMBER_DEFAULTS.similarityThreshold,
+    similarityTopK: REMEMBER_DEFAULTS.similarityTopK
+  },
   server: { host: "127.0.0.1", port: 8080 },
   database: { url: Option.none(), path: DEFAULT_DB_PATH, mmapSize: 0 },
   imageDir: imageDirFor(DEFAULT_DB_PATH),

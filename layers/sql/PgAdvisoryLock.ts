@@ -29,9 +29,8 @@ const LOCK_NOT_AVAILABLE = "55P03"
  * Runs `effect` holding the advisory lock of `key`, taken through `sql`'s pool.
  *
  * A waiter queues in PostgreSQL itself (pg_advisory_lock), so the lock goes to waiters in the
- * order they came, across processes: with polling (pg_try_advisory_lock) a process that had a
- * queue of runs for a dataset re-took the lock at once after each run while another process's
- * poller slept, and kept it (BENCHMARKS.md, issue 13). Each attempt waits at most LOCK_WAIT
+ * order they came, across processes; polling would let a process with a queue of runs re-take
+ * the lock after each one and starve the others (docs/DECISIONS.md). Each attempt waits at most LOCK_WAIT
  * (lock_timeout, set for that statement only) and then queues again; it runs uninterruptibly,
  * so no cancelled lock query can be granted behind our back and leak with a pooled connection.
  * A timed-out attempt unlocks once on its connection before giving it back, because

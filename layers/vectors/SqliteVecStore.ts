@@ -11,16 +11,16 @@
  *     +vector_id text, +metadata text,   -- auxiliary columns (metadata as JSON)
  *     chunk_size=64)
  *
- * What 0.1.9 does and does not do (tried before writing this): no UPSERT or INSERT OR
- * REPLACE on vec0 (so an upsert deletes then inserts, in one transaction); a primary key
- * is unique across partitions (hence the composite key); `key IN (...)` is a full scan
- * while `key = ?` is a lookup (hence one delete per existing id); `k` is capped at 4096; every
- * partition allocates a whole chunk (chunk_size x dimensions x 4 bytes) up front: the
- * default 1024 costs 6 MB per index at 1536 dimensions, 64 costs 393 KB and searches as fast.
+ * What 0.1.9 does and does not do: no UPSERT or INSERT OR REPLACE on vec0 (so an upsert
+ * deletes then inserts, in one transaction); a primary key is unique across partitions (hence
+ * the composite key); `key IN (...)` is a full scan while `key = ?` is a lookup (hence one
+ * delete per existing id); `k` is capped at 4096; every partition allocates a whole chunk
+ * (chunk_size x dimensions x 4 bytes) up front, so chunk_size is 64, which searches as fast as
+ * the default 1024 for a sixteenth of the memory.
  *
  * That table alone serves fewer than 64 dimensions. A KNN query on it is a brute-force float
- * scan of the partition (about 190 ms of CPU for 100,000 vectors at 1536 dimensions), so from 64
- * dimensions up the vectors are kept differently, in two tables with the same keys:
+ * scan of the partition, too slow for a large index (BENCHMARKS.md), so from 64 dimensions up
+ * the vectors are kept differently, in two tables with the same keys:
  *
  *   CREATE VIRTUAL TABLE gb_vectors_1536_codes1 USING vec0(
  *     key text primary key, index_name text partition key, code bit[1536], chunk_size=512)
@@ -32,18 +32,18 @@
  * `candidatesFor(k)` nearest codes by Hamming distance, then rescores those candidates exactly
  * (`vec_distance_cosine` on their float vectors, fetched by key in the same statement). The
  * floats are not in a vec0 table because rescoring reads them one by one: out of vec0's chunk
- * blobs (393 KB, a chain of about 100 overflow pages walked to the vector's offset) that was
- * most of a search's time; a row of its own is an index lookup and two overflow pages.
- * vec0's top-k selection costs (rows x k), so the candidates stay few, and the code table's
- * chunk size is 512 (64 cost twice the CPU a query in a trial; 512 codes are 96 KB a partition).
+ * blobs each read walks a chain of overflow pages to the vector's offset, while a row of its
+ * own is an index lookup and two overflow pages (BENCHMARKS.md, third round). vec0's top-k
+ * selection costs (rows x k), so the candidates stay few, and the code table's chunk size is
+ * 512 (a smaller one costs more CPU a query).
  * Writes and deletes go to both tables in one transaction. At startup the tables are created;
  * a database from before them has its vec0 float table copied into the plain one and dropped,
  * and the codes are put in step with the floats when the two tables' counts differ (two counts
  * when there is nothing to do).
  *
  * On a file, the layers search on a read-only connection in a worker thread (VecReader.ts): a
- * code scan holds its thread for 10-25 ms at 100,000 vectors, which on the main connection
- * held every other request and the pipeline.
+ * code scan holds its thread, which on the main connection would hold every other request and
+ * the pipeline.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, type SqlError } from "@effect/sql"
@@ -78,11 +78,9 @@ export const floatTableName = (dimensions: number) => `gb_vectors_${dimensions}_
 
 /**
  * Codes fetched for a query of `k`: rescored exactly, so more is better recall and slower
- * (vec0 selects the top k in rows x k: at 100,000 codes of 1536 bits, 8.7 ms for one and 0.13 ms
- * more per code). On the bench's 100,000 facts, queries near stored facts, k = 30 (a search of
- * limit 10): 120 codes (4k) found 0.991 of the exact top 30 in 25 ms, 90 codes (3k) 0.974 in
- * 19 ms, 64 codes 0.930 in 15 ms; all three found the whole exact top 10. Search asks for 3 x
- * its limit per source so fusion has candidates to spare; ranks past 20 matter little.
+ * (vec0 selects the top k in rows x k). 3k keeps the whole exact top 10 of a search and most
+ * of its top 30 (docs/DECISIONS.md, BENCHMARKS.md); search asks for 3 x its limit per source so
+ * fusion has candidates to spare, and ranks past 20 matter little.
  */
 export const candidatesFor = (k: number) => Math.min(MAX_K, Math.max(64, 3 * k))
 
@@ -171,7 +169,7 @@ const syncCodes = (sql: SqlClient.SqlClient, dimensions: number) =>
         const missing = yield* sql.unsafe<{ key: string }>(
           `SELECT key FROM ${floats} WHERE key NOT IN (SELECT id FROM ${codes}_rowids)`
         )
-        // a batch of vectors at a time: 100,000 of them would be 600 MB at once
+        // a batch of vectors at a time: a large index's floats at once would be hundreds of MB
         for (const batch of chunksOf(missing, BACKFILL_BATCH)) {
           const rows = yield* sql.unsafe<{ key: string; index_name: string; embedding: Uint8Array }>(
             `SELECT key, index_name, embedding FROM ${floats} WHERE key IN (${placeholders(batch)})`,

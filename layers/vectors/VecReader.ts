@@ -2,7 +2,7 @@
  * A second, read-only connection to a sqlite-vec file, in a worker thread, for vector searches.
  *
  * better-sqlite3 is synchronous: on the one connection a server has, a vector search (a scan of
- * a partition's binary codes, 10-25 ms at 100,000 vectors) holds the event loop, and a search's
+ * a partition's binary codes) holds the event loop, and a search's
  * full-text queries wait for it. On a connection of its own in a worker thread, the scan runs
  * on another core while the main thread answers the full-text queries, other requests and the
  * pipeline. WAL lets the reader and the writer work at once; the reader sees what is committed
@@ -79,8 +79,8 @@ export const startVecReader = (
       Effect.sync(() =>
         new Worker(WORKER_SOURCE, {
           eval: true,
-          // a bound, not a measured saving: it allocates little (rows of ids, distances and
-          // metadata), and the 1 MiB remember's peak did not move with it beyond noise
+          // a bound on the worker's heap, which allocates little (rows of ids, distances and
+          // metadata); not a memory saving (BENCHMARKS.md, notes moved out of the code)
           resourceLimits: { maxYoungGenerationSizeMb: 2 },
           workerData: {
             filename,

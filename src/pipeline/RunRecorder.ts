@@ -12,7 +12,7 @@
  * trajectory is built from them), so the run log and the trajectory are two views of one
  * mechanism. Without an observer nothing else happens.
  */
-import { Cause, Clock, Effect, FiberRef, Option } from "effect"
+import { Cause, Clock, Effect, FiberRef, HashMap, Option, Ref } from "effect"
 import { InternalFailure } from "../domain/Errors.js"
 import type { InferenceRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
@@ -65,10 +65,11 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
   return "internal error"
 }
 
+/** A stage's executions so far: how many are in flight, when the first began, whether one failed. */
 interface StageState {
-  active: number
-  firstStartMs: number
-  failed: boolean
+  readonly active: number
+  readonly firstStartMs: number
+  readonly failed: boolean
 }
 
 /** An infrastructure defect fails the call with a 500 that names the stage, never a trace. */
@@ -85,7 +86,8 @@ const defectAsFailure = (logLabel: string, label: string) => <A, E, R>(effect: E
 /** What the observer side of a recorder needs: the observer and the run's stage counter. */
 interface Observing {
   readonly observer: RunObserver
-  nextStageRun: number
+  /** the id of the run's next stage execution */
+  readonly nextStageRun: Ref.Ref<number>
 }
 
 const notify = (what: string, f: () => void) => safely(what, Effect.sync(f))
@@ -105,7 +107,7 @@ const observed = <A, E, R>(
   Effect.gen(function*() {
     const startedMs = yield* Clock.currentTimeMillis
     const run: StageRunRef = {
-      id: observing.nextStageRun++,
+      id: yield* Ref.getAndUpdate(observing.nextStageRun, (n) => n + 1),
       stage: name,
       within,
       labels: yield* FiberRef.get(stepLabels)
@@ -159,30 +161,55 @@ const scopedTo = (parent: RunRecorder, stage: string, observing: Observing | nul
   return view
 }
 
+/** An execution of stage `name` begins: whether it is the only one in flight (its row starts). */
+const enter = (states: Ref.Ref<HashMap.HashMap<string, StageState>>, name: string, startedMs: number) =>
+  Ref.modify(states, (all) => {
+    const state = Option.getOrElse(
+      HashMap.get(all, name),
+      () => ({ active: 0, firstStartMs: startedMs, failed: false })
+    )
+    const next = { ...state, active: state.active + 1 }
+    return [next.active === 1, HashMap.set(all, name, next)] as const
+  })
+
+/**
+ * An execution of stage `name` ends: whether its row is written now, and from when. A success
+ * is written only when nothing else of the stage is in flight or failed; a failure always is.
+ */
+const leave = (states: Ref.Ref<HashMap.HashMap<string, StageState>>, name: string, failed: boolean) =>
+  Ref.modify(states, (all) => {
+    const state = Option.getOrThrow(HashMap.get(all, name))
+    const next = { ...state, active: state.active - 1, failed: state.failed || failed }
+    const write = failed || (!state.failed && next.active === 0)
+    return [{ write, firstStartMs: state.firstStartMs }, HashMap.set(all, name, next)] as const
+  })
+
 export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number, observer?: RunObserver): RunRecorder => {
-  const states = new Map<string, StageState>()
-  const observing: Observing | null = observer === undefined ? null : { observer, nextStageRun: 1 }
+  // Refs, since a run's stages execute concurrently; made unsafely because a recorder is made
+  // outside an effect (the image pipeline's too)
+  const states = Ref.unsafeMake(HashMap.empty<string, StageState>())
+  const observing: Observing | null = observer === undefined
+    ? null
+    : { observer, nextStageRun: Ref.unsafeMake(1) }
   const recorder: RunRecorder = {
     runId,
     stage: (name, effect, detail, trace) =>
       Effect.gen(function*() {
         const startedMs = yield* Clock.currentTimeMillis
-        const state = states.get(name) ?? { active: 0, firstStartMs: startedMs, failed: false }
-        states.set(name, state)
-        state.active++
-        if (state.active === 1) yield* safely("start stage", runLog.stageStarted(runId, name, toIso(startedMs)))
+        if (yield* enter(states, name, startedMs)) {
+          yield* safely("start stage", runLog.stageStarted(runId, name, toIso(startedMs)))
+        }
         const finish = (status: "succeeded" | "failed", error: string | null, d: Record<string, unknown> | null) =>
-          Effect.flatMap(Clock.currentTimeMillis, (endMs) => {
-            state.active--
-            // a success is written only when nothing else of this stage is in flight or failed
-            if (status === "succeeded" && (state.failed || state.active > 0)) return Effect.void
-            if (status === "failed") state.failed = true
-            return safely(
+          Effect.gen(function*() {
+            const endMs = yield* Clock.currentTimeMillis
+            const { firstStartMs, write } = yield* leave(states, name, status === "failed")
+            if (!write) return
+            yield* safely(
               "finish stage",
               runLog.stageFinished(runId, name, {
                 status,
                 finished_at: toIso(endMs),
-                duration_ms: endMs - state.firstStartMs,
+                duration_ms: endMs - firstStartMs,
                 error,
                 detail: d
               })

@@ -5,7 +5,7 @@ import { DEFAULT_PRICES, type PriceTable } from "./cost.js"
 export interface RememberSettingsShape {
   /** USD per million tokens, per model name (the built-in table merged with [prices]) */
   readonly prices: PriceTable
-  /** candidate facts compared per remember (spec: 50) */
+  /** candidate facts compared per remember (the spec's 50 is the default) */
   readonly maxCandidates: number
   /** similar-entity candidates: cosine similarity at least this, at most topK per endpoint */
   readonly similarityThreshold: number
@@ -21,19 +21,25 @@ export interface RememberSettingsShape {
   readonly webSearch: boolean
 }
 
+/**
+ * The one place these defaults are written: the configuration's defaults for the same keys
+ * (src/Config.ts) are read from here, and gligabao.toml and docs/CONFIGURATION.md state them.
+ */
+export const REMEMBER_DEFAULTS: RememberSettingsShape = {
+  prices: DEFAULT_PRICES,
+  maxCandidates: 50,
+  similarityThreshold: 0.75,
+  similarityTopK: 3,
+  chunkSize: 1024,
+  chunkOverlapPercent: 20,
+  chunkConcurrency: 4,
+  webSearch: false
+}
+
 export class RememberSettings
   extends Context.Tag("gligabao/RememberSettings")<RememberSettings, RememberSettingsShape>()
 {
-  static readonly defaults: RememberSettingsShape = {
-    prices: DEFAULT_PRICES,
-    maxCandidates: 50,
-    similarityThreshold: 0.75,
-    similarityTopK: 3,
-    chunkSize: 1024,
-    chunkOverlapPercent: 20,
-    chunkConcurrency: 4,
-    webSearch: false
-  }
+  static readonly defaults: RememberSettingsShape = REMEMBER_DEFAULTS
   static readonly layer = (overrides: Partial<RememberSettingsShape> = {}) =>
     Layer.succeed(RememberSettings, { ...RememberSettings.defaults, ...overrides })
 }

@@ -4,11 +4,10 @@
  * the same 100,256 tokens as the library's JavaScript table; the tests check the counts against
  * the library's encoder).
  *
- * Why not the library's table: importing `gpt-tokenizer/bpeRanks/cl100k_base` parses a 1.1 MB
- * module into 100,256 JavaScript strings and arrays that the module keeps alive, and the Map
- * we built over them doubled that: about 37 MB of resident memory, and 16 MB of live heap that
- * every major garbage collection walks. Here the whole table is about 2.3 MB outside the
- * JavaScript heap (token bytes, their offsets, an open-addressing hash), no per-token object.
+ * Why not the library's table: importing `gpt-tokenizer/bpeRanks/cl100k_base` makes a
+ * JavaScript string and array per token, kept alive by the module, that every major garbage
+ * collection walks. Here the table is three typed arrays outside the JavaScript heap (token
+ * bytes, their offsets, an open-addressing hash), no per-token object (BENCHMARKS.md, memory).
  */
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -80,7 +79,7 @@ export const parseTiktoken = (file: Uint8Array): Vocabulary => {
 
 let loaded: Vocabulary | undefined
 
-/** The table, read on first use (about 30 ms) and kept. */
+/** The table, read on first use and kept. */
 export const cl100k = (): Vocabulary => {
   if (loaded !== undefined) return loaded
   const path = createRequire(import.meta.url).resolve("gpt-tokenizer/data/cl100k_base.tiktoken")

@@ -11,11 +11,11 @@
  * merged on its own, as tiktoken does. Two deliberate departures from calling the library's
  * `countTokens`, which the tests use as the oracle:
  * - the merge is ours (a dozen lines over the same rank table): the library's decodes
- *   every candidate pair back to a string and costs about 3 µs per byte of text it has not
- *   seen before, so 1 MiB of Chinese or of prose without spaces took seconds;
+ *   every candidate pair back to a string, too slow for a long text it has not seen before
+ *   (BENCHMARKS.md, long documents);
  * - a pre-token longer than MAX_PIECE_LENGTH UTF-16 units is merged in parts of that length
  *   (never splitting a surrogate pair): a merge is quadratic in its length, and a run with no
- *   break (1 MiB of CJK without punctuation, a line of 5,000 `=`) is a single pre-token.
+ *   break (CJK without punctuation, a long line of `=`) is a single pre-token.
  *   Ordinary text has no such runs, and then the count is exactly the library's.
  */
 import { CL100K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants"

@@ -81,8 +81,8 @@ export const make = Effect.gen(function*() {
     )
 
   // `+id`: ordering by the bare column lets SQLite (without statistics) walk the dataset's
-  // (dataset_id, id) index to skip a sort, reading every entity of the dataset: 23 ms at 200k
-  // entities instead of 0.03 ms through (dataset_id, name_key) (BENCHMARKS.md, issue 12).
+  // (dataset_id, id) index to skip a sort, reading every entity of the dataset instead of the
+  // few that (dataset_id, name_key) finds (BENCHMARKS.md, the misses and their causes).
   const findEntitiesByNameKeys = (datasetId: number, nameKeys: ReadonlyArray<string>) =>
     Effect.forEach(
       chunksOf(unique(nameKeys)),

@@ -1,8 +1,8 @@
 /**
  * VectorOutbox on SQL: vectors waiting for the vector store. A vector is stored as `f64:` and
- * the base64 of its float64 bytes (exact, 16 KB for 1536 dimensions): as JSON text it took
- * about 30 KB, and writing and parsing that text was most of the garbage a long document made
- * (BENCHMARKS.md, memory). Rows queued as JSON by an earlier version are still read.
+ * the base64 of its float64 bytes: exact, and far less to write and parse than JSON text,
+ * which made most of a long document's garbage (BENCHMARKS.md, memory). Rows queued as JSON
+ * by an earlier version are still read.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"

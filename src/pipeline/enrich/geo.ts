@@ -12,7 +12,7 @@ import { toIso } from "../../domain/time.js"
 import type { EntityGeoRow } from "../../services/GeoRepo.js"
 import type { GeoPlace } from "../../services/GeoResolver.js"
 import { callLlm } from "../ModelCalls.js"
-import { callContext, type RunScope } from "../remember/unit.js"
+import { callContext, type RunContext } from "../remember/RunContext.js"
 import { buildDetectGeoPrompt, DETECT_GEO_MAX_TOKENS, type DetectedPlace, parseDetectGeo } from "./detectGeo.js"
 import { describeCause, optionalStage, type StageOutcome } from "./stage.js"
 
@@ -55,9 +55,9 @@ const placeFields = (place: GeoPlace) => ({
 })
 
 /** Looks one place up and stores the outcome; the item says what happened, never fails. */
-const resolvePlace = (scope: RunScope, place: DetectedPlace<EntityRow>): Effect.Effect<GeoItem> =>
+const resolvePlace = (ctx: RunContext, place: DetectedPlace<EntityRow>): Effect.Effect<GeoItem> =>
   Effect.gen(function*() {
-    const { geo, geoRepo } = scope.deps
+    const { geo, geoRepo } = ctx.deps
     const found = yield* Effect.either(geo.resolve(place.query))
     const row: EntityGeoRow = {
       entity_id: place.entity.id,
@@ -105,18 +105,18 @@ const resolvePlace = (scope: RunScope, place: DetectedPlace<EntityRow>): Effect.
         query: place.query,
         resolved: false,
         ...unresolved,
-        provider: scope.deps.geo.provider,
+        provider: ctx.deps.geo.provider,
         error: describeCause(cause)
       })
     )
   )
 
 const work = (
-  scope: RunScope,
+  ctx: RunContext,
   textEntities: ReadonlyArray<EntityRow>
 ): Effect.Effect<StageOutcome<ReadonlyArray<GeoItem>>, unknown> =>
   Effect.gen(function*() {
-    const { deps, request } = scope
+    const { deps, request } = ctx
     const entities = [...new Map(textEntities.map((e) => [e.id, e])).values()]
     // a row with an error recorded a failed lookup: that entity is tried again
     const known = new Set(
@@ -129,7 +129,7 @@ const work = (
     if (candidates.length === 0) return { value: [], error: null, detail: { ...counts, places: 0, resolved: 0 } }
 
     const prompt = buildDetectGeoPrompt(candidates)
-    const response = yield* callLlm(callContext(scope, "resolve_geo"), {
+    const response = yield* callLlm(callContext(ctx, "resolve_geo"), {
       stage: "detect_geo",
       model: request.models.detect_geo,
       reasoning: request.reasoning.detect_geo ?? "none",
@@ -148,7 +148,7 @@ const work = (
       yield* Effect.logInfo("detect_geo: ignored part of the answer", { ignored: detected.right.ignored })
     }
 
-    const items = yield* Effect.forEach(detected.right.places, (place) => resolvePlace(scope, place))
+    const items = yield* Effect.forEach(detected.right.places, (place) => resolvePlace(ctx, place))
     const failed = items.filter((i) => i.error !== undefined)
     return {
       value: items,
@@ -168,7 +168,7 @@ const work = (
   })
 
 /** resolve_geo for the text's entities; the response's `geo` items (empty when the stage failed). */
-export const resolveGeo = (
-  scope: RunScope,
-  textEntities: ReadonlyArray<EntityRow>
-): Effect.Effect<ReadonlyArray<GeoItem>> => optionalStage(scope.recorder, "resolve_geo", work(scope, textEntities), [])
+export const resolveGeo = Effect.fn("remember.resolve_geo")(
+  (ctx: RunContext, textEntities: ReadonlyArray<EntityRow>): Effect.Effect<ReadonlyArray<GeoItem>> =>
+    optionalStage(ctx.recorder, "resolve_geo", work(ctx, textEntities), [])
+)

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberDeps } from "../remember/Deps.js"
-import type { RunScope } from "../remember/unit.js"
+import type { RunContext } from "../remember/RunContext.js"
 import { resolveGeo } from "./geo.js"
 import type { TextPart } from "./keyEntities.js"
 import { webSearch } from "./webSearch.js"
@@ -22,10 +22,9 @@ export const enrichmentRefusal = (deps: RememberDeps, request: RememberRequest):
   request.web_search && !deps.settings.webSearch ? WEB_SEARCH_UNAVAILABLE : undefined
 
 /** Runs the enrichments over the stored text (`parts`: the text, or its chunks in order); the response fields they add. */
-export const enrichText = (scope: RunScope, parts: ReadonlyArray<TextPart>): Effect.Effect<Record<string, unknown>> =>
-  Effect.gen(function*() {
-    const fields: Record<string, unknown> = {}
-    if (scope.deps.geo.enabled) fields.geo = yield* resolveGeo(scope, parts.flatMap((p) => p.entities))
-    if (scope.request.web_search) fields.web_searches = yield* webSearch(scope, parts)
-    return fields
-  })
+export const enrichText = Effect.fn("remember.enrich_text")(function*(ctx: RunContext, parts: ReadonlyArray<TextPart>) {
+  const fields: Record<string, unknown> = {}
+  if (ctx.deps.geo.enabled) fields.geo = yield* resolveGeo(ctx, parts.flatMap((p) => p.entities))
+  if (ctx.request.web_search) fields.web_searches = yield* webSearch(ctx, parts)
+  return fields
+})

@@ -12,7 +12,8 @@ import { Effect } from "effect"
 import type { EdgeOut, EntityOut } from "../../domain/Responses.js"
 import { callLlm } from "../ModelCalls.js"
 import { edgeOut, entityOut } from "../remember/response.js"
-import { callContext, type RunScope, storeUnit, type Unit, type UnitWork, unitWork } from "../remember/unit.js"
+import { callContext, onBehalfOf, type RunContext } from "../remember/RunContext.js"
+import { storeUnit, type Unit, type UnitWork, unitWork } from "../remember/unit.js"
 import { keyEntities, type KeyEntity, type TextPart } from "./keyEntities.js"
 import { describeCause, optionalStage, type StageOutcome } from "./stage.js"
 import {
@@ -61,12 +62,12 @@ const unusable = (answer: WebSearchAnswer): string | null => {
   return null
 }
 
-const search = (scope: RunScope, key: KeyEntity) =>
+const search = (ctx: RunContext, key: KeyEntity) =>
   Effect.gen(function*() {
-    const prompt = buildWebSearchPrompt({ referenceTime: scope.referenceTime, entity: key.entity })
-    const response = yield* callLlm(callContext(scope, "web_search"), {
+    const prompt = buildWebSearchPrompt({ referenceTime: ctx.referenceTime, entity: key.entity })
+    const response = yield* callLlm(callContext(ctx, "web_search"), {
       stage: "web_search",
-      model: scope.request.models.web_search,
+      model: ctx.request.models.web_search,
       // web_search cannot think (seed: Reasoning)
       reasoning: "none",
       system: prompt.system,
@@ -82,11 +83,11 @@ const search = (scope: RunScope, key: KeyEntity) =>
 
 /** Searches and extracts (nothing stored yet): safe to run for every key entity at once. */
 const prepare = (
-  scope: RunScope,
+  ctx: RunContext,
   key: KeyEntity
 ): Effect.Effect<Prepared, { readonly searched: Searched | null; readonly error: string }> =>
   Effect.gen(function*() {
-    const searched = yield* search(scope, key).pipe(
+    const searched = yield* search(ctx, key).pipe(
       Effect.catchAllCause((cause) => Effect.fail({ searched: null, error: describeCause(cause) }))
     )
     const refusal = unusable(searched.answer)
@@ -99,7 +100,7 @@ const prepare = (
       query: joinQueries(searched.answer.queries),
       metadata: { sources: searched.answer.sources }
     }
-    const work = yield* unitWork(scope, unit).pipe(
+    const work = yield* unitWork(ctx, unit).pipe(
       Effect.catchAllCause((cause) => Effect.fail({ searched, error: describeCause(cause) }))
     )
     return { ...searched, unit, work }
@@ -117,8 +118,8 @@ const item = (key: KeyEntity, searched: Searched | null, rest: Partial<WebSearch
 })
 
 /** Stores one prepared result; the item says what happened, never fails. */
-const store = (scope: RunScope, key: KeyEntity, prepared: Prepared): Effect.Effect<WebSearchItem> =>
-  storeUnit(scope, prepared.unit, prepared.work).pipe(
+const store = (ctx: RunContext, key: KeyEntity, prepared: Prepared): Effect.Effect<WebSearchItem> =>
+  storeUnit(ctx, prepared.unit, prepared.work).pipe(
     Effect.map((stored) =>
       item(key, prepared, {
         artifact_id: stored.artifact.id,
@@ -138,12 +139,12 @@ const store = (scope: RunScope, key: KeyEntity, prepared: Prepared): Effect.Effe
   )
 
 const work = (
-  scope: RunScope,
+  ctx: RunContext,
   parts: ReadonlyArray<TextPart>
 ): Effect.Effect<StageOutcome<ReadonlyArray<WebSearchItem>>> =>
   Effect.gen(function*() {
     const keys = keyEntities(parts)
-    const prepared = yield* Effect.forEach(keys, (key) => Effect.either(prepare(scope, key)), {
+    const prepared = yield* Effect.forEach(keys, (key) => Effect.either(prepare(ctx, key)), {
       concurrency: "unbounded"
     })
     const items: Array<WebSearchItem> = []
@@ -156,7 +157,7 @@ const work = (
         continue
       }
       searches += result.right.searches
-      items.push(yield* store(scope, key, result.right))
+      items.push(yield* store(ctx, key, result.right))
     }
     const failed = items.filter((i) => i.error !== undefined)
     return {
@@ -178,11 +179,8 @@ const work = (
  * web_search for the key entities of the text (`parts`: the text, or its chunks in order);
  * the response's `web_searches` items.
  */
-export const webSearch = (
-  scope: RunScope,
-  parts: ReadonlyArray<TextPart>
-): Effect.Effect<ReadonlyArray<WebSearchItem>> => {
-  // every inference of this work is filed under web_search; the text's own stages are left alone
-  const within: RunScope = { ...scope, recorder: scope.recorder.within("web_search") }
-  return optionalStage(scope.recorder, "web_search", work(within, parts), [])
-}
+export const webSearch = Effect.fn("remember.web_search")(
+  (ctx: RunContext, parts: ReadonlyArray<TextPart>): Effect.Effect<ReadonlyArray<WebSearchItem>> =>
+    // every inference of this work is filed under web_search; the text's own stages are left alone
+    optionalStage(ctx.recorder, "web_search", work(onBehalfOf(ctx, "web_search"), parts), [])
+)

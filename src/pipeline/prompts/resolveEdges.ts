@@ -9,9 +9,9 @@ export const RESOLVE_EDGES_MAX_TOKENS = 2048
 
 /**
  * The most tokens a resolve_edges prompt (system and user message) should have. Stored facts
- * are shown by relevance until it is reached (issue 12's bar: extract_graph and resolve_edges
- * together under 1,500 tokens beyond the text, and extract_graph takes ~300). A constant, not
- * a setting: the stage runs where only the candidates are at hand, and the bar is the point.
+ * are shown by relevance until it is reached, so that with extract_graph's prompt a remember
+ * stays within the cost bar on prompt tokens beyond the text (BENCHMARKS.md, Scenarios and
+ * bars). A constant, not a setting: the stage runs where only the candidates are at hand.
  */
 export const RESOLVE_EDGES_PROMPT_BUDGET = 1_100
 

@@ -19,8 +19,8 @@ export interface VectorCache {
 
 /**
  * At most `capacity` vectors, the oldest dropped first. A unit needs its own texts back only
- * (lookup, then store), so a long document no longer keeps every vector it made: a 1 MiB text
- * held 4,195 of them, 52 MB (BENCHMARKS.md, issue 12).
+ * (lookup, then store), so a long document does not keep every vector it made (BENCHMARKS.md,
+ * memory).
  */
 export const vectorCache = (capacity = 512): VectorCache => {
   const vectors = new Map<string, ReadonlyArray<number>>()

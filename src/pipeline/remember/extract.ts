@@ -1,10 +1,11 @@
 /** Stage extract_graph: one LLM call, the answer parsed and normalized (contracts section 1). */
 import { Effect, Either } from "effect"
-import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
+import { LlmFailed } from "../../domain/Errors.js"
 import type { ModelStage, ReasoningLevel, ReasoningStage } from "../../domain/Stages.js"
-import { type CallContext, callLlm, type RecordedResponse } from "../ModelCalls.js"
+import { callLlm, type RecordedResponse } from "../ModelCalls.js"
 import { type NormalizedGraph, normalizeExtraction } from "../normalize.js"
 import { buildExtractGraphPrompt, EXTRACT_GRAPH_MAX_TOKENS, parseExtractGraph } from "../prompts/extractGraph.js"
+import { callContext, type RunContext } from "./RunContext.js"
 
 export interface Extraction {
   readonly graph: NormalizedGraph
@@ -16,26 +17,32 @@ export interface ModelChoice {
   readonly reasoning: Partial<Record<ReasoningStage, ReasoningLevel>>
 }
 
-export const extractGraph = (
-  ctx: CallContext,
-  input: { readonly text: string; readonly referenceTime: string } & ModelChoice
-): Effect.Effect<Extraction, LlmFailed | LlmUnavailable> =>
-  Effect.gen(function*() {
-    const prompt = buildExtractGraphPrompt({ referenceTime: input.referenceTime, text: input.text })
-    const response = yield* callLlm(ctx, {
-      stage: "extract_graph",
-      model: input.models.extract_graph,
-      reasoning: input.reasoning.extract_graph ?? "none",
-      system: prompt.system,
-      messages: [{ role: "user", content: prompt.user }],
-      maxTokens: EXTRACT_GRAPH_MAX_TOKENS
-    })
-    const parsed = parseExtractGraph(response.text, input.referenceTime)
-    if (Either.isLeft(parsed)) {
-      return yield* new LlmFailed({
-        message: `extract_graph: unusable answer from the model: ${parsed.left}`,
-        stage: "extract_graph"
-      })
-    }
-    return { graph: normalizeExtraction(parsed.right), response }
+const extract = Effect.fnUntraced(function*(ctx: RunContext, text: string) {
+  const { request, referenceTime } = ctx
+  const prompt = buildExtractGraphPrompt({ referenceTime, text })
+  const response = yield* callLlm(callContext(ctx, "extract_graph"), {
+    stage: "extract_graph",
+    model: request.models.extract_graph,
+    reasoning: request.reasoning.extract_graph ?? "none",
+    system: prompt.system,
+    messages: [{ role: "user", content: prompt.user }],
+    maxTokens: EXTRACT_GRAPH_MAX_TOKENS
   })
+  const parsed = parseExtractGraph(response.text, referenceTime)
+  if (Either.isLeft(parsed)) {
+    return yield* new LlmFailed({
+      message: `extract_graph: unusable answer from the model: ${parsed.left}`,
+      stage: "extract_graph"
+    })
+  }
+  return { graph: normalizeExtraction(parsed.right), response } satisfies Extraction
+})
+
+export const extractGraph = Effect.fn("remember.extract_graph")(function*(ctx: RunContext, text: string) {
+  return yield* ctx.recorder.stage(
+    "extract_graph",
+    extract(ctx, text),
+    (x) => ({ entities: x.graph.entities.length, edges: x.graph.edges.length, model: x.response.model }),
+    (x) => ({ observation: { entities: x.graph.entities, edges: x.graph.edges } })
+  )
+})

@@ -31,8 +31,10 @@ import {
   type StoredFact
 } from "../temporal.js"
 import { countTokens } from "../tokenizer.js"
+import type { VectorCache } from "./embed.js"
 import type { ModelChoice } from "./extract.js"
-import type { SimilarEntities } from "./similar.js"
+import { callContext, embedContext, type RunContext } from "./RunContext.js"
+import { findSimilarEntities, type SimilarEntities } from "./similar.js"
 
 /** Where an edge endpoint lands: a stored row (by id), or an entity this call writes. */
 export type Endpoint =
@@ -134,7 +136,7 @@ export interface CandidateSources {
 const newestFirst = (a: EdgeWithNames, b: EdgeWithNames) =>
   a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.id - a.id
 
-export const loadCandidates = (
+export const findCandidates = (
   deps: CandidateSources,
   datasetId: number | null,
   graph: NormalizedGraph
@@ -284,7 +286,8 @@ const forModel = (candidates: Candidates) => {
 /** Exact repeats in code; the model only when some new fact can be compared with a stored fact. */
 export const needsModel = (candidates: Candidates): boolean => forModel(candidates).open.length > 0
 
-export const resolveEdges = (
+/** The plan for the new facts; `ctx` null: exact repeats only, the model is not asked. */
+export const resolveFacts = (
   ctx: CallContext | null,
   input: { readonly candidates: Candidates; readonly referenceTime: string; readonly now: string } & ModelChoice
 ): Effect.Effect<Resolution, LlmFailed | LlmUnavailable> =>
@@ -355,3 +358,80 @@ export const resolveEdges = (
     const plan = planReconciliation({ newFacts, stored, exact, duplicates, contradictions, now: input.now })
     return { plan, calledModel, ignored }
   })
+
+/** load_candidates for observers: the names looked up, and every candidate with how it was found. */
+const candidatesTrace = (c: Candidates) => ({
+  arguments: {
+    names: [...new Set(c.resolved.flatMap((r) => [r.edge.source, r.edge.target]))]
+  },
+  observation: {
+    candidates: c.facts.map((f) => ({
+      id: f.id,
+      source: f.source_name,
+      relation: f.relation,
+      target: f.target_name,
+      description: f.description,
+      valid_at: f.valid_at,
+      invalid_at: f.invalid_at,
+      found_by: c.foundBy.get(f.id) ?? "name"
+    })),
+    stored_entities: c.storedEntities.map((e) => ({ id: e.id, name: e.name, type: e.type })),
+    ...(c.similarityError === null ? {} : { similarity_error: c.similarityError })
+  }
+})
+
+/**
+ * Stage load_candidates for a unit's extraction, in the dataset as the run knows it; with
+ * embeddings, the similarity lookup embeds through `cache` (the unit's vectors embedded ahead).
+ */
+export const loadCandidates = Effect.fn("remember.load_candidates")(
+  function*(ctx: RunContext, graph: NormalizedGraph, cache: VectorCache) {
+    const { deps } = ctx
+    const sources: CandidateSources = {
+      graph: deps.graph,
+      maxCandidates: deps.settings.maxCandidates,
+      similar: deps.embeddings.enabled
+        ? (datasetId, g) =>
+          findSimilarEntities(
+            { vectors: deps.vectors, topK: deps.settings.similarityTopK, threshold: deps.settings.similarityThreshold },
+            embedContext(ctx, "load_candidates"),
+            cache,
+            datasetId,
+            g
+          )
+        : undefined
+    }
+    return yield* ctx.recorder.stage(
+      "load_candidates",
+      findCandidates(sources, ctx.datasetId, graph),
+      (c) => ({
+        candidates: c.facts.length,
+        stored_entities: c.storedEntities.length,
+        found_by: Object.fromEntries(c.foundBy),
+        ...(c.similarityError === null ? {} : { similarity_error: c.similarityError })
+      }),
+      candidatesTrace
+    )
+  }
+)
+
+/** Stage resolve_edges: run (and logged) only when the model must be asked; else exact repeats in code. */
+export const resolveEdges = Effect.fn("remember.resolve_edges")(
+  function*(ctx: RunContext, candidates: Candidates, now: string) {
+    const { request } = ctx
+    const input = {
+      candidates,
+      referenceTime: ctx.referenceTime,
+      now,
+      models: request.models,
+      reasoning: request.reasoning
+    }
+    if (!needsModel(candidates)) return yield* resolveFacts(null, input)
+    return yield* ctx.recorder.stage(
+      "resolve_edges",
+      resolveFacts(callContext(ctx, "resolve_edges"), input),
+      (r) => ({ closes: r.plan.closes.length, ignored: r.ignored.length }),
+      (r) => ({ observation: { facts: r.plan.facts, closes: r.plan.closes, ignored: r.ignored } })
+    )
+  }
+)

@@ -1,21 +1,22 @@
 /**
  * Stage store: everything a text yields, written in one transaction (seed: How it works,
- * step 4). No model or network call happens in here; a failure rolls everything back,
- * including the creation of a new dataset.
+ * step 4). Its vectors are embedded before the transaction opens, so no model or network call
+ * happens inside it; a failure rolls everything back, including the creation of a new dataset.
  */
 import { Effect } from "effect"
-import type { AnchorNotFound } from "../../domain/Errors.js"
 import type { ArtifactRow, DatasetRow, EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import type { ArtifactKind } from "../../domain/Stages.js"
-import type { Database } from "../../services/Database.js"
 import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
 import type { GraphRepo, NewEdge } from "../../services/GraphRepo.js"
 import type { OutboxItem, VectorOutbox } from "../../services/VectorOutbox.js"
 import { entityKey, type NormalizedEntity } from "../normalize.js"
+import { seriesDetail, type SeriesWrite, type StoredSeries, storeTextSeries } from "../series/store.js"
 import type { ReconciliationPlan } from "../temporal.js"
 import { chunkVectorId, edgeVectorId, entityVectorId, indexName, summaryVectorId } from "../vectors.js"
-import type { PreparedVectors } from "./embed.js"
+import { type PreparedVectors, prepareVectors, type VectorCache } from "./embed.js"
 import type { Candidates, Endpoint } from "./reconcile.js"
+import { embedContext, type RunContext } from "./RunContext.js"
+import type { Unit, UnitWork } from "./unit.js"
 
 export interface StoreInput {
   readonly userId: string
@@ -40,11 +41,6 @@ export interface StoreInput {
   readonly plan: ReconciliationPlan
   /** computed before the transaction; null without embeddings */
   readonly vectors: PreparedVectors | null
-  /**
-   * runs last, inside the transaction, over what was stored (store_series: the request's
-   * series); its failure rolls everything back, the text included
-   */
-  readonly inTransaction?: ((stored: Stored) => Effect.Effect<void, AnchorNotFound>) | undefined
 }
 
 export interface Stored {
@@ -67,210 +63,306 @@ export interface Stored {
   readonly embeddedSummaries: number
 }
 
-export const storeText = (
+/** Writes a text's rows; the caller holds the transaction. */
+export const writeText = (
   deps: {
-    readonly database: Database["Type"]
     readonly datasets: DatasetsRepo["Type"]
     readonly graph: GraphRepo["Type"]
     readonly outbox: VectorOutbox["Type"]
   },
   input: StoreInput
-): Effect.Effect<Stored, AnchorNotFound> =>
-  deps.database.withTransaction(
-    Effect.gen(function*() {
-      const { graph } = deps
-      const dataset = yield* deps.datasets.getOrCreate(input.userId, input.datasetName, input.now)
-      const parent = input.createParent === undefined ? null : yield* graph.insertArtifact({
-        dataset_id: dataset.id,
-        kind: input.createParent.kind,
-        text: input.createParent.text,
-        parent_id: null,
-        session_id: input.sessionId,
-        valid_at: input.referenceTime,
-        created_at: input.now,
-        inference_id: null,
-        query: null,
-        metadata: null
-      })
-      const artifact = yield* graph.insertArtifact({
-        dataset_id: dataset.id,
-        kind: input.kind,
-        text: input.text,
-        parent_id: parent?.id ?? input.parentId,
-        session_id: input.sessionId,
-        valid_at: input.referenceTime,
-        created_at: input.now,
-        inference_id: null,
-        query: input.query ?? null,
-        metadata: input.metadata
-      })
+): Effect.Effect<Stored> =>
+  Effect.gen(function*() {
+    const { graph } = deps
+    const dataset = yield* deps.datasets.getOrCreate(input.userId, input.datasetName, input.now)
+    const parent = input.createParent === undefined ? null : yield* graph.insertArtifact({
+      dataset_id: dataset.id,
+      kind: input.createParent.kind,
+      text: input.createParent.text,
+      parent_id: null,
+      session_id: input.sessionId,
+      valid_at: input.referenceTime,
+      created_at: input.now,
+      inference_id: null,
+      query: null,
+      metadata: null
+    })
+    const artifact = yield* graph.insertArtifact({
+      dataset_id: dataset.id,
+      kind: input.kind,
+      text: input.text,
+      parent_id: parent?.id ?? input.parentId,
+      session_id: input.sessionId,
+      valid_at: input.referenceTime,
+      created_at: input.now,
+      inference_id: null,
+      query: input.query ?? null,
+      metadata: input.metadata
+    })
 
-      const summary = input.summary === undefined ? null : yield* graph.insertArtifact({
-        dataset_id: dataset.id,
-        kind: "chunk_summary",
-        text: input.summary.text,
-        parent_id: artifact.id,
-        session_id: input.sessionId,
-        valid_at: input.referenceTime,
-        created_at: input.now,
-        inference_id: input.summary.inferenceId,
-        query: null,
-        metadata: null
-      })
+    const summary = input.summary === undefined ? null : yield* graph.insertArtifact({
+      dataset_id: dataset.id,
+      kind: "chunk_summary",
+      text: input.summary.text,
+      parent_id: artifact.id,
+      session_id: input.sessionId,
+      valid_at: input.referenceTime,
+      created_at: input.now,
+      inference_id: input.summary.inferenceId,
+      query: null,
+      metadata: null
+    })
 
-      // The text's entities and the `other` entities made for unnamed endpoints, upserted once.
-      const toWrite = new Map<string, NormalizedEntity>()
-      for (const e of [...input.entities, ...input.candidates.endpointEntities]) {
-        const k = entityKey(e.name_key, e.type)
-        if (!toWrite.has(k)) toWrite.set(k, e)
+    // The text's entities and the `other` entities made for unnamed endpoints, upserted once.
+    const toWrite = new Map<string, NormalizedEntity>()
+    for (const e of [...input.entities, ...input.candidates.endpointEntities]) {
+      const k = entityKey(e.name_key, e.type)
+      if (!toWrite.has(k)) toWrite.set(k, e)
+    }
+    const written = yield* graph.upsertEntities(
+      dataset.id,
+      [...toWrite.values()].map((e) => ({ ...e, model_id: input.modelId, created_at: input.now }))
+    )
+    const idByKey = new Map(written.map((row) => [entityKey(row.name_key, row.type), row.id] as const))
+    const idOf = (endpoint: Endpoint): number =>
+      endpoint.kind === "stored"
+        ? endpoint.id
+        : idByKey.get(entityKey(endpoint.entity.name_key, endpoint.entity.type))!
+
+    // Every entity the artifact yields is linked, including stored ones an edge names.
+    const entityIds = new Set(written.map((row) => row.id))
+    for (const r of input.candidates.resolved) {
+      entityIds.add(idOf(r.source))
+      entityIds.add(idOf(r.target))
+    }
+    yield* graph.linkEntityArtifacts(artifact.id, [...entityIds])
+
+    const inserts: Array<{ readonly index: number; readonly edge: NewEdge }> = []
+    const edgeIdOfFact = new Map<number, number>()
+    for (const fact of input.plan.facts) {
+      if (fact.action === "duplicate") {
+        edgeIdOfFact.set(fact.index, fact.edge_id)
+        continue
       }
-      const written = yield* graph.upsertEntities(
-        dataset.id,
-        [...toWrite.values()].map((e) => ({ ...e, model_id: input.modelId, created_at: input.now }))
-      )
-      const idByKey = new Map(written.map((row) => [entityKey(row.name_key, row.type), row.id] as const))
-      const idOf = (endpoint: Endpoint): number =>
-        endpoint.kind === "stored"
-          ? endpoint.id
-          : idByKey.get(entityKey(endpoint.entity.name_key, endpoint.entity.type))!
-
-      // Every entity the artifact yields is linked, including stored ones an edge names.
-      const entityIds = new Set(written.map((row) => row.id))
-      for (const r of input.candidates.resolved) {
-        entityIds.add(idOf(r.source))
-        entityIds.add(idOf(r.target))
-      }
-      yield* graph.linkEntityArtifacts(artifact.id, [...entityIds])
-
-      const inserts: Array<{ readonly index: number; readonly edge: NewEdge }> = []
-      const edgeIdOfFact = new Map<number, number>()
-      for (const fact of input.plan.facts) {
-        if (fact.action === "duplicate") {
-          edgeIdOfFact.set(fact.index, fact.edge_id)
-          continue
+      const r = input.candidates.resolved[fact.index]!
+      inserts.push({
+        index: fact.index,
+        edge: {
+          dataset_id: dataset.id,
+          source_id: idOf(r.source),
+          target_id: idOf(r.target),
+          relation: r.edge.relation,
+          description: r.edge.description,
+          valid_at: r.edge.valid_at,
+          invalid_at: fact.invalid_at ?? r.edge.invalid_at,
+          created_at: input.now,
+          expired_at: fact.expired_at,
+          artifact_id: artifact.id,
+          model_id: input.modelId
         }
-        const r = input.candidates.resolved[fact.index]!
-        inserts.push({
-          index: fact.index,
-          edge: {
+      })
+    }
+    const insertedRows = yield* graph.insertEdges(inserts.map((i) => i.edge))
+    inserts.forEach((i, n) => edgeIdOfFact.set(i.index, insertedRows[n]!.id))
+    yield* graph.closeEdges(input.plan.closes)
+
+    // Inserted edges and merged repeats are linked; contradicted edges are not.
+    const edgeIds = [...new Set(edgeIdOfFact.values())]
+    yield* graph.linkEdgeArtifacts(artifact.id, edgeIds)
+    if (input.sessionId !== null) {
+      yield* graph.linkEntitySessions(input.sessionId, [...entityIds])
+      yield* graph.linkEdgeSessions(input.sessionId, edgeIds)
+    }
+
+    const edgeRows = new Map((yield* graph.getEdges(edgeIds)).map((e) => [e.id, e] as const))
+
+    // The vectors go to the outbox in this transaction: they cannot be lost once the rows exist.
+    let outboxIds: ReadonlyArray<number> = []
+    let embeddedEntities = 0
+    let embeddedEdges = 0
+    if (input.vectors !== null) {
+      const items: Array<OutboxItem> = []
+      const rowById = new Map(written.map((row) => [row.id, row] as const))
+      const storedById = new Map(input.candidates.storedEntities.map((e) => [e.id, e] as const))
+      const entityVectorIds = new Set<number>()
+      for (const { ref, vector } of input.vectors.entities) {
+        const id = "id" in ref ? ref.id : idByKey.get(ref.key)!
+        if (entityVectorIds.has(id)) continue
+        entityVectorIds.add(id)
+        const row = rowById.get(id) ?? storedById.get(id)
+        items.push({
+          dataset_id: dataset.id,
+          index_name: indexName(dataset.id, "entities"),
+          vector_id: entityVectorId(id),
+          values: vector,
+          metadata: {
             dataset_id: dataset.id,
-            source_id: idOf(r.source),
-            target_id: idOf(r.target),
-            relation: r.edge.relation,
-            description: r.edge.description,
-            valid_at: r.edge.valid_at,
-            invalid_at: fact.invalid_at ?? r.edge.invalid_at,
-            created_at: input.now,
-            expired_at: fact.expired_at,
-            artifact_id: artifact.id,
-            model_id: input.modelId
+            kind: "entity",
+            entity_id: id,
+            name: row?.name ?? "",
+            name_key: row?.name_key ?? "",
+            type: row?.type ?? ""
           }
         })
       }
-      const insertedRows = yield* graph.insertEdges(inserts.map((i) => i.edge))
-      inserts.forEach((i, n) => edgeIdOfFact.set(i.index, insertedRows[n]!.id))
-      yield* graph.closeEdges(input.plan.closes)
-
-      // Inserted edges and merged repeats are linked; contradicted edges are not.
-      const edgeIds = [...new Set(edgeIdOfFact.values())]
-      yield* graph.linkEdgeArtifacts(artifact.id, edgeIds)
-      if (input.sessionId !== null) {
-        yield* graph.linkEntitySessions(input.sessionId, [...entityIds])
-        yield* graph.linkEdgeSessions(input.sessionId, edgeIds)
+      const edgeVectorIds = new Set<number>()
+      for (const { index, vector } of input.vectors.facts) {
+        const id = edgeIdOfFact.get(index)!
+        if (edgeVectorIds.has(id)) continue
+        edgeVectorIds.add(id)
+        items.push({
+          dataset_id: dataset.id,
+          index_name: indexName(dataset.id, "edges"),
+          vector_id: edgeVectorId(id),
+          values: vector,
+          metadata: { dataset_id: dataset.id, kind: "edge", edge_id: id, relation: edgeRows.get(id)?.relation ?? "" }
+        })
       }
-
-      const edgeRows = new Map((yield* graph.getEdges(edgeIds)).map((e) => [e.id, e] as const))
-
-      // The vectors go to the outbox in this transaction: they cannot be lost once the rows exist.
-      let outboxIds: ReadonlyArray<number> = []
-      let embeddedEntities = 0
-      let embeddedEdges = 0
-      if (input.vectors !== null) {
-        const items: Array<OutboxItem> = []
-        const rowById = new Map(written.map((row) => [row.id, row] as const))
-        const storedById = new Map(input.candidates.storedEntities.map((e) => [e.id, e] as const))
-        const entityVectorIds = new Set<number>()
-        for (const { ref, vector } of input.vectors.entities) {
-          const id = "id" in ref ? ref.id : idByKey.get(ref.key)!
-          if (entityVectorIds.has(id)) continue
-          entityVectorIds.add(id)
-          const row = rowById.get(id) ?? storedById.get(id)
-          items.push({
-            dataset_id: dataset.id,
-            index_name: indexName(dataset.id, "entities"),
-            vector_id: entityVectorId(id),
-            values: vector,
-            metadata: {
-              dataset_id: dataset.id,
-              kind: "entity",
-              entity_id: id,
-              name: row?.name ?? "",
-              name_key: row?.name_key ?? "",
-              type: row?.type ?? ""
-            }
-          })
-        }
-        const edgeVectorIds = new Set<number>()
-        for (const { index, vector } of input.vectors.facts) {
-          const id = edgeIdOfFact.get(index)!
-          if (edgeVectorIds.has(id)) continue
-          edgeVectorIds.add(id)
-          items.push({
-            dataset_id: dataset.id,
-            index_name: indexName(dataset.id, "edges"),
-            vector_id: edgeVectorId(id),
-            values: vector,
-            metadata: { dataset_id: dataset.id, kind: "edge", edge_id: id, relation: edgeRows.get(id)?.relation ?? "" }
-          })
-        }
-        if (input.vectors.chunk !== null) {
-          const index = input.metadata?.index
-          items.push({
-            dataset_id: dataset.id,
-            index_name: indexName(dataset.id, "chunks"),
-            vector_id: chunkVectorId(artifact.id),
-            values: input.vectors.chunk,
-            metadata: { dataset_id: dataset.id, kind: "chunk", artifact_id: artifact.id, index: Number(index ?? 0) }
-          })
-        }
-        if (input.vectors.summary !== null && summary !== null) {
-          items.push({
-            dataset_id: dataset.id,
-            index_name: indexName(dataset.id, "summaries"),
-            vector_id: summaryVectorId(summary.id),
-            values: input.vectors.summary,
-            metadata: {
-              dataset_id: dataset.id,
-              kind: "summary",
-              artifact_id: summary.id,
-              chunk_artifact_id: artifact.id
-            }
-          })
-        }
-        outboxIds = yield* deps.outbox.enqueue(items, input.now)
-        yield* graph.markEmbedded([...entityVectorIds], [...edgeVectorIds], input.now)
-        embeddedEntities = entityVectorIds.size
-        embeddedEdges = edgeVectorIds.size
+      if (input.vectors.chunk !== null) {
+        const index = input.metadata?.index
+        items.push({
+          dataset_id: dataset.id,
+          index_name: indexName(dataset.id, "chunks"),
+          vector_id: chunkVectorId(artifact.id),
+          values: input.vectors.chunk,
+          metadata: { dataset_id: dataset.id, kind: "chunk", artifact_id: artifact.id, index: Number(index ?? 0) }
+        })
       }
-      const textEntityIds = new Set(input.entities.map((e) => idByKey.get(entityKey(e.name_key, e.type))!))
-      const stored: Stored = {
-        dataset,
-        artifact,
-        parent,
-        summary,
-        entities: written.filter((row) => textEntityIds.has(row.id)),
-        // two facts of one text can repeat the same stored edge: it is returned once
-        edges: [...new Set(input.plan.facts.map((f) => edgeIdOfFact.get(f.index)!))].map((id) => edgeRows.get(id)!),
-        invalidated: input.plan.invalidated,
-        inserted: insertedRows.length,
-        duplicates: input.plan.facts.length - insertedRows.length,
-        outboxIds,
-        embeddedEntities,
-        embeddedEdges,
-        embeddedChunks: input.vectors?.chunk != null ? 1 : 0,
-        embeddedSummaries: input.vectors?.summary != null && summary !== null ? 1 : 0
+      if (input.vectors.summary !== null && summary !== null) {
+        items.push({
+          dataset_id: dataset.id,
+          index_name: indexName(dataset.id, "summaries"),
+          vector_id: summaryVectorId(summary.id),
+          values: input.vectors.summary,
+          metadata: {
+            dataset_id: dataset.id,
+            kind: "summary",
+            artifact_id: summary.id,
+            chunk_artifact_id: artifact.id
+          }
+        })
       }
-      if (input.inTransaction !== undefined) yield* input.inTransaction(stored)
-      return stored
-    })
-  )
+      outboxIds = yield* deps.outbox.enqueue(items, input.now)
+      yield* graph.markEmbedded([...entityVectorIds], [...edgeVectorIds], input.now)
+      embeddedEntities = entityVectorIds.size
+      embeddedEdges = edgeVectorIds.size
+    }
+    const textEntityIds = new Set(input.entities.map((e) => idByKey.get(entityKey(e.name_key, e.type))!))
+    const stored: Stored = {
+      dataset,
+      artifact,
+      parent,
+      summary,
+      entities: written.filter((row) => textEntityIds.has(row.id)),
+      // two facts of one text can repeat the same stored edge: it is returned once
+      edges: [...new Set(input.plan.facts.map((f) => edgeIdOfFact.get(f.index)!))].map((id) => edgeRows.get(id)!),
+      invalidated: input.plan.invalidated,
+      inserted: insertedRows.length,
+      duplicates: input.plan.facts.length - insertedRows.length,
+      outboxIds,
+      embeddedEntities,
+      embeddedEdges,
+      embeddedChunks: input.vectors?.chunk != null ? 1 : 0,
+      embeddedSummaries: input.vectors?.summary != null && summary !== null ? 1 : 0
+    }
+    return stored
+  })
+
+/** A unit as its store wrote it; `series`: what store_series wrote in the same transaction. */
+export interface StoredText extends Stored {
+  readonly series: ReadonlyArray<StoredSeries>
+}
+
+/** store for observers: what was written, in its stored state. */
+const storedTrace = (s: Stored) => ({
+  observation: {
+    artifact_id: s.artifact.id,
+    ...(s.parent === null ? {} : { parent_artifact_id: s.parent.id }),
+    ...(s.summary === null ? {} : { summary_artifact_id: s.summary.id }),
+    entities: s.entities.map((e) => ({ id: e.id, name: e.name, type: e.type })),
+    edges: s.edges.map((e) => ({
+      id: e.id,
+      source: e.source_name,
+      relation: e.relation,
+      target: e.target_name,
+      valid_at: e.valid_at,
+      invalid_at: e.invalid_at,
+      expired_at: e.expired_at
+    })),
+    inserted_edges: s.inserted,
+    duplicate_edges: s.duplicates,
+    invalidated_edges: s.invalidated
+  }
+})
+
+/** What stage store writes for one unit: the unit, its model work and its reconciliation. */
+export interface StoreUnitInput {
+  readonly unit: Unit
+  readonly work: UnitWork
+  readonly candidates: Candidates
+  readonly plan: ReconciliationPlan
+  readonly now: string
+  /** the run's cache with the unit's vectors embedded ahead */
+  readonly cache: VectorCache
+}
+
+/**
+ * Stage store for one unit. With `series` (the text's last unit, when the request has series)
+ * store_series runs last in the same transaction, so its failure stores nothing of the text
+ * either; that stage is recorded around store, so it has store's times.
+ */
+export const store = Effect.fn("remember.store")(
+  function*(ctx: RunContext, input: StoreUnitInput, series: SeriesWrite | undefined) {
+    const { deps, request } = ctx
+    const { unit, work: { extraction, summary } } = input
+    const isChunk = unit.chunk !== null
+    const embedded = deps.embeddings.enabled
+      ? prepareVectors(embedContext(ctx, "store"), input.cache, {
+        entities: extraction.graph.entities,
+        candidates: input.candidates,
+        plan: input.plan,
+        chunkText: isChunk ? unit.text : undefined,
+        summaryText: summary?.text
+      })
+      : Effect.succeed(null)
+    const write = (vectors: PreparedVectors | null) =>
+      Effect.gen(function*() {
+        const text = yield* writeText(deps, {
+          userId: request.user_id,
+          datasetName: request.dataset,
+          kind: unit.kind,
+          text: unit.text,
+          parentId: unit.parentId,
+          createParent: unit.createParent,
+          summary: summary === null ? undefined : { text: summary.text, inferenceId: summary.response.inferenceId },
+          sessionId: request.session_id ?? null,
+          query: unit.query ?? null,
+          metadata: unit.metadata ?? null,
+          referenceTime: ctx.referenceTime,
+          now: input.now,
+          modelId: extraction.response.modelId,
+          entities: extraction.graph.entities,
+          candidates: input.candidates,
+          plan: input.plan,
+          vectors
+        })
+        const written = series === undefined ? [] : yield* storeTextSeries(deps, series, text)
+        return { ...text, series: written } satisfies StoredText
+      })
+    const stored = ctx.recorder.stage(
+      "store",
+      // embedded before the transaction opens: a failure stores nothing, and no call runs inside it
+      Effect.flatMap(embedded, (vectors) => deps.database.withTransaction(write(vectors))),
+      (s) => ({
+        artifact_id: s.artifact.id,
+        inserted_edges: s.inserted,
+        duplicate_edges: s.duplicates,
+        closed_edges: s.invalidated.length
+      }),
+      storedTrace
+    )
+    return yield* (series === undefined
+      ? stored
+      : ctx.recorder.stage("store_series", stored, (s) => seriesDetail(s.series)))
+  }
+)

@@ -19,7 +19,7 @@ import {
 import type { FetchedSeries, TimeseriesProvider } from "../../services/TimeseriesProviders.js"
 import { describeCause, optionalStage, type StageOutcome } from "../enrich/stage.js"
 import { callLlm } from "../ModelCalls.js"
-import { callContext, type RunScope } from "../remember/unit.js"
+import { callContext, onBehalfOf, type RunContext } from "../remember/RunContext.js"
 import {
   buildResolveSeriesPrompt,
   type ChosenFetch,
@@ -90,22 +90,22 @@ export const cleanFetched = (
 }
 
 const choose = (
-  scope: RunScope,
+  ctx: RunContext,
   entities: ReadonlyArray<TextEntity>,
   providers: ReadonlyArray<TimeseriesProvider>,
   window: SeriesWindow
 ) =>
   Effect.gen(function*() {
     const prompt = buildResolveSeriesPrompt({
-      referenceTime: scope.referenceTime,
+      referenceTime: ctx.referenceTime,
       window,
       providers,
       entities: entities.map((e) => e.entity)
     })
-    const response = yield* callLlm(callContext(scope, "fetch_series"), {
+    const response = yield* callLlm(callContext(ctx, "fetch_series"), {
       stage: "resolve_series",
-      model: scope.request.models.resolve_series,
-      reasoning: scope.request.reasoning.resolve_series ?? "none",
+      model: ctx.request.models.resolve_series,
+      reasoning: ctx.request.reasoning.resolve_series ?? "none",
       system: prompt.system,
       messages: [{ role: "user", content: prompt.user }],
       maxTokens: RESOLVE_SERIES_MAX_TOKENS
@@ -122,12 +122,12 @@ const choose = (
 
 /** Stores what one fetch returned (one transaction); the item says what happened. */
 const storeFetched = (
-  scope: RunScope,
+  ctx: RunContext,
   chosen: ChosenFetch<TextEntity>,
   fetched: ReadonlyArray<FetchedSeries>
 ): Effect.Effect<{ readonly item: FetchItem; readonly stored: ReadonlyArray<StoredSeries> }> =>
   Effect.gen(function*() {
-    const { deps } = scope
+    const { deps } = ctx
     const base = itemOf(chosen)
     const problems: Array<string> = []
     const toStore: Array<SeriesToStore> = []
@@ -154,7 +154,7 @@ const storeFetched = (
     const now = toIso(yield* Clock.currentTimeMillis)
     const stored = toStore.length === 0 ? [] : yield* deps.database.withTransaction(
       storeSeries({ graph: deps.graph, series: deps.series }, {
-        datasetId: scope.datasetId!,
+        datasetId: ctx.datasetId!,
         artifactId: chosen.entity.artifactId,
         textEdgeIds: [],
         series: toStore,
@@ -189,17 +189,17 @@ const itemOf = (chosen: ChosenFetch<TextEntity>): FetchItem => ({
 })
 
 const work = (
-  scope: RunScope,
+  ctx: RunContext,
   entities: ReadonlyArray<TextEntity>,
   fetch: FetchRequest
 ): Effect.Effect<StageOutcome<FetchOutcome>, unknown> =>
   Effect.gen(function*() {
     const wanted = fetch.providers
-    const providers = scope.deps.timeseries.providers.filter((p) => wanted === undefined || wanted.includes(p.name))
+    const providers = ctx.deps.timeseries.providers.filter((p) => wanted === undefined || wanted.includes(p.name))
     // no entity, nothing to fetch for: no model call
     if (entities.length === 0) return { value: NOTHING, error: null, detail: { entities: 0, chosen: 0 } }
-    const window = fetchWindow(scope.referenceTime, fetch)
-    const chosen = yield* choose(scope, entities, providers, window)
+    const window = fetchWindow(ctx.referenceTime, fetch)
+    const chosen = yield* choose(ctx, entities, providers, window)
     const byName = new Map(providers.map((p) => [p.name, p] as const))
     const results = yield* Effect.forEach(
       chosen.fetches,
@@ -219,7 +219,7 @@ const work = (
         items.push({ ...itemOf(c), error: `${c.provider} failed: ${result.left}` })
         continue
       }
-      const done = yield* storeFetched(scope, c, result.right)
+      const done = yield* storeFetched(ctx, c, result.right)
       items.push(done.item)
       stored.push(...done.stored)
     }
@@ -242,12 +242,8 @@ const work = (
   })
 
 /** fetch_series over the text's entities; its items and the series it stored. Never fails. */
-export const fetchSeries = (
-  scope: RunScope,
-  entities: ReadonlyArray<TextEntity>,
-  fetch: FetchRequest
-): Effect.Effect<FetchOutcome> => {
-  // every inference of this work (resolve_series) is filed under fetch_series
-  const within: RunScope = { ...scope, recorder: scope.recorder.within("fetch_series") }
-  return optionalStage(scope.recorder, "fetch_series", work(within, entities, fetch), NOTHING)
-}
+export const fetchSeries = Effect.fn("remember.fetch_series")(
+  (ctx: RunContext, entities: ReadonlyArray<TextEntity>, fetch: FetchRequest): Effect.Effect<FetchOutcome> =>
+    // every inference of this work (resolve_series) is filed under fetch_series
+    optionalStage(ctx.recorder, "fetch_series", work(onBehalfOf(ctx, "fetch_series"), entities, fetch), NOTHING)
+)

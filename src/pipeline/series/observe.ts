@@ -11,7 +11,8 @@ import { Effect } from "effect"
 import type { EdgeOut, EntityOut } from "../../domain/Responses.js"
 import { describeCause, optionalStage, type StageOutcome } from "../enrich/stage.js"
 import { edgeOut, entityOut } from "../remember/response.js"
-import { type RunScope, storeUnit, type Unit, type UnitWork, unitWork } from "../remember/unit.js"
+import { onBehalfOf, type RunContext } from "../remember/RunContext.js"
+import { storeUnit, type Unit, type UnitWork, unitWork } from "../remember/unit.js"
 import { extremes, type SeriesStats, seriesStats, type TimedValue } from "./stats.js"
 import type { StoredSeries } from "./store.js"
 
@@ -103,8 +104,8 @@ const itemOf = (p: Prepared, rest: Partial<ObservationItem>): ObservationItem =>
   ...rest
 })
 
-const prepare = (scope: RunScope, series: StoredSeries, period: { readonly from: string; readonly to: string }) =>
-  Effect.map(scope.deps.series.points(series.item.id, period), (points): Prepared => {
+const prepare = (ctx: RunContext, series: StoredSeries, period: { readonly from: string; readonly to: string }) =>
+  Effect.map(ctx.deps.series.points(series.item.id, period), (points): Prepared => {
     const text = observationText({ key: series.item.key, unit: series.item.unit, about: series.about, points })
     const stats = seriesStats(points)
     return {
@@ -123,8 +124,8 @@ const prepare = (scope: RunScope, series: StoredSeries, period: { readonly from:
   })
 
 /** Stores one observation; the item says what happened, never fails. */
-const store = (scope: RunScope, p: Prepared, work: UnitWork): Effect.Effect<ObservationItem> =>
-  storeUnit(scope, p.unit, work).pipe(
+const store = (ctx: RunContext, p: Prepared, work: UnitWork): Effect.Effect<ObservationItem> =>
+  storeUnit(ctx, p.unit, work).pipe(
     Effect.map((stored) =>
       itemOf(p, {
         artifact_id: stored.artifact.id,
@@ -143,7 +144,7 @@ const store = (scope: RunScope, p: Prepared, work: UnitWork): Effect.Effect<Obse
   )
 
 const work = (
-  scope: RunScope,
+  ctx: RunContext,
   stored: ReadonlyArray<StoredSeries>
 ): Effect.Effect<StageOutcome<ReadonlyArray<ObservationItem>>, unknown> =>
   Effect.gen(function*() {
@@ -152,15 +153,15 @@ const work = (
       0,
       MAX_OBSERVATIONS
     )
-    const prepared = yield* Effect.forEach(observed, (o) => prepare(scope, o.series, o.period))
+    const prepared = yield* Effect.forEach(observed, (o) => prepare(ctx, o.series, o.period))
     // the extractions need nothing stored: they run at once, the stores one after the other
-    const works = yield* Effect.forEach(prepared, (p) => Effect.either(unitWork(scope, p.unit)), {
+    const works = yield* Effect.forEach(prepared, (p) => Effect.either(unitWork(ctx, p.unit)), {
       concurrency: "unbounded"
     })
     const items: Array<ObservationItem> = []
     for (const [i, p] of prepared.entries()) {
       const w = works[i]!
-      items.push(w._tag === "Left" ? itemOf(p, { error: w.left.message }) : yield* store(scope, p, w.right))
+      items.push(w._tag === "Left" ? itemOf(p, { error: w.left.message }) : yield* store(ctx, p, w.right))
     }
     const failed = items.filter((i) => i.error !== undefined)
     return {
@@ -179,10 +180,7 @@ const work = (
   })
 
 /** observe_series over the series this request stored; the response's `series_observations`. Never fails. */
-export const observeSeries = (
-  scope: RunScope,
-  stored: ReadonlyArray<StoredSeries>
-): Effect.Effect<ReadonlyArray<ObservationItem>> => {
-  const within: RunScope = { ...scope, recorder: scope.recorder.within("observe_series") }
-  return optionalStage(scope.recorder, "observe_series", work(within, stored), [])
-}
+export const observeSeries = Effect.fn("remember.observe_series")(
+  (ctx: RunContext, stored: ReadonlyArray<StoredSeries>): Effect.Effect<ReadonlyArray<ObservationItem>> =>
+    optionalStage(ctx.recorder, "observe_series", work(onBehalfOf(ctx, "observe_series"), stored), [])
+)

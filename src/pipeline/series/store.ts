@@ -6,13 +6,15 @@
  * points upserted (a repeated time overwrites), its anchors added (always the artifact it came
  * with, plus what its selectors matched), and its stats computed over the whole series.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { AnchorNotFound } from "../../domain/Errors.js"
 import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
+import { toIso } from "../../domain/time.js"
 import type { AnchorSelector, SeriesInput, SeriesPointInput } from "../../domain/Timeseries.js"
 import type { GraphRepo } from "../../services/GraphRepo.js"
 import type { NewAnchor, SeriesRepo } from "../../services/SeriesRepo.js"
 import { nameKey, normalizeRelation, normalizeType } from "../normalize.js"
+import type { Stored } from "../remember/store.js"
 import { type SeriesStats, seriesStats } from "./stats.js"
 
 export interface SeriesDeps {
@@ -203,3 +205,40 @@ export const storeSeries = (
 /** The request's series as store input. */
 export const fromRequest = (series: ReadonlyArray<SeriesInput>): ReadonlyArray<SeriesToStore> =>
   series.map((s, i) => ({ ...s, field: `timeseries.series[${i}]` }))
+
+/** store_series as the text's last store runs it, inside that store's transaction. */
+export interface SeriesWrite {
+  /** the request's series */
+  readonly series: ReadonlyArray<SeriesToStore>
+  /** a chunked text anchors its series to the document (the parent), not to its last chunk */
+  readonly chunked: boolean
+  /** the text's units stored before the last one: their facts count as the text's for edge anchors */
+  readonly earlier: ReadonlyArray<Stored>
+}
+
+/** The request's series, anchored to the text that `last` completes (see SeriesWrite). */
+export const storeTextSeries = (
+  deps: SeriesDeps,
+  write: SeriesWrite,
+  last: Stored
+): Effect.Effect<ReadonlyArray<StoredSeries>, AnchorNotFound> =>
+  Effect.gen(function*() {
+    const artifactId = write.chunked
+      ? (write.earlier[0]?.parent?.id ?? last.parent?.id ?? last.artifact.parent_id!)
+      : last.artifact.id
+    return yield* storeSeries(deps, {
+      datasetId: last.dataset.id,
+      artifactId,
+      textEdgeIds: [...write.earlier, last].flatMap((u) => u.edges.map((e) => e.id)),
+      series: write.series,
+      now: toIso(yield* Clock.currentTimeMillis)
+    })
+  })
+
+/** What the run log keeps of store_series. */
+export const seriesDetail = (written: ReadonlyArray<StoredSeries>) => ({
+  series: written.length,
+  created: written.filter((s) => s.item.created).length,
+  points: written.reduce((n, s) => n + s.item.points, 0),
+  anchors: written.reduce((n, s) => n + s.item.anchors.reduce((m, a) => m + a.matched.length, 0), 0)
+})
