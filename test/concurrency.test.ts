@@ -183,7 +183,7 @@ const remember = async (server: SpawnedServer, body: Batch, signal: AbortSignal)
     body: JSON.stringify(body),
     signal
   })
-  return { status: res.status, json: (await res.json()) as any }
+  return { status: res.status, json: await res.json() }
 }
 
 // A guard against a deadlock, not a performance bound: the batches take a few seconds.
@@ -202,7 +202,7 @@ describe.skipIf(pgSkipReason() !== null)("pg: two serve processes remembering in
   const batch: Array<Batch> = makeTexts(40, 30, 1).map((text) => ({ user_id: "alice", dataset: "shared", text }))
   let fake: FakeAnthropic
   const servers: Array<SpawnedServer> = []
-  let responses: Array<{ status: number; json: any }> = []
+  let responses: Array<{ status: number; json: unknown }> = []
   let snap: Awaited<ReturnType<typeof snapshot>>
   let url: string
 
@@ -258,7 +258,7 @@ describe("sqlite: one serve process at remember.concurrency 16", () => {
   const dbFile = join(dir.path, "x.db")
   let fake: FakeAnthropic
   let server: SpawnedServer | undefined
-  let responses: Array<{ status: number; json: any }> = []
+  let responses: Array<{ status: number; json: unknown }> = []
   let stopped: unknown
   let snap: Awaited<ReturnType<typeof snapshot>>
   let integrity: unknown

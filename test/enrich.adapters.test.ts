@@ -12,6 +12,7 @@ import { AnthropicLlmLive, makeAnthropicLlm } from "../layers/llm/AnthropicLlm.j
 import { ScriptedLlm } from "../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStoreLive } from "../layers/vectors/MemoryVectorStore.js"
 import type { RememberRequest } from "../src/domain/Remember.js"
+import type { WebSearchItem } from "../src/pipeline/enrich/index.js"
 import { readWebSearchAnswer, WEB_SEARCH_TOOL } from "../src/pipeline/enrich/webSearchAnswer.js"
 import { RememberManager, RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
@@ -19,7 +20,7 @@ import { RememberSettings } from "../src/pipeline/Settings.js"
 import { ClassifierFailed } from "../src/services/ComplexityClassifier.js"
 import { GeoFailed } from "../src/services/GeoResolver.js"
 import { RunLogRepo } from "../src/services/RunLogRepo.js"
-import { NoEmbeddings, rememberLayer, tempImageStore } from "./support/app.js"
+import { itemsOf, NoEmbeddings, rememberLayer, tempImageStore, textBody } from "./support/app.js"
 import { sqliteLayer } from "./support/databases.js"
 import { type FakeAnthropic, startFakeAnthropic, webSearchMessage } from "./support/fakeAnthropic.js"
 import { DEFAULT_JEV_ANSWER, jevAnswer, jevError, startFakeJev } from "./support/fakeJev.js"
@@ -398,7 +399,7 @@ describe("a remember through Anthropic, Jev and Nominatim fakes", () => {
         web_search: true
       }
       const out = yield* Effect.flatMap(RememberManager, (m) => m.submit(request))
-      const response = out.response as any
+      const response = textBody(out)
 
       expect(jev.requests[0]!.body.input).toBe(TEXT)
       expect(response.geo).toEqual([
@@ -412,13 +413,14 @@ describe("a remember through Anthropic, Jev and Nominatim fakes", () => {
         })
       ])
       expect(response.web_searches).toHaveLength(2)
-      expect(response.web_searches[0]).toMatchObject({
+      const webSearches = itemsOf<WebSearchItem>(response.web_searches)
+      expect(webSearches[0]).toMatchObject({
         entity: "Alice Smith",
         query: "Alice Smith news\nAlice Smith Berlin",
         sources: [{ url: "https://news.test/alice", title: "Talk", page_age: null }],
         artifact_id: expect.any(Number)
       })
-      expect(response.web_searches[0].edges.map((e: any) => e.relation)).toEqual(["gave_talk_in"])
+      expect(webSearches[0].edges.map((e) => e.relation)).toEqual(["gave_talk_in"])
 
       const sql = yield* SqlClient.SqlClient
       const searches = yield* sql<

@@ -23,12 +23,16 @@
  * The bench's fake model (scripts/benchmarks/model.ts) reads "<Name> <relation> <Name>." as a fact.
  */
 import Database from "better-sqlite3"
+import { Schema } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hashEmbedding } from "../layers/testing/HashEmbeddings.js"
 import { answer, factsOf, stageOf } from "../scripts/benchmarks/model.js"
+import { RememberResponse } from "../src/domain/Responses.js"
+import { RememberRun } from "../src/domain/runView.js"
+import { Error500, Error502 } from "../src/http/ErrorBodies.js"
 import { type SpawnedServer, startServer, tempDir } from "./support/cli.js"
 import {
   anthropicError,
@@ -83,8 +87,12 @@ const remember = async (server: SpawnedServer, body: Row) => {
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(45_000)
   })
-  return { status: res.status, json: (await res.json()) as any }
+  // every answer of the endpoint is a JSON object: a response or an {error}, read with its schema
+  return { status: res.status, json: (await res.json()) as Readonly<Record<string, unknown>> }
 }
+
+/** A text's 200, checked against the contract. */
+const remembered = (json: unknown) => Schema.decodeUnknownSync(RememberResponse)(json)
 
 /** SIGKILL, and wait for the process to be gone. */
 const kill = async (server: SpawnedServer) => {
@@ -303,9 +311,9 @@ describe("SIGKILL during a chunked document", () => {
     expect(runRow(db, runId)).toEqual({ status: "failed", error: "interrupted" })
     expect(startedStages(db, runId)).toEqual([])
     const res = await fetch(`${server.url}/v1/gb/runs/${runId}`)
-    const run = (await res.json()) as any
+    const run = Schema.decodeUnknownSync(RememberRun)(await res.json())
     expect(run).toMatchObject({ status: "failed", error: "interrupted" })
-    expect(Object.values(run.stages).filter((s: any) => s.status === "started")).toEqual([])
+    expect(Object.values(run.stages).filter((s) => s.status === "started")).toEqual([])
   }, 40_000)
 
   it("nothing is left in the vector outbox after the restart", async () => {
@@ -316,7 +324,7 @@ describe("SIGKILL during a chunked document", () => {
   it("the same request again succeeds: every chunk stored, no duplicate entities or live facts", async () => {
     const res = await remember(server!, request)
     expect(res.status).toBe(200)
-    expect(res.json.chunks).toHaveLength(6)
+    expect(remembered(res.json).chunks).toHaveLength(6)
     expect(duplicates(db)).toEqual({ entities: [], liveEdges: [] })
     expect(liveFacts(db, "docs")).toEqual(expectedFacts(DOC))
     expect(partialArtifacts(db, ["chunk"])).toEqual([])
@@ -506,7 +514,7 @@ describe("the model failing in the middle of a chunked document", () => {
       fault = undefined
       expect(failed.status).toBe(502)
       expect(Object.keys(failed.json)).toEqual(["error"])
-      expect(failed.json.error).toMatch(/extract_graph/)
+      expect(Schema.decodeUnknownSync(Error502)(failed.json).error).toMatch(/extract_graph/)
 
       const chunks = all(
         db,
@@ -527,7 +535,7 @@ describe("the model failing in the middle of a chunked document", () => {
 
       const retried = await remember(server, request)
       expect(retried.status).toBe(200)
-      expect(retried.json.chunks).toHaveLength(3)
+      expect(remembered(retried.json).chunks).toHaveLength(3)
       expect(liveFacts(db, dataset)).toEqual(expectedFacts(DOC))
       expect(duplicates(db)).toEqual({ entities: [], liveEdges: [] })
       expect(partialArtifacts(db, ["chunk"])).toEqual([])
@@ -575,7 +583,7 @@ describe("an image directory that cannot be written", () => {
       expect(await broken.stop()).toEqual({ code: 0, signal: null })
       expect(res.status).toBe(500)
       expect(Object.keys(res.json)).toEqual(["error"])
-      expect(res.json.error).toMatch(/store_image/)
+      expect(Schema.decodeUnknownSync(Error500)(res.json).error).toMatch(/store_image/)
       for (const table of ["gb_datasets", "gb_image_artifacts", "gb_artifacts", "gb_entities"]) {
         expect(all(db, `SELECT COUNT(*) AS n FROM ${table}`)[0]!.n, table).toBe(0)
       }

@@ -16,10 +16,11 @@ import {
 import { defaultConfig } from "../src/Config.js"
 import { validateRememberRequest } from "../src/domain/Remember.js"
 import { RememberManager } from "../src/pipeline/RememberManager.js"
+import type { FetchItem } from "../src/pipeline/series/index.js"
 import { listSeries, readSeries } from "../src/pipeline/series/library.js"
 import type { LlmRequest } from "../src/services/Llm.js"
 import { ProviderFailed, type TimeseriesProvider, TimeseriesProviders } from "../src/services/TimeseriesProviders.js"
-import { rememberLayer } from "./support/app.js"
+import { itemsOf, rememberLayer, textBody } from "./support/app.js"
 import { sqliteLayer } from "./support/databases.js"
 import { csvError, type FakeServer, startFakePricesCsv } from "./support/fakePricesCsv.js"
 
@@ -182,12 +183,12 @@ describe("gligabao as a library: fetch through a configured and a Layer-provided
       })
       if (Either.isLeft(body)) throw new Error(body.left.message)
       const out = yield* (yield* RememberManager).submit(body.right)
-      const fetches = (out.response as any).series_fetches
-      expect(fetches.map((f: any) => [f.provider, f.series.map((s: any) => [s.key, s.points])])).toEqual([
+      const fetches = itemsOf<FetchItem>(textBody(out).series_fetches)
+      expect(fetches.map((f) => [f.provider, f.series.map((s) => [s.key, s.points])])).toEqual([
         ["stocks", [["AAPL.US.close", 4]]],
         ["weather", [["Cupertino.temp", 2]]]
       ])
-      expect(fetches.every((f: any) => f.error === undefined)).toBe(true)
+      expect(fetches.every((f) => f.error === undefined)).toBe(true)
 
       const byKey = Option.getOrThrow(yield* readSeries("u", "main", { key: "AAPL.US.close" }))
       expect(byKey.points.map((p) => p.value)).toEqual([250.42, 243.85, 243.36, 245])

@@ -5,8 +5,16 @@
  * one failed remember, and one held in progress to watch the page refresh itself. Then the same
  * page with `[auth]` tokens. Screenshots go to build/test-artifacts/.
  */
+import { Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  AdminDatabasesResponse,
+  AdminDatasetsResponse,
+  AdminGraphResponse,
+  AdminRunsResponse,
+  AdminUsageResponse
+} from "../../src/admin/responses.js"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { launchChromium, type PageWatch, screenshot, watchPage } from "../support/browser.js"
@@ -89,13 +97,14 @@ const remember = async (url: string, body: unknown, token?: string) => {
     },
     body: JSON.stringify(body)
   })
-  return { status: res.status, json: (await res.json()) as any }
+  return { status: res.status, json: await res.json() }
 }
 
-const adminGet = async (url: string, path: string) => {
+/** An admin API answer, read with (and checked against) its schema. */
+const adminGet = async <A, I>(url: string, path: string, schema: Schema.Schema<A, I>): Promise<A> => {
   const res = await fetch(`${url}/v1/gb/admin/api/${path}`)
   expect(res.status, path).toBe(200)
-  return (await res.json()) as any
+  return Schema.decodeUnknownSync(schema)(await res.json())
 }
 
 let fake: FakeAnthropic
@@ -142,10 +151,10 @@ describe("the admin page", { timeout: 120_000 }, () => {
       const res = await remember(server.url, body)
       expect(res.status, `${name}: ${JSON.stringify(res.json)}`).toBe(status)
     }
-    db = (await adminGet(server.url, "databases")).databases[0].name
-    const listed = await adminGet(server.url, `remember-runs?db=${db}`) // newest first: failed, flagged, paris, berlin
-    ;[ids.failed, ids.flagged, ids.paris, ids.berlin] = listed.runs.map((r: any) => r.id)
-    expect(listed.runs.find((r: any) => r.id === ids.flagged)).toMatchObject({ status: "succeeded", flagged: true })
+    db = (await adminGet(server.url, "databases", AdminDatabasesResponse)).databases[0].name
+    const listed = await adminGet(server.url, `remember-runs?db=${db}`, AdminRunsResponse) // newest first: failed, flagged, paris, berlin
+    ;[ids.failed, ids.flagged, ids.paris, ids.berlin] = listed.runs.map((r) => r.id)
+    expect(listed.runs.find((r) => r.id === ids.flagged)).toMatchObject({ status: "succeeded", flagged: true })
 
     page = await newPage()
     watch = watchPage(page)
@@ -270,11 +279,11 @@ describe("the admin page", { timeout: 120_000 }, () => {
   it("shows model usage: a cost chart stacked by stage, and the tables by stage and by model", async () => {
     await page.getByTestId("tab-inferences").click()
     await page.locator("[data-testid=chart-svg] rect.bar").first().waitFor()
-    const usage = await adminGet(server.url, `inferences?db=${db}`)
+    const usage = await adminGet(server.url, `inferences?db=${db}`, AdminUsageResponse)
     const stages = await page.getByTestId("by-stage-row").evaluateAll((trs) =>
       trs.map((tr) => tr.getAttribute("data-stage"))
     )
-    expect(stages).toEqual(usage.by_stage.map((s: any) => s.stage))
+    expect(stages).toEqual(usage.by_stage.map((s) => s.stage))
     expect(stages).toEqual(expect.arrayContaining(["extract_graph", "resolve_edges", "web_search"]))
     expect(await page.getByTestId("total-calls").locator(".value").innerText()).toBe(String(usage.totals.calls))
     expect(await page.getByTestId("by-model-row").count()).toBe(usage.by_model.length)
@@ -289,18 +298,18 @@ describe("the admin page", { timeout: 120_000 }, () => {
 
   it("draws a dataset's graph; a closed fact shows its times and its source", async () => {
     await page.getByTestId("tab-graph").click()
-    const datasets = await adminGet(server.url, `datasets?db=${db}`)
-    const main = datasets.datasets.find((d: any) => d.user_id === "u1" && d.name === "main")
+    const datasets = await adminGet(server.url, `datasets?db=${db}`, AdminDatasetsResponse)
+    const main = datasets.datasets.find((d) => d.user_id === "u1" && d.name === "main")!
     await page.locator(`[data-testid=dataset-row][data-dataset-id="${main.id}"]`).click()
     const canvas = page.locator("[data-testid=graph-canvas][data-ready=true]")
     await canvas.waitFor()
-    const graph = await adminGet(server.url, `graph?db=${db}&dataset_id=${main.id}`)
-    expect(graph.entities.map((e: any) => e.name).sort()).toEqual(["Alice Smith", "Berlin", "Paris"])
+    const graph = await adminGet(server.url, `graph?db=${db}&dataset_id=${main.id}`, AdminGraphResponse)
+    expect(graph.entities.map((e) => e.name).sort()).toEqual(["Alice Smith", "Berlin", "Paris"])
     expect(await canvas.getAttribute("data-node-count")).toBe(String(graph.entities.length))
     expect(await canvas.getAttribute("data-edge-count")).toBe(String(graph.edges.length))
     expect(await page.evaluate(() => (globalThis as any).gligabaoAdmin.cy.nodes().length)).toBe(graph.entities.length)
 
-    const closed = graph.edges.find((e: any) => e.invalid_at !== null || e.expired_at !== null)
+    const closed = graph.edges.find((e) => e.invalid_at !== null || e.expired_at !== null)!
     expect(closed, JSON.stringify(graph.edges)).toBeDefined()
     expect(
       await page.evaluate((id) => (globalThis as any).gligabaoAdmin.cy.$id(`e${id}`).hasClass("closed"), closed.id)
@@ -321,7 +330,7 @@ describe("the admin page", { timeout: 120_000 }, () => {
     expect(await info.getByTestId("info-artifact").first().innerText()).toContain("Alice lives in Berlin.")
 
     // an entity
-    const alice = graph.entities.find((e: any) => e.name === "Alice Smith")
+    const alice = graph.entities.find((e) => e.name === "Alice Smith")!
     const at = await page.evaluate((id) => {
       const cy = (globalThis as any).gligabaoAdmin.cy
       const pos = cy.$id(`n${id}`).renderedPosition()

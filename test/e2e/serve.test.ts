@@ -6,11 +6,15 @@ import { createHash } from "node:crypto"
  * one-shot commands (migrate, a missing --config, --help). One server per describe block.
  */
 import Database from "better-sqlite3"
+import { Schema } from "effect"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { GLIGABAO_VERSION } from "../../src/Config.js"
+import { RememberResponse } from "../../src/domain/Responses.js"
+import { RememberRun } from "../../src/domain/runView.js"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
+import { Error503 } from "../../src/http/ErrorBodies.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { runCli, type SpawnedServer, startServer, tempDir } from "../support/cli.js"
 import {
@@ -26,12 +30,15 @@ const post = async (url: string, body: unknown) => {
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body)
   })
-  return { status: res.status, json: (await res.json()) as any }
+  return { status: res.status, json: (await res.json()) as Readonly<Record<string, unknown>> }
 }
 const getJson = async (url: string) => {
   const res = await fetch(url)
-  return { status: res.status, json: (await res.json()) as any }
+  return { status: res.status, json: (await res.json()) as Readonly<Record<string, unknown>> }
 }
+// every answer is a JSON object; a test reads it with the endpoint's schema
+const remembered = (json: unknown) => Schema.decodeUnknownSync(RememberResponse)(json)
+const runOf = (json: unknown) => Schema.decodeUnknownSync(RememberRun)(json)
 
 const EXTRACT_MARK = "You extract a knowledge graph"
 const RESOLVE_MARK = "You compare new facts"
@@ -129,13 +136,13 @@ describe("serve without an LLM key", () => {
     const res = await post(`${server.url}/v1/gb/remember`, { user_id: "alice", text: "Alice lives in Berlin." })
     expect(res.status).toBe(503)
     expect(Object.keys(res.json)).toEqual(["error"])
-    expect(res.json.error).toMatch(/ANTHROPIC_API_KEY/)
+    expect(Schema.decodeUnknownSync(Error503)(res.json).error).toMatch(/ANTHROPIC_API_KEY/)
 
     const run = await getJson(`${server.url}/v1/gb/runs/1`)
     expect(run.status).toBe(200)
     expect(run.json).toMatchObject({ id: 1, status: "failed", error: expect.stringMatching(/ANTHROPIC_API_KEY/) })
-    expect(run.json.stages.extract_graph.status).toBe("failed")
-    expect(run.json.stages.store.status).toBe("not_started")
+    expect(runOf(run.json).stages.extract_graph.status).toBe("failed")
+    expect(runOf(run.json).stages.store.status).toBe("not_started")
   })
 
   it("a bad request is still a 400 with {error}", async () => {
@@ -154,8 +161,8 @@ describe("serve with the fake Anthropic API", () => {
     server = backed
   })
 
-  let first: any
-  let second: any
+  let first: RememberResponse
+  let second: RememberResponse
 
   it("remembers a text, then a contradicting one that closes the first fact", async () => {
     const a = await post(`${server.url}/v1/gb/remember`, {
@@ -164,7 +171,7 @@ describe("serve with the fake Anthropic API", () => {
       reference_time: "2024-03-01T00:00:00Z"
     })
     expect(a.status, JSON.stringify(a.json)).toBe(200)
-    first = a.json
+    first = remembered(a.json)
     expect(first.edges).toHaveLength(1)
     expect(first.edges[0]).toMatchObject({
       source: "Alice Smith",
@@ -181,14 +188,14 @@ describe("serve with the fake Anthropic API", () => {
       session_id: "chat-7"
     })
     expect(b.status, JSON.stringify(b.json)).toBe(200)
-    second = b.json
+    second = remembered(b.json)
     expect(second.invalidated_edges).toEqual([first.edges[0].id])
     expect(second.session_id).toBe("chat-7")
     expect(second.edges[0]).toMatchObject({ target: "Paris", valid_at: "2025-01-15T00:00:00.000Z" })
     expect(second.edges[0]).not.toHaveProperty("expired_at")
     // the same entity, not a second Alice
-    expect(second.entities.find((e: any) => e.name === "Alice Smith").id).toBe(
-      first.entities.find((e: any) => e.name === "Alice Smith").id
+    expect(second.entities.find((e) => e.name === "Alice Smith")!.id).toBe(
+      first.entities.find((e) => e.name === "Alice Smith")!.id
     )
   })
 
@@ -205,8 +212,8 @@ describe("serve with the fake Anthropic API", () => {
   })
 
   it("GET /v1/gb/runs/{id} of both runs shows succeeded stages with their inference ids", async () => {
-    const a = (await getJson(`${server.url}/v1/gb/runs/${first.remember_run_id}`)).json
-    const b = (await getJson(`${server.url}/v1/gb/runs/${second.remember_run_id}`)).json
+    const a = runOf((await getJson(`${server.url}/v1/gb/runs/${first.remember_run_id}`)).json)
+    const b = runOf((await getJson(`${server.url}/v1/gb/runs/${second.remember_run_id}`)).json)
     for (const run of [a, b]) {
       expect(run.status).toBe("succeeded")
       expect(Object.keys(run.stages)).toEqual([...TEXT_STAGES])
@@ -290,9 +297,10 @@ describe("serve with the fake Anthropic API", () => {
     expect(await exited).toEqual({ code: 0, signal: null })
     const db = new Database(server.db, { readonly: true, fileMustExist: true })
     try {
-      expect(db.prepare("SELECT status FROM gb_remember_runs WHERE id = ?").get(res.json.remember_run_id)).toEqual({
-        status: "succeeded"
-      })
+      expect(db.prepare("SELECT status FROM gb_remember_runs WHERE id = ?").get(remembered(res.json).remember_run_id))
+        .toEqual({
+          status: "succeeded"
+        })
     } finally {
       db.close()
     }

@@ -19,7 +19,7 @@ import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
-import { graph, rememberLayer, type RememberLayerOptions, resolution, textRequest } from "../support/app.js"
+import { graph, rememberLayer, type RememberLayerOptions, resolution, textBody, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { webSearchBlocks } from "../support/fakeAnthropic.js"
 import { b64, png } from "../support/images.js"
@@ -45,22 +45,46 @@ const run = <A, E>(
 const checked = (trajectory: Trajectory) => {
   const valid = validateTrajectory(JSON.parse(JSON.stringify(trajectory)))
   if (Either.isLeft(valid)) expect.fail(valid.left)
-  return trajectory.steps.map((s) => (s.extra as any).step as string)
+  return trajectory.steps.map((s) => s.extra!.step as string)
 }
 
-const stepNamed = (t: Trajectory, step: string, nth = 0) =>
-  t.steps.filter((s) => (s.extra as any).step === step)[nth] as any
+/**
+ * A step's `extra`: gligabao's own data, which ATIF leaves a record of unknowns; read as the
+ * recorder writes it (the prompt and the result are the stage's, left open).
+ */
+interface StepExtra {
+  readonly [key: string]: unknown
+  readonly step: string
+  readonly inference_id?: number
+  readonly error?: string
+  readonly prompt?: { readonly system: string; readonly messages: ReadonlyArray<{ readonly content: unknown }> }
+  readonly result?: { readonly [key: string]: unknown }
+}
+
+type NamedStep = Trajectory["steps"][number] & { readonly extra: StepExtra }
+type Metrics = NonNullable<Trajectory["steps"][number]["metrics"]>
+
+const stepNamed = (t: Trajectory, step: string, nth = 0): NamedStep =>
+  t.steps.filter((s) => s.extra?.step === step)[nth] as NamedStep
+
+/** The text of a step's first observation result (a tool's answer). */
+const observed = (step: NamedStep): string => {
+  const content = step.observation?.results[0]?.content
+  if (typeof content !== "string") throw new Error(`no text observation: ${JSON.stringify(step.observation)}`)
+  return content
+}
 
 /** The trajectory's totals equal the sum of its steps and the run's gb_inferences rows. */
 const expectTotalsMatchInferences = (t: Trajectory, runId: number) =>
   Effect.gen(function*() {
     const inferences = yield* rows<any>(`SELECT * FROM gb_inferences WHERE run_id = ${runId} ORDER BY id`)
-    const modelSteps = t.steps.filter((s) => s.metrics !== undefined) as Array<any>
-    expect(modelSteps.map((s) => s.extra.inference_id).sort((a, b) => a - b)).toEqual(
+    const modelSteps = t.steps.filter((s) => s.metrics !== undefined)
+    expect(modelSteps.map((s) => s.extra!.inference_id as number).sort((a, b) => a - b)).toEqual(
       inferences.map((r: any) => Number(r.id))
     )
     const sumRows = (f: (r: any) => number) => inferences.reduce((n: number, r: any) => n + f(r), 0)
-    const sumSteps = (f: (m: any) => number) => modelSteps.reduce((n, s) => n + f(s.metrics), 0)
+    const sumSteps = (f: (m: Metrics) => number | undefined) =>
+      modelSteps.reduce((n, s) => n + (f(s.metrics!) ?? NaN), 0)
     const fm = t.final_metrics!
     const prompt = sumRows((r) => Number(r.input_tokens) + Number(r.cache_read_tokens) + Number(r.cache_write_tokens))
     expect(fm.total_prompt_tokens).toBe(prompt)
@@ -191,17 +215,17 @@ forEachDialect((_dialect, makeLayer) => {
             result: { edges: [expect.objectContaining({ target: "Paris" })] }
           }
         })
-        expect(extract.metrics.cost_usd).toBeCloseTo((100 * 1 + 20 * 5 + 30 * 0.1 + 5 * 1.25) / 1e6, 12)
-        expect(extract.extra.prompt.messages[0].content).toContain("Alice moved to Paris.")
-        expect(extract.extra.prompt.system.length).toBeGreaterThan(0)
+        expect(extract.metrics!.cost_usd).toBeCloseTo((100 * 1 + 20 * 5 + 30 * 0.1 + 5 * 1.25) / 1e6, 12)
+        expect(extract.extra.prompt!.messages[0].content).toContain("Alice moved to Paris.")
+        expect(extract.extra.prompt!.system.length).toBeGreaterThan(0)
         expect(stepNamed(t, "resolve_edges")).toMatchObject({ reasoning_effort: "low", metrics: { prompt_tokens: 50 } })
 
         const stages = yield* stagesOf(second.runId)
         // the candidates with how each was found: the same as the run log says
         const load = stepNamed(t, "load_candidates")
         expect(load.tool_calls).toEqual([expect.objectContaining({ function_name: "load_candidates" })])
-        expect(load.observation.results[0].source_call_id).toBe(load.tool_calls[0].tool_call_id)
-        const candidates = JSON.parse(load.observation.results[0].content).candidates
+        expect(load.observation!.results[0].source_call_id).toBe(load.tool_calls![0].tool_call_id)
+        const candidates = JSON.parse(observed(load)).candidates
         expect(candidates).toEqual([
           expect.objectContaining({ id: 1, source: "Alice Smith", relation: "lives_in", target: "Berlin" })
         ])
@@ -209,13 +233,13 @@ forEachDialect((_dialect, makeLayer) => {
           stages.load_candidates!.detail!.found_by
         )
         expect(candidates[0].found_by).toMatch(/similar/)
-        expect(load.extra.result.candidates).toEqual(candidates)
+        expect(load.extra.result!.candidates).toEqual(candidates)
 
         // the one embeddings request, made ahead for the similarity lookup and the store, is filed under store
         const embed = stepNamed(t, "embed")
         expect(embed).toMatchObject({ model_name: "hash-embedding", extra: { run_stage: "store" } })
-        expect(embed.metrics.prompt_tokens).toBeGreaterThan(0)
-        expect(embed.metrics.cost_usd).toBeCloseTo(embed.metrics.prompt_tokens * 0.02 / 1e6, 15)
+        expect(embed.metrics!.prompt_tokens).toBeGreaterThan(0)
+        expect(embed.metrics!.cost_usd).toBeCloseTo(embed.metrics!.prompt_tokens! * 0.02 / 1e6, 15)
         expect(stages.load_candidates!.inference_ids).toEqual([])
         expect(stages.store!.inference_ids).toEqual([embed.extra.inference_id])
 
@@ -226,7 +250,7 @@ forEachDialect((_dialect, makeLayer) => {
           detail: { complexity: "simple" }
         })
         const store = stepNamed(t, "store")
-        expect(JSON.parse(store.observation.results[0].content)).toMatchObject({
+        expect(JSON.parse(observed(store))).toMatchObject({
           invalidated_edges: [1],
           inserted_edges: 1
         })
@@ -249,18 +273,16 @@ forEachDialect((_dialect, makeLayer) => {
         const out = yield* evalRemember(request(DOCUMENT))
         expect(Either.isRight(out.outcome)).toBe(true)
         const names = checked(out.trajectory)
-        const chunks = (out.outcome as any).right.response.chunks.length
+        const chunks = textBody(Either.getOrThrow(out.outcome)).chunks!.length
         expect(chunks).toBeGreaterThan(1)
         expect(names.filter((n) => n === "chunk_text")).toHaveLength(1)
         for (const step of ["extract_graph", "summarize_chunk", "load_candidates", "store"]) {
           expect(names.filter((n) => n === step)).toHaveLength(chunks)
-          const labels = out.trajectory.steps.filter((s) => (s.extra as any).step === step).map((s) =>
-            (s.extra as any).chunk
-          )
+          const labels = out.trajectory.steps.filter((s) => s.extra?.step === step).map((s) => s.extra!.chunk)
           expect([...labels].sort()).toEqual(Array.from({ length: chunks }, (_, i) => i))
         }
         const chunkText = stepNamed(out.trajectory, "chunk_text")
-        expect(JSON.parse(chunkText.observation.results[0].content)).toHaveLength(chunks)
+        expect(JSON.parse(observed(chunkText))).toHaveLength(chunks)
         expect(stepNamed(out.trajectory, "summarize_chunk").message).toMatch(/^A summary/)
         // reconciliation runs in document order: each chunk is stored before the next one's candidates load
         const order = names.filter((n) => n === "load_candidates" || n === "store")
@@ -286,7 +308,7 @@ forEachDialect((_dialect, makeLayer) => {
           reasoning_effort: "low",
           metrics: { prompt_tokens: 1500 }
         })
-        expect(extract.extra.prompt.messages[0].content).toContain(note)
+        expect(extract.extra.prompt!.messages[0].content).toContain(note)
         expect(JSON.stringify(first.trajectory)).not.toContain(b64(bytes))
         expect(first.trajectory.extra!.input).toMatchObject({ image: { media_type: "image/png", bytes: bytes.length } })
         yield* expectTotalsMatchInferences(first.trajectory, first.runId)
@@ -294,7 +316,7 @@ forEachDialect((_dialect, makeLayer) => {
         const repeat = yield* evalRemember(imageRequest(bytes))
         expect(checked(repeat.trajectory)).toEqual(["input", "find_existing_image"])
         const find = stepNamed(repeat.trajectory, "find_existing_image")
-        expect(JSON.parse(find.observation.results[0].content)).toMatchObject({ found: true, cached: true })
+        expect(JSON.parse(observed(find))).toMatchObject({ found: true, cached: true })
         expect(find.message).toMatch(/repeat/)
         expect(repeat.trajectory.agent.model_name).toBeUndefined()
         expect(repeat.trajectory.final_metrics).toMatchObject({
@@ -375,7 +397,7 @@ forEachDialect((_dialect, makeLayer) => {
         expect(stepNamed(out.trajectory, "embed").extra.error).toMatch(/failed/)
         const store = stepNamed(out.trajectory, "store")
         expect(store.extra).toMatchObject({ status: "failed", error: expect.any(String) })
-        expect(store.observation.results[0].content).toMatch(/^error: /)
+        expect(observed(store)).toMatch(/^error: /)
         yield* expectTotalsMatchInferences(out.trajectory, out.runId)
       })
     ))
@@ -443,16 +465,14 @@ forEachDialect((_dialect, makeLayer) => {
         const names = checked(t)
         expect(names.slice(0, 4)).toEqual(["input", "extract_graph", "load_candidates", "store"])
         expect(names.indexOf("detect_geo")).toBeLessThan(names.indexOf("resolve_geo"))
-        expect(stepNamed(t, "resolve_geo").tool_calls[0].function_name).toBe("resolve_geo")
-        const searches = t.steps.filter((s) =>
-          (s.extra as any).step === "web_search" && s.metrics !== undefined
-        ) as Array<any>
+        expect(stepNamed(t, "resolve_geo").tool_calls![0].function_name).toBe("resolve_geo")
+        const searches = t.steps.filter((s) => s.extra?.step === "web_search" && s.metrics !== undefined)
         expect(searches).toHaveLength(2)
-        expect(searches[0].metrics.extra).toMatchObject({ web_search_requests: 1 })
+        expect(searches[0].metrics!.extra).toMatchObject({ web_search_requests: 1 })
         // the web_search stage ends with its own step, after everything done within it
         expect(names[names.length - 1]).toBe("web_search")
-        expect((t.steps[t.steps.length - 1] as any).tool_calls[0].function_name).toBe("web_search")
-        const within = t.steps.filter((s) => (s.extra as any).within === "web_search").map((s) => (s.extra as any).step)
+        expect(t.steps[t.steps.length - 1].tool_calls![0].function_name).toBe("web_search")
+        const within = t.steps.filter((s) => s.extra?.within === "web_search").map((s) => s.extra!.step)
         expect(within).toEqual(expect.arrayContaining(["extract_graph", "load_candidates", "resolve_edges", "store"]))
         expect(t.final_metrics!.extra).toMatchObject({ web_search_requests: 2 })
         yield* expectTotalsMatchInferences(t, out.runId)

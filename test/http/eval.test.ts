@@ -4,9 +4,10 @@
  * rejected before any run is a plain `{error}`; the public endpoint never turns eval mode on.
  */
 import { it } from "@effect/vitest"
-import { Effect, Either, type Layer, Option } from "effect"
+import { Effect, Either, type Layer, Option, Schema } from "effect"
 import { expect } from "vitest"
 import type { LlmScript } from "../../layers/testing/ScriptedLlm.js"
+import { EvalRememberResponse, RememberResponse } from "../../src/domain/Responses.js"
 import { validateTrajectory } from "../../src/eval/Atif.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { graph } from "../support/app.js"
@@ -45,7 +46,7 @@ it.live("answers the remember response plus the trajectory of the call", () =>
         models: { extract_graph: "m1" }
       })
       expect(res.status, res.text.slice(0, 300)).toBe(200)
-      const { trajectory, ...response } = res.json
+      const { trajectory, ...response } = Schema.decodeUnknownSync(EvalRememberResponse)(res.json)
       expect(response).toMatchObject({
         remember_run_id: expect.any(Number),
         artifact_id: expect.any(Number),
@@ -55,7 +56,7 @@ it.live("answers the remember response plus the trajectory of the call", () =>
         invalidated_edges: []
       })
       const t = expectValid(trajectory)
-      expect(t.steps.map((s) => (s.extra as any).step)).toEqual(["input", "extract_graph", "load_candidates", "store"])
+      expect(t.steps.map((s) => s.extra?.step)).toEqual(["input", "extract_graph", "load_candidates", "store"])
       expect(t.steps[1]).toMatchObject({ model_name: "m1", metrics: { prompt_tokens: 80, completion_tokens: 12 } })
       expect(t.extra).toMatchObject({
         run_id: response.remember_run_id,
@@ -75,7 +76,7 @@ it.live("a run that fails answers its status with the error and the trajectory u
       expect(Object.keys(res.json).sort()).toEqual(["error", "trajectory"])
       expect(res.json.error).toMatch(/extract_graph: HTTP 529/)
       const t = expectValid(res.json.trajectory)
-      expect(t.steps.map((s) => (s.extra as any).step)).toEqual(["input", "extract_graph"])
+      expect(t.steps.map((s) => s.extra?.step)).toEqual(["input", "extract_graph"])
       expect(t.extra).toMatchObject({ status: "failed", error: { type: "LlmFailed", status: 502 } })
     })
   ))
@@ -102,7 +103,9 @@ it.live("the public endpoint ignores an `eval` field: no trajectory, no eval run
       })
       expect(res.status).toBe(200)
       expect(res.json).not.toHaveProperty("trajectory")
-      expect(yield* runParams(res.json.remember_run_id)).not.toHaveProperty("eval")
+      expect(yield* runParams(Schema.decodeUnknownSync(RememberResponse)(res.json).remember_run_id)).not.toHaveProperty(
+        "eval"
+      )
     })
   ))
 

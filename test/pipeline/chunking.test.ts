@@ -17,7 +17,7 @@ import type { Embeddings } from "../../src/services/Embeddings.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import type { VectorStore } from "../../src/services/VectorStore.js"
-import { rememberLayer } from "../support/app.js"
+import { rememberLayer, textBody } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const CHUNK_SIZE = 80
@@ -115,9 +115,9 @@ forEachDialect((_dialect, makeLayer) => {
       Effect.gen(function*() {
         expect(EXPECTED_CHUNKS.length).toBeGreaterThanOrEqual(5)
         const out = yield* Effect.flatMap(RememberManager, (m) => m.submit(request({ session_id: "s1" })))
-        const response = out.response as any
+        const response = textBody(out)
         expect(response.chunks).toHaveLength(EXPECTED_CHUNKS.length)
-        expect(response.chunks.map((c: any) => [c.index, c.start_offset, c.end_offset, c.tokens])).toEqual(
+        expect(response.chunks!.map((c) => [c.index, c.start_offset, c.end_offset, c.tokens])).toEqual(
           EXPECTED_CHUNKS.map((c) => [c.index, c.start_offset, c.end_offset, c.tokens])
         )
         const artifacts = yield* rows<any>(
@@ -131,15 +131,15 @@ forEachDialect((_dialect, makeLayer) => {
         expect(chunks.every((c: any) => c.parent_id === parent.id && c.session_id === "s1")).toBe(true)
         expect(summaries.map((s: any) => s.parent_id)).toEqual(chunks.map((c: any) => c.id))
         expect(summaries.every((s: any) => typeof s.inference_id === "number")).toBe(true)
-        expect(response.chunks[0].summary).toMatchObject({
+        expect(response.chunks![0].summary).toMatchObject({
           text: expect.stringContaining("A summary of"),
           model: ScriptedLlm.DEFAULT_MODEL,
           reasoning: "none"
         })
 
         // Alice lives in Berlin (chunk of F1) is closed by Alice lives in Paris (chunk of F4)
-        const berlin = response.edges.find((e: any) => e.target === "Berlin")
-        expect(response.invalidated_edges).toEqual([berlin.id])
+        const berlin = response.edges.find((e) => e.target === "Berlin")
+        expect(response.invalidated_edges).toEqual([berlin!.id])
         expect(berlin).toMatchObject({ invalid_at: "2025-01-01T00:00:00.000Z", expired_at: expect.any(String) })
         // each fact once, although overlapping chunks state some twice
         expect(yield* rows<any>("SELECT COUNT(*) AS n FROM gb_edges")).toEqual([{ n: 5 }])

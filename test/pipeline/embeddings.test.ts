@@ -22,7 +22,7 @@ import { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
-import { graph, rememberLayer, type RememberLayerOptions, resolution, textRequest } from "../support/app.js"
+import { graph, rememberLayer, type RememberLayerOptions, resolution, textBody, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const request = textRequest
@@ -68,7 +68,8 @@ forEachDialect((_dialect, makeLayer) => {
       { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01")] },
       {},
       Effect.gen(function*() {
-        const out = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
+        const result = yield* remember(request("Alice Smith lives in Berlin."))
+        const out = textBody(result)
         expect(out).toMatchObject({ embedded_entities: 2, embedded_edges: 1 })
         const calls = (yield* HashEmbeddings).calls
         // a new dataset has nothing to look up by similarity: one request, entities then edges
@@ -82,7 +83,7 @@ forEachDialect((_dialect, makeLayer) => {
           o
         ) => (o._tag === "Some" ? o.value.id : -1))
         expect(store.items(`dataset-${datasetId}-entities`).map((i) => i.id)).toEqual(
-          out.entities.map((e: any) => `entity-${e.id}`)
+          out.entities.map((e) => `entity-${e.id}`)
         )
         expect(store.items(`dataset-${datasetId}-edges`).map((i) => i.id)).toEqual([`edge-${out.edges[0].id}`])
         expect(store.items(`dataset-${datasetId}-entities`)[0]!.metadata).toMatchObject({
@@ -94,7 +95,7 @@ forEachDialect((_dialect, makeLayer) => {
         expect(yield* (yield* VectorOutbox).count()).toBe(0)
         expect(yield* count("gb_entities", "embedded_at IS NULL")).toBe(0)
         // the request is one gb_inferences row, filed under the store stage
-        const runRow = (yield* (yield* RunLogRepo).get(out.remember_run_id ?? 1)).pipe((
+        const runRow = (yield* (yield* RunLogRepo).get(result.runId)).pipe((
           o
         ) => (o._tag === "Some" ? o.value : undefined))!
         const storeStage = runRow.stages.find((s) => s.stage === "store")!
@@ -112,7 +113,7 @@ forEachDialect((_dialect, makeLayer) => {
       {},
       Effect.gen(function*() {
         yield* remember(request("Alice Smith lives in Berlin."))
-        const second = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
+        const second = textBody(yield* remember(request("Alice Smith lives in Berlin.")))
         expect(second).toMatchObject({ embedded_entities: 2, embedded_edges: 1 })
         const store = yield* MemoryVectorStore
         expect(store.indexes().map((i) => [i, store.items(i).length])).toEqual([["dataset-1-edges", 1], [
@@ -140,13 +141,13 @@ forEachDialect((_dialect, makeLayer) => {
       },
       { settings: { similarityThreshold: 0.5 } },
       Effect.gen(function*() {
-        const first = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
+        const first = textBody(yield* remember(request("Alice Smith lives in Berlin.")))
         const second = yield* remember(request("Alice moved to Paris."))
-        expect((second.response as any).invalidated_edges).toEqual([first.edges[0].id])
+        expect(textBody(second).invalidated_edges).toEqual([first.edges[0].id])
         const sent = readResolveEdgesPrompt(
           (yield* ScriptedLlm).callsFor("resolve_edges")[0]!.messages[0]!.content as string
         )
-        expect(sent.existing_facts.map((f: any) => f.source)).toEqual(["Alice Smith"])
+        expect(sent.existing_facts.map((f) => f.source)).toEqual(["Alice Smith"])
         const runRow = (yield* (yield* RunLogRepo).get(second.runId)).pipe((
           o
         ) => (o._tag === "Some" ? o.value : undefined))!
@@ -236,7 +237,7 @@ forEachDialect((_dialect, makeLayer) => {
     const storage = makeLayer()
     const noEmbeddings = rememberLayer(storage, { extract_graph: [livesIn("Alice Smith", "Berlin", "2024-03-01")] })
     return Effect.gen(function*() {
-      const out = (yield* remember(request("Alice Smith lives in Berlin."))).response as any
+      const out = textBody(yield* remember(request("Alice Smith lives in Berlin.")))
       expect(out.embedded_entities).toBeUndefined()
       expect(yield* count("gb_entities", "embedded_at IS NULL")).toBe(2)
       const deps = {
@@ -255,7 +256,7 @@ forEachDialect((_dialect, makeLayer) => {
         }, {})
         const store = yield* MemoryVectorStore
         expect(store.indexes().flatMap((i) => store.items(i).map((x) => x.id)).sort()).toEqual(
-          [...out.entities.map((e: any) => `entity-${e.id}`), `edge-${out.edges[0].id}`].sort()
+          [...out.entities.map((e) => `entity-${e.id}`), `edge-${out.edges[0].id}`].sort()
         )
         const again = yield* reembed({
           ...deps,

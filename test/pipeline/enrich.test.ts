@@ -11,13 +11,14 @@ import { expect } from "vitest"
 import { FakeGeo, type FakeGeoAnswer } from "../../layers/testing/FakeGeo.js"
 import { type LlmScript, type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
+import type { GeoItem, WebSearchItem } from "../../src/pipeline/enrich/index.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import type { RememberSettingsShape } from "../../src/pipeline/Settings.js"
 import { ClassifierFailed, ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
-import { graph, rememberLayer } from "../support/app.js"
+import { graph, itemsOf, rememberLayer, textBody } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { type FakeWebSearch, webSearchBlocks } from "../support/fakeAnthropic.js"
 
@@ -258,7 +259,7 @@ forEachDialect((_dialect, makeLayer) => {
         { classifier: stubClassifier("fail") },
         Effect.gen(function*() {
           const out = yield* remember(request("Alice Smith moved from Berlin to Paris."))
-          expect((out.response as any).entities).toHaveLength(3)
+          expect(textBody(out).entities).toHaveLength(3)
           const run = yield* runOf(out.runId)
           expect(run.status).toBe("succeeded")
           const stage = run.stages.find((s) => s.stage === "classify_complexity")!
@@ -300,8 +301,8 @@ forEachDialect((_dialect, makeLayer) => {
             reasoning: { detect_geo: "low" }
           })
         )
-        const response = out.response as any
-        const ids = Object.fromEntries(response.entities.map((e: any) => [e.name, e.id]))
+        const response = textBody(out)
+        const ids = Object.fromEntries(response.entities.map((e) => [e.name, e.id]))
         expect(response.geo).toEqual([
           {
             entity: "Berlin",
@@ -363,15 +364,15 @@ forEachDialect((_dialect, makeLayer) => {
         ])
 
         // again: Berlin has its place and is skipped; Paris failed, so it is asked about again
-        const again = (yield* remember(request("Alice Smith moved from Berlin to Paris."))).response as any
+        const again = textBody(yield* remember(request("Alice Smith moved from Berlin to Paris.")))
         const detectCalls = (yield* ScriptedLlm).callsFor("detect_geo")
         expect(JSON.parse(userText(detectCalls[1]!)).entities.map((e: any) => e.name)).toEqual(["Alice Smith", "Paris"])
         expect((yield* FakeGeo).lookups).toEqual(["Berlin, Germany", "Paris, France", "Paris, France"])
-        expect(again.geo.map((g: any) => g.entity)).toEqual(["Paris"])
+        expect(itemsOf<GeoItem>(again.geo).map((g) => g.entity)).toEqual(["Paris"])
 
         // a text whose only place is known: no detect_geo call at all
         const third = yield* remember(request("Berlin."))
-        expect((third.response as any).geo).toEqual([])
+        expect(textBody(third).geo).toEqual([])
         expect((yield* ScriptedLlm).callsFor("detect_geo")).toHaveLength(2)
         expect((yield* stagesOf(third.runId)).resolve_geo).toMatchObject({
           status: "succeeded",
@@ -390,18 +391,20 @@ forEachDialect((_dialect, makeLayer) => {
       },
       { geo: { "Paris, France": FakeGeo.place("Paris", 48.8566, 2.3522) } },
       Effect.gen(function*() {
-        const first = (yield* remember(request("Alice Smith moved from Berlin to Paris."))).response as any
-        expect(first.geo.map((g: any) => [g.entity, g.resolved, g.error])).toEqual([["Berlin", false, undefined], [
+        const first = itemsOf<GeoItem>(
+          textBody(yield* remember(request("Alice Smith moved from Berlin to Paris."))).geo
+        )
+        expect(first.map((g) => [g.entity, g.resolved, g.error])).toEqual([["Berlin", false, undefined], [
           "Paris",
           true,
           undefined
         ]])
-        expect(first.geo[0]).not.toHaveProperty("error")
+        expect(first[0]).not.toHaveProperty("error")
         expect(yield* rows<any>("SELECT COUNT(*) AS n FROM gb_entity_geo WHERE error IS NULL")).toEqual([{ n: 2 }])
 
         const second = yield* remember(request("Alice Smith moved from Berlin to Paris."))
-        expect((second.response as any).geo).toEqual([])
-        expect((second.response as any).artifact_id).toEqual(expect.any(Number))
+        expect(textBody(second).geo).toEqual([])
+        expect(textBody(second).artifact_id).toEqual(expect.any(Number))
         const run = yield* runOf(second.runId)
         expect(run.status).toBe("succeeded")
         expect(run.stages.find((s) => s.stage === "resolve_geo")).toMatchObject({
@@ -461,16 +464,17 @@ forEachDialect((_dialect, makeLayer) => {
         const out = yield* remember(
           request(TEXT, { web_search: true, session_id: "s1", models: { web_search: "claude-haiku-4-5" } })
         )
-        const response = out.response as any
+        const response = textBody(out)
         const textArtifact = response.artifact_id
+        const webSearches = itemsOf<WebSearchItem>(response.web_searches)
 
         // the response's entities and edges stay the text's
-        expect(response.entities.map((e: any) => e.name)).toEqual(["Alice Smith", "Acme Corp", "Berlin", "Bob"])
+        expect(response.entities.map((e) => e.name)).toEqual(["Alice Smith", "Acme Corp", "Berlin", "Bob"])
         expect(response.edges).toHaveLength(4)
         // Alice (3 facts), then Acme and Berlin (2 each, in order of appearance); Bob (1) is not searched
-        expect(response.web_searches.map((w: any) => w.entity)).toEqual(["Alice Smith", "Acme Corp", "Berlin"])
-        const [alice, acme, berlin] = response.web_searches
-        for (const item of response.web_searches) {
+        expect(webSearches.map((w) => w.entity)).toEqual(["Alice Smith", "Acme Corp", "Berlin"])
+        const [alice, acme, berlin] = webSearches
+        for (const item of webSearches) {
           expect(item).not.toHaveProperty("error")
           expect(item.parent_artifact_id).toBe(textArtifact)
           expect(item.artifact_id).toEqual(expect.any(Number))
@@ -482,8 +486,8 @@ forEachDialect((_dialect, makeLayer) => {
             { url: "https://biz.test/ohio", title: "Ohio", page_age: "2025-01-16" }
           ]
         })
-        expect(acme.entities.map((e: any) => e.name)).toEqual(["Alice Smith", "Acme Corp", "Ohio"])
-        expect(berlin.edges.map((e: any) => [e.source, e.relation, e.target])).toEqual([[
+        expect(acme.entities.map((e) => e.name)).toEqual(["Alice Smith", "Acme Corp", "Ohio"])
+        expect(berlin.edges.map((e) => [e.source, e.relation, e.target])).toEqual([[
           "Berlin",
           "hosted",
           "Berlinale"
@@ -504,14 +508,14 @@ forEachDialect((_dialect, makeLayer) => {
         expect(JSON.parse(artifacts[1].metadata)).toEqual({ sources: acme.sources })
 
         // reconciled: Acme's result repeats "Alice works at Acme" (merged, linked to both) ...
-        const worksAt = response.edges.find((e: any) => e.relation === "works_at")
-        expect(acme.edges.find((e: any) => e.relation === "works_at").id).toBe(worksAt.id)
+        const worksAt = response.edges.find((e) => e.relation === "works_at")!
+        expect(acme.edges.find((e) => e.relation === "works_at")!.id).toBe(worksAt.id)
         const links = yield* rows<any>(
           `SELECT artifact_id FROM gb_edge_artifacts WHERE edge_id = ${worksAt.id} ORDER BY artifact_id`
         )
         expect(links.map((l: any) => Number(l.artifact_id))).toEqual([textArtifact, acme.artifact_id])
         // ... and Alice's says she moved to Paris: the text's "lives in Berlin" is closed (shown in its final state)
-        const livesIn = response.edges.find((e: any) => e.relation === "lives_in")
+        const livesIn = response.edges.find((e) => e.relation === "lives_in")
         expect(livesIn).toMatchObject({
           target: "Berlin",
           invalid_at: "2025-01-10T00:00:00.000Z",
@@ -574,8 +578,8 @@ forEachDialect((_dialect, makeLayer) => {
       {},
       Effect.gen(function*() {
         const out = yield* remember(request(TEXT, { web_search: true }))
-        const response = out.response as any
-        const [alice, acme, berlin] = response.web_searches
+        const response = textBody(out)
+        const [alice, acme, berlin] = itemsOf<WebSearchItem>(response.web_searches)
         expect(alice).toEqual({
           entity: "Alice Smith",
           query: null,
@@ -638,17 +642,18 @@ forEachDialect((_dialect, makeLayer) => {
       script,
       { settings: { chunkSize: 64, chunkOverlapPercent: 0 } },
       Effect.gen(function*() {
-        const response = (yield* remember(request(doc, { web_search: true }))).response as any
-        expect(response.chunks.length).toBeGreaterThan(1)
-        const danChunk = response.chunks.find((c: any) => c.entities.some((e: any) => e.name === "Dan"))
+        const response = textBody(yield* remember(request(doc, { web_search: true })))
+        const webSearches = itemsOf<WebSearchItem>(response.web_searches)
+        expect(response.chunks!.length).toBeGreaterThan(1)
+        const danChunk = response.chunks!.find((c) => c.entities.some((e) => e.name === "Dan"))!
         expect(danChunk.artifact_id).not.toBe(response.artifact_id)
-        expect(response.web_searches[0]).toMatchObject({
+        expect(webSearches[0]).toMatchObject({
           entity: "Dan",
           parent_artifact_id: danChunk.artifact_id,
           artifact_id: expect.any(Number)
         })
         const [artifact] = yield* rows<any>(
-          `SELECT parent_id FROM gb_artifacts WHERE id = ${response.web_searches[0].artifact_id}`
+          `SELECT parent_id FROM gb_artifacts WHERE id = ${webSearches[0].artifact_id}`
         )
         expect(Number(artifact.parent_id)).toBe(danChunk.artifact_id)
       })

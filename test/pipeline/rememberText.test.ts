@@ -13,7 +13,7 @@ import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { GraphRepo } from "../../src/services/GraphRepo.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
-import { graph, rememberLayer, resolution, textRequest } from "../support/app.js"
+import { graph, rememberLayer, resolution, textBody, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const request = textRequest
@@ -68,7 +68,7 @@ forEachDialect((_dialect, makeLayer) => {
       { extract_graph: [livesIn("Berlin", "2024-03-01")] },
       Effect.gen(function*() {
         const out = yield* remember(request("Alice Smith lives in Berlin since March 2024."))
-        const response = out.response as any
+        const response = textBody(out)
         expect(response).toMatchObject({
           artifact_id: expect.any(Number),
           kind: "knowledge",
@@ -76,7 +76,7 @@ forEachDialect((_dialect, makeLayer) => {
           invalidated_edges: []
         })
         expect(response.session_id).toBeUndefined()
-        expect(response.entities.map((e: any) => [e.name, e.type])).toEqual([["Alice Smith", "person"], [
+        expect(response.entities.map((e) => [e.name, e.type])).toEqual([["Alice Smith", "person"], [
           "Berlin",
           "place"
         ]])
@@ -126,11 +126,11 @@ forEachDialect((_dialect, makeLayer) => {
       makeLayer,
       { extract_graph: [livesIn("Berlin"), livesIn("Berlin")] },
       Effect.gen(function*() {
-        const first = (yield* remember(request("Alice lives in Berlin."))).response as any
-        const second = (yield* remember(request("Alice lives in Berlin.", { session_id: "s2" }))).response as any
+        const first = textBody(yield* remember(request("Alice lives in Berlin.")))
+        const second = textBody(yield* remember(request("Alice lives in Berlin.", { session_id: "s2" })))
         expect(second.artifact_id).not.toBe(first.artifact_id)
         expect(second.edges[0].id).toBe(first.edges[0].id)
-        expect(second.entities.map((e: any) => e.id)).toEqual(first.entities.map((e: any) => e.id))
+        expect(second.entities.map((e) => e.id)).toEqual(first.entities.map((e) => e.id))
         expect(second.invalidated_edges).toEqual([])
         expect(yield* count("gb_artifacts")).toBe(2)
         expect(yield* count("gb_entities")).toBe(2)
@@ -158,13 +158,13 @@ forEachDialect((_dialect, makeLayer) => {
         resolve_edges: [resolution([{ new: 0, existing: 1 }], [])]
       },
       Effect.gen(function*() {
-        const first = (yield* remember(request("Alice lives in Berlin."))).response as any
+        const first = textBody(yield* remember(request("Alice lives in Berlin.")))
         const edgeId = first.edges[0].id
         const script = yield* ScriptedLlm
-        const second = (yield* remember(request("Alice resides in Berlin.", { session_id: "s9" }))).response as any
+        const second = textBody(yield* remember(request("Alice resides in Berlin.", { session_id: "s9" })))
         // the scripted answer named existing id 1; make sure that is the stored edge
         expect(edgeId).toBe(1)
-        expect(second.edges.map((e: any) => e.id)).toEqual([edgeId])
+        expect(second.edges.map((e) => e.id)).toEqual([edgeId])
         expect(second.edges[0].relation).toBe("lives_in")
         expect(yield* count("gb_edges")).toBe(1)
         expect(yield* count("gb_edge_artifacts", `edge_id = ${edgeId}`)).toBe(2)
@@ -184,8 +184,8 @@ forEachDialect((_dialect, makeLayer) => {
         resolve_edges: [resolution([], [{ new: 0, existing: [1] }])]
       },
       Effect.gen(function*() {
-        const first = (yield* remember(request("Alice lives in Berlin."))).response as any
-        const second = (yield* remember(request("Alice moved to Paris in January."))).response as any
+        const first = textBody(yield* remember(request("Alice lives in Berlin.")))
+        const second = textBody(yield* remember(request("Alice moved to Paris in January.")))
         expect(second.invalidated_edges).toEqual([first.edges[0].id])
         const [old] = yield* (yield* GraphRepo).getEdges([first.edges[0].id])
         expect(old!.invalid_at).toBe("2025-01-15T00:00:00.000Z")
@@ -205,8 +205,8 @@ forEachDialect((_dialect, makeLayer) => {
         resolve_edges: [resolution([], [{ new: 0, existing: [1] }])]
       },
       Effect.gen(function*() {
-        const first = (yield* remember(request("Alice lives in Paris."))).response as any
-        const second = (yield* remember(request("In March 2024 Alice lived in Berlin."))).response as any
+        const first = textBody(yield* remember(request("Alice lives in Paris.")))
+        const second = textBody(yield* remember(request("In March 2024 Alice lived in Berlin.")))
         expect(second.invalidated_edges).toEqual([])
         expect(second.edges[0]).toMatchObject({
           invalid_at: "2025-01-15T00:00:00.000Z",
@@ -238,7 +238,7 @@ forEachDialect((_dialect, makeLayer) => {
       },
       Effect.gen(function*() {
         yield* remember(request("Alice lived in Berlin in 2020."))
-        const second = (yield* remember(request("Alice lives in Paris since 2023."))).response as any
+        const second = textBody(yield* remember(request("Alice lives in Paris since 2023.")))
         expect(second.invalidated_edges).toEqual([])
         expect(yield* count("gb_edges", "expired_at IS NULL")).toBe(2)
       })
@@ -262,8 +262,8 @@ forEachDialect((_dialect, makeLayer) => {
         ]
       },
       Effect.gen(function*() {
-        const first = (yield* remember(request("Alice lives in Berlin."))).response as any
-        const second = (yield* remember(request("Alice lived in Berlin until 10 January 2025."))).response as any
+        const first = textBody(yield* remember(request("Alice lives in Berlin.")))
+        const second = textBody(yield* remember(request("Alice lived in Berlin until 10 January 2025.")))
         expect(second.invalidated_edges).toEqual([first.edges[0].id])
         expect(second.edges).toEqual([
           expect.objectContaining({ id: first.edges[0].id, invalid_at: "2025-01-10T00:00:00.000Z" })
@@ -286,8 +286,8 @@ forEachDialect((_dialect, makeLayer) => {
         ]
       },
       Effect.gen(function*() {
-        const first = (yield* remember(request("Acme is a company."))).response as any
-        const second = (yield* remember(request("Alice works at ACME and knows Bob."))).response as any
+        const first = textBody(yield* remember(request("Acme is a company.")))
+        const second = textBody(yield* remember(request("Alice works at ACME and knows Bob.")))
         const acmeId = first.entities[0].id
         expect(second.edges[0]).toMatchObject({ target_id: acmeId, target: "Acme" })
         const bob = yield* rows<any>("SELECT * FROM gb_entities WHERE name_key = 'bob'")
@@ -295,7 +295,7 @@ forEachDialect((_dialect, makeLayer) => {
         // both endpoints are linked to the artifact even though the extraction did not list them
         expect(yield* count("gb_entity_artifacts", `artifact_id = ${second.artifact_id}`)).toBe(3)
         // the response lists what the text's extraction listed
-        expect(second.entities.map((e: any) => e.name)).toEqual(["Alice"])
+        expect(second.entities.map((e) => e.name)).toEqual(["Alice"])
       })
     ))
 
@@ -311,10 +311,12 @@ forEachDialect((_dialect, makeLayer) => {
       },
       Effect.gen(function*() {
         yield* remember(request("Alice lives in Berlin."))
-        const out = (yield* remember(request("Alice lives in Paris.", {
-          models: { extract_graph: "extractor", resolve_edges: "resolver" },
-          reasoning: { extract_graph: "high" }
-        }))).response as any
+        const out = textBody(
+          yield* remember(request("Alice lives in Paris.", {
+            models: { extract_graph: "extractor", resolve_edges: "resolver" },
+            reasoning: { extract_graph: "high" }
+          }))
+        )
         const script = yield* ScriptedLlm
         expect(script.callsFor("extract_graph")[1]).toMatchObject({ model: "extractor", reasoning: "high" })
         expect(script.callsFor("resolve_edges")[0]).toMatchObject({ model: "resolver", reasoning: "none" })

@@ -13,7 +13,7 @@ import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import { GraphRepo } from "../../src/services/GraphRepo.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
-import { graph, rememberLayer, resolution, textRequest } from "../support/app.js"
+import { graph, rememberLayer, resolution, textBody, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const MAX_CANDIDATES = 3
@@ -68,8 +68,8 @@ forEachDialect((_dialect, makeLayer) => {
     run(
       makeLayer,
       Effect.gen(function*() {
-        const old = (yield* remember("old")).response as any
-        const oldEdge = old.edges[0].id as number
+        const old = textBody(yield* remember("old"))
+        const oldEdge = old.edges[0].id
         yield* remember("newer")
         expect(yield* count("SELECT COUNT(*) AS n FROM gb_edges WHERE expired_at IS NULL")).toBeGreaterThan(
           MAX_CANDIDATES + 1
@@ -77,8 +77,8 @@ forEachDialect((_dialect, makeLayer) => {
         const calls = (yield* ScriptedLlm).callsFor("resolve_edges").length
 
         const again = yield* remember("repeat")
-        const response = again.response as any
-        expect(response.edges.map((e: any) => e.id)).toEqual([oldEdge])
+        const response = textBody(again)
+        expect(response.edges.map((e) => e.id)).toEqual([oldEdge])
         expect(yield* count(liveWorksAt)).toBe(1)
         expect(yield* count(`SELECT COUNT(*) AS n FROM gb_edge_artifacts WHERE edge_id = ${oldEdge}`)).toBe(2)
         expect(
@@ -95,9 +95,9 @@ forEachDialect((_dialect, makeLayer) => {
     run(
       makeLayer,
       Effect.gen(function*() {
-        const oldEdge = ((yield* remember("old")).response as any).edges[0].id as number
+        const oldEdge = textBody(yield* remember("old")).edges[0].id
         yield* remember("newer")
-        const out = (yield* remember("repeatAndNew")).response as any
+        const out = textBody(yield* remember("repeatAndNew"))
         expect(out.edges[0].id).toBe(oldEdge)
         expect(yield* count(liveWorksAt)).toBe(1)
         const [call] = (yield* ScriptedLlm).callsFor("resolve_edges").slice(-1)

@@ -13,10 +13,11 @@ import { type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedL
 import { TimeseriesProvidersLive } from "../../layers/timeseries/index.js"
 import { validateRememberRequest } from "../../src/domain/Remember.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
+import type { FetchItem, ObservationItem, SeriesItem } from "../../src/pipeline/series/index.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { type FetchedSeries, ProviderFailed, type TimeseriesProvider } from "../../src/services/TimeseriesProviders.js"
-import { rememberLayer, type RememberLayerOptions } from "../support/app.js"
+import { itemsOf, rememberLayer, type RememberLayerOptions, textBody } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const REF = "2025-02-01T00:00:00.000Z"
@@ -86,8 +87,8 @@ const run = <A, E>(
     never
   >
 
-const failure = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) as any : undefined
+const failure = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
+  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
 
 /** A provider given as a Layer, as an embedding application would: fixed answers per query. */
 const fakeProvider = (
@@ -129,8 +130,8 @@ forEachDialect((_dialect, makeLayer) => {
             ]
           }
         })
-        const response = out.response as any
-        const apple = response.entities.find((e: any) => e.name === "Apple Inc.")
+        const response = textBody(out)
+        const apple = response.entities.find((e) => e.name === "Apple Inc.")!
         const leads = response.edges[0]
         expect(response.series).toEqual([
           {
@@ -220,8 +221,8 @@ forEachDialect((_dialect, makeLayer) => {
         }))
         const error = failure(exit)
         expect(error?._tag).toBe("AnchorNotFound")
-        expect(error.message).toContain("timeseries.series[0].anchors[1]")
-        expect(error.message).toContain("\"Google\"")
+        expect(error?.message).toContain("timeseries.series[0].anchors[1]")
+        expect(error?.message).toContain("\"Google\"")
         for (
           const table of [
             "gb_datasets",
@@ -258,21 +259,23 @@ forEachDialect((_dialect, makeLayer) => {
         expect(failure(exit)?._tag).toBe("AnchorNotFound")
         // the first text stays, the second left nothing
         expect(yield* count("gb_artifacts")).toBe(1)
-        expect((first.response as any).artifact_id).toBeGreaterThan(0)
+        expect(textBody(first).artifact_id).toBeGreaterThan(0)
 
-        const out = (yield* remember({
-          text: APPLE_TEXT,
-          timeseries: {
-            series: [{
-              key: "k",
-              points: [[day(1), 1]],
-              anchors: [{ entity: { name: "Banana" }, required: false }, {
-                edge: { source: "Tim Cook", target: "Apple Inc." }
+        const out = textBody(
+          yield* remember({
+            text: APPLE_TEXT,
+            timeseries: {
+              series: [{
+                key: "k",
+                points: [[day(1), 1]],
+                anchors: [{ entity: { name: "Banana" }, required: false }, {
+                  edge: { source: "Tim Cook", target: "Apple Inc." }
+                }]
               }]
-            }]
-          }
-        })).response as any
-        expect(out.series[0].anchors.map((a: any) => a.matched.length)).toEqual([0, 1])
+            }
+          })
+        )
+        expect(itemsOf<SeriesItem>(out.series)[0].anchors.map((a) => a.matched.length)).toEqual([0, 1])
         expect(yield* count("gb_series_anchors")).toBe(2)
       })
     ))
@@ -282,22 +285,30 @@ forEachDialect((_dialect, makeLayer) => {
       makeLayer,
       script(),
       Effect.gen(function*() {
-        const first = (yield* remember({
-          text: APPLE_TEXT,
-          timeseries: { series: [{ key: "K", unit: "USD", points: [[day(1), 1], [day(2), 2]] }] }
-        })).response as any
-        const second = (yield* remember({
-          text: APPLE_TEXT,
-          timeseries: { series: [{ key: "K", points: [[day(2), 20], [day(3), 3]] }] }
-        })).response as any
-        expect(second.series[0]).toMatchObject({
-          id: first.series[0].id,
+        const first = itemsOf<SeriesItem>(
+          textBody(
+            yield* remember({
+              text: APPLE_TEXT,
+              timeseries: { series: [{ key: "K", unit: "USD", points: [[day(1), 1], [day(2), 2]] }] }
+            })
+          ).series
+        )
+        const second = itemsOf<SeriesItem>(
+          textBody(
+            yield* remember({
+              text: APPLE_TEXT,
+              timeseries: { series: [{ key: "K", points: [[day(2), 20], [day(3), 3]] }] }
+            })
+          ).series
+        )
+        expect(second[0]).toMatchObject({
+          id: first[0].id,
           created: false,
           unit: "USD",
           points: 2,
           point_count: 3
         })
-        expect(second.series[0].stats).toMatchObject({ from: day(1), to: day(3), count: 3, first: 1, last: 3, max: 20 })
+        expect(second[0].stats).toMatchObject({ from: day(1), to: day(3), count: 3, first: 1, last: 3, max: 20 })
         const points = yield* rows<any>("SELECT ts, value FROM gb_series_points ORDER BY ts")
         expect(points.map((p) => [p.ts, Number(p.value)])).toEqual([[day(1), 1], [day(2), 20], [day(3), 3]])
         // anchored to both artifacts
@@ -334,8 +345,8 @@ forEachDialect((_dialect, makeLayer) => {
           timeseries: { fetch: { before: "7d", after: "0" } },
           models: { resolve_series: "m-series" }
         })
-        const response = out.response as any
-        const apple = response.entities.find((e: any) => e.name === "Apple Inc.")
+        const response = textBody(out)
+        const apple = response.entities.find((e) => e.name === "Apple Inc.")!
         expect(response.series).toEqual([])
         expect(response.series_fetches).toEqual([
           {
@@ -366,7 +377,7 @@ forEachDialect((_dialect, makeLayer) => {
           })
         ])
         expect(calls).toEqual([["AAPL.US", "2025-01-25T00:00:00.000Z", REF], ["BAD", "2025-01-25T00:00:00.000Z", REF]])
-        const seriesId = response.series_fetches[0].series[0].id
+        const seriesId = itemsOf<FetchItem>(response.series_fetches)[0].series[0].id
         const anchors = yield* rows<any>(
           `SELECT artifact_id, entity_id FROM gb_series_anchors WHERE series_id = ${seriesId} ORDER BY id`
         )
@@ -407,7 +418,7 @@ forEachDialect((_dialect, makeLayer) => {
       script((r) => (r.stage === "resolve_series" ? { text: "I cannot help with that." } : undefined)),
       Effect.gen(function*() {
         const out = yield* remember({ text: APPLE_TEXT, timeseries: { fetch: {} } })
-        expect((out.response as any).series_fetches).toEqual([])
+        expect(textBody(out).series_fetches).toEqual([])
         const stages = yield* stagesOf(out.runId)
         expect(stages.fetch_series!.status).toBe("failed")
         expect(stages.fetch_series!.error).toMatch(/resolve_series/)
@@ -429,7 +440,7 @@ forEachDialect((_dialect, makeLayer) => {
         })
       )
       expect(none?._tag).toBe("ServiceUnavailable")
-      expect(none.message).toContain("the server has no timeseries providers")
+      expect(none?.message).toContain("the server has no timeseries providers")
       const unknown = yield* run(
         makeLayer,
         script(),
@@ -443,8 +454,8 @@ forEachDialect((_dialect, makeLayer) => {
         { timeseries: TimeseriesProvidersLive([fakeProvider({})]) }
       )
       expect(unknown?._tag).toBe("InvalidRequest")
-      expect(unknown.message).toContain("timeseries.fetch.providers")
-      expect(unknown.message).toContain("\"weather\"")
+      expect(unknown?.message).toContain("timeseries.fetch.providers")
+      expect(unknown?.message).toContain("\"weather\"")
     }))
 
   it.live("observations: each stored series is observed in a text extracted into facts, a child of its anchoring artifact", () => {
@@ -475,11 +486,12 @@ forEachDialect((_dialect, makeLayer) => {
             observations: true
           }
         })
-        const response = out.response as any
-        const observations = response.series_observations
+        const response = textBody(out)
+        const observations = itemsOf<ObservationItem>(response.series_observations)
+        const series = itemsOf<SeriesItem>(response.series)
         expect(observations).toHaveLength(2)
         expect(observations[0]).toMatchObject({
-          series_id: response.series[0].id,
+          series_id: series[0].id,
           key: "REV",
           parent_artifact_id: response.artifact_id,
           query: null,
@@ -505,7 +517,7 @@ forEachDialect((_dialect, makeLayer) => {
         expect(artifact).toMatchObject({ kind: "series_observation", text: observations[0].text })
         expect(Number(artifact.parent_id)).toBe(response.artifact_id)
         expect(JSON.parse(artifact.metadata)).toMatchObject({
-          series_id: response.series[0].id,
+          series_id: series[0].id,
           key: "REV",
           from: day(1),
           to: day(31)
@@ -547,7 +559,7 @@ forEachDialect((_dialect, makeLayer) => {
           text: APPLE_TEXT,
           timeseries: { series: [{ key: "K", points: [[day(1), 1]] }], observations: true }
         })
-        const [item] = (out.response as any).series_observations
+        const [item] = itemsOf<ObservationItem>(textBody(out).series_observations)
         expect(item).toMatchObject({
           key: "K",
           artifact_id: null,
@@ -594,12 +606,16 @@ forEachDialect((_dialect, makeLayer) => {
             }]
           }
         })
-        const response = out.response as any
-        expect(response.chunks.length).toBeGreaterThan(1)
-        expect(response.series[0].artifact_id).toBe(response.artifact_id)
-        expect(response.series[0].anchors.map((a: any) => a.matched.map((m: any) => m.name))).toEqual([["Alice"], [
-          "Carol"
-        ]])
+        const response = textBody(out)
+        const [series] = itemsOf<SeriesItem>(response.series)
+        expect(response.chunks!.length).toBeGreaterThan(1)
+        expect(series.artifact_id).toBe(response.artifact_id)
+        expect(series.anchors.map((a) => a.matched.map((m) => ("name" in m ? m.name : undefined)))).toEqual([
+          ["Alice"],
+          [
+            "Carol"
+          ]
+        ])
         const parent =
           (yield* rows<any>(`SELECT kind, parent_id FROM gb_artifacts WHERE id = ${response.artifact_id}`))[0]
         expect(parent).toMatchObject({ kind: "knowledge", parent_id: null })
@@ -620,7 +636,7 @@ forEachDialect((_dialect, makeLayer) => {
           timeseries: { series: [{ key: "K", points: [[day(1), 1]], anchors: [{ entity: { name: "Zed" } }] }] }
         }))
         expect(failure(exit)?._tag).toBe("AnchorNotFound")
-        expect(failure(exit).message).toContain("timeseries.series[0].anchors[0]")
+        expect(failure(exit)?.message).toContain("timeseries.series[0].anchors[0]")
         expect(yield* count("gb_artifacts")).toBe(0)
         expect(yield* count("gb_series")).toBe(0)
         const run = (yield* rows<any>("SELECT id FROM gb_remember_runs"))[0]

@@ -15,7 +15,7 @@ import { runDeleteDataset, runListDatasets, runListSessions } from "../../src/qu
 import { readDeps } from "../../src/query/deps.js"
 import type { SearchRequest } from "../../src/query/requests.js"
 import { runSearch } from "../../src/query/search.js"
-import { graph, rememberLayer, resolution, textRequest } from "../support/app.js"
+import { graph, rememberLayer, resolution, textBody, textRequest } from "../support/app.js"
 import { type Dialect, forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const remember = (text: string, extra: Partial<RememberRequest> = {}) =>
@@ -78,7 +78,7 @@ forEachDialect((dialect: Dialect, makeLayer) => {
         const berlin = yield* search("Berlin")
         expect(berlin.facts).toHaveLength(1)
         expect(berlin.facts[0]!.artifact_ids).toHaveLength(2)
-        expect(berlin.facts[0]!.artifact_ids).toContain((second.response as { artifact_id: number }).artifact_id)
+        expect(berlin.facts[0]!.artifact_ids).toContain(textBody(second).artifact_id)
         expect(berlin.facts[0]!.session_ids).toEqual(["s1", "s2"])
 
         // the move closes the Berlin fact in the store transaction

@@ -9,12 +9,17 @@
  * the SQLite database and its WAL. The fakes must have received the keys, so the test cannot
  * pass by a server that never sends them.
  */
-import { Redacted } from "effect"
+import { Redacted, Schema } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { scrubSecret } from "../../layers/llm/retry.js"
 import { hashEmbedding } from "../../layers/testing/HashEmbeddings.js"
+import { AdminDatabasesResponse, AdminDatasetsResponse, AdminRunsResponse } from "../../src/admin/responses.js"
+import { EvalRememberSuccess } from "../../src/domain/Responses.js"
+import { Trajectory } from "../../src/eval/Atif.js"
+import { Error502 } from "../../src/http/ErrorBodies.js"
+import { SearchResponse } from "../../src/query/responses.js"
 import { type SpawnedServer, startServer, tempDir } from "../support/cli.js"
 import { anthropicError, anthropicMessage, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
 import { DEFAULT_JEV_ANSWER, jevAnswer, jevError, startFakeJev } from "../support/fakeJev.js"
@@ -192,15 +197,19 @@ const call = async (
   return {
     status: res.status,
     body,
-    json: (() => {
+    /** the parsed body (undefined when it is not JSON), read with the endpoint's schema */
+    json: ((): unknown => {
       try {
         return JSON.parse(body)
       } catch {
         return undefined
       }
-    })() as any
+    })()
   }
 }
+
+/** An eval run that failed after it started: the error and the trajectory up to the failure. */
+const EvalError = Schema.Struct({ error: Schema.String, trajectory: Trajectory })
 
 describe.each(["json", "pretty"] as const)("a server logging %s at debug level", (format) => {
   const user = (what: string, path: string, body?: unknown) => call(format, what, path, { token: KEYS.userToken, body })
@@ -212,7 +221,7 @@ describe.each(["json", "pretty"] as const)("a server logging %s at debug level",
     // stored, but its vectors could not be written yet: a 502 that says they will be retried
     const first = await remember("Alice Smith knows Bob Jones.")
     expect(first.status, first.body).toBe(502)
-    expect(first.json.error).toMatch(/retried/)
+    expect(Schema.decodeUnknownSync(Error502)(first.json).error).toMatch(/retried/)
     expect((await remember("Alice Smith lives in Berlin.", { web_search: true, session_id: "s1" })).status).toBe(200)
     expect((await remember(`Alice, ${FAIL.jev}.`)).status).toBe(200) // the classifier is advisory
     for (const [text, status] of [[FAIL.llm401, 502], [FAIL.llm500, 502], [FAIL.embed, 502]] as const) {
@@ -224,20 +233,20 @@ describe.each(["json", "pretty"] as const)("a server logging %s at debug level",
       text: "Alice Smith knows Carol."
     })
     expect(evalOk.status).toBe(200)
-    expect(evalOk.json.trajectory).toBeDefined()
+    expect(Schema.decodeUnknownSync(EvalRememberSuccess)(evalOk.json).trajectory).toBeDefined()
     const evalFailed = await user("eval remember failing", "/v1/gb/eval/remember", {
       user_id: "alice",
       text: `${FAIL.llm401} Alice.`
     })
     expect(evalFailed.status).toBe(502)
-    expect(evalFailed.json.trajectory).toBeDefined()
+    expect(Schema.decodeUnknownSync(EvalError)(evalFailed.json).trajectory).toBeDefined()
 
     expect((await user("search", "/v1/gb/search", { user_id: "alice", query: "Who does Alice know?" })).status).toBe(
       200
     )
     // the query's embedding fails: the search still answers, with a warning that says why
     const degraded = await user("search failing", "/v1/gb/search", { user_id: "alice", query: `${FAIL.embed} who?` })
-    expect(degraded.json.warnings?.join(" ")).toMatch(/embed/)
+    expect(Schema.decodeUnknownSync(SearchResponse)(degraded.json).warnings?.join(" ")).toMatch(/embed/)
     expect((await user("query", "/v1/gb/query", { user_id: "alice", query: "Who does Alice Smith know?" })).status)
       .toBe(200)
     expect(
@@ -268,22 +277,23 @@ describe.each(["json", "pretty"] as const)("a server logging %s at debug level",
   it("shows its runs, usage and documentation", async () => {
     const databases = await admin("admin databases", "/v1/gb/admin/api/databases")
     expect(databases.status).toBe(200)
-    const db = encodeURIComponent(databases.json.databases[0].name)
+    const db = encodeURIComponent(Schema.decodeUnknownSync(AdminDatabasesResponse)(databases.json).databases[0].name)
     const runs = await admin("admin runs", `/v1/gb/admin/api/remember-runs?db=${db}`)
     expect(runs.status).toBe(200)
-    const ids: Array<number> = runs.json.runs.map((r: { id: number }) => r.id)
+    const listed = Schema.decodeUnknownSync(AdminRunsResponse)(runs.json)
+    const ids: Array<number> = listed.runs.map((r) => r.id)
     expect(ids.length).toBeGreaterThanOrEqual(8)
     for (const id of ids) {
       expect((await user(`run ${id}`, `/v1/gb/runs/${id}`)).status).toBe(200)
       expect((await admin(`admin run ${id}`, `/v1/gb/admin/api/remember-runs/${id}?db=${db}`)).status).toBe(200)
     }
     // the failed runs say why, and the admin view has their model calls
-    const failed = runs.json.runs.filter((r: { status: string }) => r.status === "failed")
+    const failed = listed.runs.filter((r) => r.status === "failed")
     expect(failed.length).toBeGreaterThanOrEqual(3)
     expect((await admin("admin inferences", `/v1/gb/admin/api/inferences?db=${db}`)).status).toBe(200)
     const datasets = await admin("admin datasets", `/v1/gb/admin/api/datasets?db=${db}`)
     expect(datasets.status).toBe(200)
-    for (const d of datasets.json.datasets) {
+    for (const d of Schema.decodeUnknownSync(AdminDatasetsResponse)(datasets.json).datasets) {
       expect((await admin(`admin graph ${d.id}`, `/v1/gb/admin/api/graph?db=${db}&dataset_id=${d.id}`)).status).toBe(
         200
       )

@@ -13,6 +13,7 @@ import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../laye
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
+import { isImageBody, type RememberResult, type TextRememberBody } from "../../src/domain/Responses.js"
 import { RememberManagerLive } from "../../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings, type RememberSettingsShape } from "../../src/pipeline/Settings.js"
@@ -129,3 +130,20 @@ export const textRequest = (text: string, extra: Partial<RememberRequest> = {}):
   web_search: false,
   ...extra
 })
+
+/** The response of a text's run, narrowed from the text-or-image union (an image's fails the test). */
+export const textBody = ({ response }: RememberResult): TextRememberBody => {
+  if (isImageBody(response)) throw new Error(`not a text response: ${JSON.stringify(response)}`)
+  return response
+}
+
+/**
+ * A list of the text response whose items the schema leaves open (`geo`, `web_searches`,
+ * `series`, `series_fetches`, `series_observations`: records of unknowns), read as the pipeline
+ * builds its items (`GeoItem`, `WebSearchItem`, `SeriesItem`, `FetchItem`, `ObservationItem`).
+ * A list the response does not have fails the test.
+ */
+export const itemsOf = <A>(items: ReadonlyArray<Readonly<Record<string, unknown>>> | undefined): ReadonlyArray<A> => {
+  if (items === undefined) throw new Error("the response has no such list")
+  return items as unknown as ReadonlyArray<A>
+}
