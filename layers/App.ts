@@ -9,8 +9,15 @@ import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
 import { AdminRepo } from "../src/services/AdminRepo.js"
+import type { ComplexityClassifier } from "../src/services/ComplexityClassifier.js"
+import type { Embeddings } from "../src/services/Embeddings.js"
+import type { GeoResolver } from "../src/services/GeoResolver.js"
+import type { ImageStore } from "../src/services/ImageStore.js"
 import { InferencesRepo } from "../src/services/InferencesRepo.js"
+import type { Llm } from "../src/services/Llm.js"
 import { RunLogRepo } from "../src/services/RunLogRepo.js"
+import type { TimeseriesProviders } from "../src/services/TimeseriesProviders.js"
+import type { VectorStore } from "../src/services/VectorStore.js"
 import { JevClassifierLive } from "./classifier/JevClassifier.js"
 import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
 import { DisabledEmbeddingsLive, OpenAiEmbeddingsLive } from "./embeddings/index.js"
@@ -100,7 +107,7 @@ export const vectorStoreFor = (config: AppConfig) => {
     case "memory":
       return MemoryVectorStoreLive({ dimensions: config.embeddingDimensions })
     case "pinecone":
-      // loaded only when used: the Pinecone SDK is about 7 MB of a server's resident memory
+      // loaded only when used: the Pinecone SDK adds to every server's resident memory
       return Layer.unwrapEffect(
         Effect.map(
           Effect.promise(() => import("./vectors/PineconeStore.js")),
@@ -113,7 +120,7 @@ export const vectorStoreFor = (config: AppConfig) => {
         )
       )
     case "sqlite": {
-      // without embeddings nothing is searched by vector: no reader thread (about 15 MB)
+      // without embeddings nothing is searched by vector, so no reader thread (it costs memory)
       const searched = Option.isSome(embeddingsKey(config))
       return Option.isSome(config.database.url)
         ? SqliteVecFileStoreLive(vectorFileFor(config), config.embeddingDimensions, { reader: searched })
@@ -158,33 +165,46 @@ export const settingsFor = (config: AppConfig) =>
     chunkConcurrency: config.chunkConcurrency
   })
 
-/** Everything the HTTP handlers need, built from the configuration. */
-export const AppLive = Layer.unwrapEffect(
-  Effect.gen(function*() {
-    const config = yield* AppConfigTag
-    const instanceId = `${process.pid}-${crypto.randomUUID()}`
-    const storage = storageFor(config)
-    // provideMerge: the read side (search, query) uses the same Llm, Embeddings, VectorStore, settings
-    const pipeline = RememberPipelineLive.pipe(
-      Layer.provideMerge(
-        Layer.mergeAll(
-          llmFor(config),
-          classifierFor(config),
-          geoFor(config),
-          settingsFor(config),
-          embeddingsFor(config),
-          vectorStoreFor(config),
-          timeseriesFor(config)
-        )
+/** Ports an embedder (or a test) can provide instead of the ones the configuration picks. */
+export interface PortLayers {
+  readonly llm?: Layer.Layer<Llm> | undefined
+  readonly embeddings?: Layer.Layer<Embeddings> | undefined
+  readonly vectorStore?: Layer.Layer<VectorStore> | undefined
+  readonly imageStore?: Layer.Layer<ImageStore> | undefined
+  readonly classifier?: Layer.Layer<ComplexityClassifier> | undefined
+  readonly geo?: Layer.Layer<GeoResolver> | undefined
+  readonly timeseries?: Layer.Layer<TimeseriesProviders> | undefined
+}
+
+/** The remember machinery and the read side over the configured (or given) adapters. */
+export const appLayerFor = (config: AppConfig, ports: PortLayers = {}) => {
+  const instanceId = `${process.pid}-${crypto.randomUUID()}`
+  // provideMerge: the read side (search, query) uses the same Llm, Embeddings, VectorStore, settings
+  const pipeline = RememberPipelineLive.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(
+        ports.llm ?? llmFor(config),
+        ports.classifier ?? classifierFor(config),
+        ports.geo ?? geoFor(config),
+        settingsFor(config),
+        ports.embeddings ?? embeddingsFor(config),
+        ports.vectorStore ?? vectorStoreFor(config),
+        ports.timeseries ?? timeseriesFor(config)
       )
     )
-    const manager = RememberManagerLive({ concurrency: config.remember.concurrency, instanceId }).pipe(
-      Layer.provideMerge(pipeline)
-    )
-    // image files next to the database by default (config image_dir / serve --image-dir)
-    return manager.pipe(Layer.provideMerge(storage), Layer.provideMerge(LocalImageStoreLive(config.imageDir)))
-  })
-)
+  )
+  const manager = RememberManagerLive({ concurrency: config.remember.concurrency, instanceId }).pipe(
+    Layer.provideMerge(pipeline)
+  )
+  // image files next to the database by default (config image_dir / serve --image-dir)
+  return manager.pipe(
+    Layer.provideMerge(storageFor(config)),
+    Layer.provideMerge(ports.imageStore ?? LocalImageStoreLive(config.imageDir))
+  )
+}
+
+/** Everything the HTTP handlers need, built from the configuration. */
+export const AppLive = Layer.unwrapEffect(Effect.map(AppConfigTag, (config) => appLayerFor(config)))
 
 /**
  * The databases of the admin UI: the app's own (from its storage) first, then each extra SQLite

@@ -6,7 +6,7 @@
 export * from "./domain/Errors.js"
 export * from "./domain/Image.js"
 export * from "./domain/Remember.js"
-export type * from "./domain/Responses.js"
+export * from "./domain/Responses.js"
 export type * from "./domain/Rows.js"
 export * from "./domain/Stages.js"
 export * from "./domain/Timeseries.js"
@@ -63,3 +63,6 @@ export { ApiLive, HttpAppLive } from "./http/Http.js"
 export { ReadGroup } from "./http/ReadApi.js"
 
 export { type AppConfig, AppConfigTag, defaultConfig, loadConfig } from "./Config.js"
+
+export * from "./domain/Wire.js"
+export * from "./operations.js"

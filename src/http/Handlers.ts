@@ -13,6 +13,7 @@ import { validateRememberRequest } from "../domain/Remember.js"
 import type { EvalRememberSuccess, RememberSuccess } from "../domain/Responses.js"
 import { runView } from "../domain/runView.js"
 import { rememberWithTrajectory } from "../eval/trajectory.js"
+import { runRemember } from "../operations.js"
 import { loadImage } from "../pipeline/image/library.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
@@ -70,11 +71,8 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
           const refused = yield* refuseCaller(valid.right.user_id)
           if (Option.isSome(refused)) return refused.value
           // The run is forked by the manager: if the client goes away, only this wait ends.
-          return yield* manager.submit(valid.right).pipe(
-            Effect.match({
-              onFailure: domainErrorResponse,
-              onSuccess: (result): RememberSuccess => ({ remember_run_id: result.runId, ...result.response })
-            })
+          return yield* runRemember(valid.right).pipe(
+            Effect.match({ onFailure: domainErrorResponse, onSuccess: (success): RememberSuccess => success })
           )
         }))
       // eval mode: the same request and run, plus its ATIF trajectory (also when it fails)

@@ -102,9 +102,12 @@ export const MOUNTED_PATHS = ["/v1/gb/*", "/healthz", "/openapi.json", "/docs"] 
  */
 export const GligabaoRoutes = withApi(
   Layer.unwrapEffect(
-    Effect.map(HttpApiBuilder.httpApp, (app) =>
-      HttpLayerRouter.use((router) =>
-        Effect.forEach(MOUNTED_PATHS, (path) => router.add("*", path, app), { discard: true })
-      ))
+    Effect.map(
+      HttpApiBuilder.httpApp,
+      (app) =>
+        HttpLayerRouter.use((router) =>
+          Effect.forEach(MOUNTED_PATHS, (path) => router.add("*", path, app), { discard: true })
+        )
+    )
   ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 )
