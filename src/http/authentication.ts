@@ -23,7 +23,20 @@ const isPublic = (path: string): boolean =>
 /** The request target's path as sent (an absolute-form target without its origin), before any query. */
 const rawPath = (url: string): string => url.replace(/^https?:\/\/[^/]*/i, "").split(/[?#]/, 1)[0]!
 
-const isAdminApi = (path: string): boolean => path.startsWith("/v1/gb/admin/api/")
+/** A path as the router reads it: case ignored, `%xx` decoded, `//` collapsed. */
+const asRouted = (path: string): string => {
+  let decoded = path
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {
+    // a malformed escape stays as sent, which no admin path matches
+  }
+  return decoded.toLowerCase().replace(/\/{2,}/g, "/")
+}
+
+/** Judged on the URL's path and on the raw target, both as the router reads them. */
+const isAdminApi = (path: string, url: string): boolean =>
+  [path, rawPath(url)].some((p) => asRouted(p).startsWith("/v1/gb/admin/api/"))
 
 const OFF: TokenTable = { enabled: false, entries: [] }
 
@@ -40,7 +53,7 @@ export const authenticate = (table: TokenTable) => (app: HttpApp.Default): HttpA
     if (isPublic(path) && rawPath(request.url) === path) return yield* app
     const caller = identify(table, request.headers["authorization"])
     if (caller._tag === "Unauthenticated") return unauthorized(caller.reason)
-    if (isAdminApi(path)) {
+    if (isAdminApi(path, request.url)) {
       const refusal = adminRefusal(caller)
       if (refusal !== undefined) return errorResponse(403, refusal)
     }

@@ -389,6 +389,11 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
         expect(res.text, target).not.toMatch(/"databases"/)
         expect((yield* raw(target, SECRETS.admin)).status, target).toBe(200)
       }
+      // a user token is refused before the parameters are decoded, however the path is spelled
+      for (const target of ["/V1/GB/ADMIN/API/remember-runs/abc", "//v1/gb/admin/%61pi/remember-runs/abc"]) {
+        expect((yield* raw(target, SECRETS.alice)).status, target).toBe(403)
+        expect((yield* raw(target, SECRETS.admin)).status, target).toBe(400)
+      }
       // the plain public paths stay public, also as an absolute-form target (as a proxy sends them)
       expect((yield* raw("/healthz")).status).toBe(200)
       expect((yield* raw("http://127.0.0.1/healthz")).status).toBe(200)
