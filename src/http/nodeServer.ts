@@ -6,7 +6,7 @@
  * `request` listener when `HttpApiBuilder.serve` is built, after everything the handlers need
  * (the storage and its migrations, the vector store and its reader thread, ...). Node accepts
  * and parses a request in between and emits `request` to no listener: the request is never
- * answered, and a health checker probing a starting server hangs (issue 19). So this server has
+ * answered, and a health checker probing a starting server hangs. So this server has
  * a listener of its own that answers 503 `{"error": "starting"}` whenever it is the only one,
  * and 503 `{"error": "the server is shutting down"}` once the app's listener has come and gone
  * (at shutdown the app detaches before the server closes).

@@ -199,9 +199,7 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
     // The vector searches go first, the full-text queries once they are sent. On SQLite the
     // full-text queries hold the thread for as long as they run; the vector searches run on a
     // reader connection in a worker thread (a network service, with Pinecone), so sent first
-    // they run beside the full-text queries. Started at once instead, the full-text queries
-    // held the thread while the query's embedding came back, and the vector searches could
-    // only start after them (the two added up: 16 ms of a 2 ms embeddings call was waiting).
+    // they run beside the full-text queries instead of after them (BENCHMARKS.md, search).
     const sent = yield* Deferred.make<void>()
     const [hits, textEntities, textFacts] = yield* Effect.all([
       // facts lose more candidates to the filters (ended facts keep their vectors)
