@@ -193,7 +193,12 @@ export const appLayerFor = (config: AppConfig, ports: PortLayers = {}) => {
       )
     )
   )
-  const manager = RememberManagerLive({ concurrency: config.remember.concurrency, instanceId }).pipe(
+  const manager = RememberManagerLive({
+    concurrency: config.remember.concurrency,
+    instanceId,
+    maxAttempts: config.remember.maxAttempts,
+    idempotencyTtlHours: config.remember.idempotencyTtlHours
+  }).pipe(
     Layer.provideMerge(pipeline)
   )
   // image files next to the database by default (config image_dir / serve --image-dir)

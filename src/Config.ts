@@ -100,6 +100,10 @@ export interface AppConfig {
   readonly timeseries: { readonly providers: ReadonlyArray<TimeseriesProviderConfig> }
   readonly remember: {
     readonly concurrency: number
+    /** times a run is started before a crash fails it for good (docs/INGESTION.md) */
+    readonly maxAttempts: number
+    /** how long an Idempotency-Key names its run (at least 24 hours) */
+    readonly idempotencyTtlHours: number
     readonly maxCandidates: number
     /** similar-entity candidates: cosine similarity at least this, at most topK per endpoint */
     readonly similarityThreshold: number
@@ -167,6 +171,8 @@ export const defaultConfig: AppConfig = {
   timeseries: { providers: [] },
   remember: {
     concurrency: 16,
+    maxAttempts: 3,
+    idempotencyTtlHours: 24,
     maxCandidates: REMEMBER_DEFAULTS.maxCandidates,
     similarityThreshold: REMEMBER_DEFAULTS.similarityThreshold,
     similarityTopK: REMEMBER_DEFAULTS.similarityTopK
@@ -257,6 +263,8 @@ export const loadConfig = (
       timeseries: { providers: yield* parseTimeseriesProviders(sources) },
       remember: {
         concurrency: yield* get(keys.rememberConcurrency, d.remember.concurrency),
+        maxAttempts: yield* get(keys.rememberMaxAttempts, d.remember.maxAttempts),
+        idempotencyTtlHours: yield* get(keys.rememberIdempotencyTtlHours, d.remember.idempotencyTtlHours),
         maxCandidates: yield* get(keys.rememberMaxCandidates, d.remember.maxCandidates),
         similarityThreshold: yield* get(keys.rememberSimilarityThreshold, d.remember.similarityThreshold),
         similarityTopK: yield* get(keys.rememberSimilarityTopK, d.remember.similarityTopK)
@@ -353,6 +361,8 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     prices: `${Object.keys(config.prices).length} models`,
     "timeseries.providers": config.timeseries.providers.map((p) => p.name).join(", ") || "none",
     "remember.concurrency": config.remember.concurrency,
+    "remember.max_attempts": config.remember.maxAttempts,
+    "remember.idempotency_ttl_hours": config.remember.idempotencyTtlHours,
     "remember.max_candidates": config.remember.maxCandidates,
     "remember.similarity_threshold": config.remember.similarityThreshold,
     "remember.similarity_top_k": config.remember.similarityTopK,

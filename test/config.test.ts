@@ -499,6 +499,8 @@ layer(NodeContext.layer)("Config", (it) => {
         )
         expect(config.remember).toEqual({
           concurrency: 2,
+          maxAttempts: 3,
+          idempotencyTtlHours: 24,
           maxCandidates: 20,
           similarityThreshold: 0.8,
           similarityTopK: 5

@@ -7,10 +7,14 @@
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
 import { Context, Deferred, type Duration, Effect, Exit, Fiber, FiberId, Layer, Option, Schedule, Scope } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { expect } from "vitest"
-import { PgLive } from "../layers/sql/index.js"
+import { PgLive, SqliteLive } from "../layers/sql/index.js"
 import { InternalFailure } from "../src/domain/Errors.js"
 import type { RememberRequest } from "../src/domain/Remember.js"
+import { encodeRememberRequest } from "../src/domain/Remember.js"
 import type { RunWithStages } from "../src/domain/Rows.js"
 import { RememberManager, RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipeline } from "../src/services/RememberPipeline.js"
@@ -141,10 +145,10 @@ const getRun = (storage: Context.Context<any>, id: number) =>
     Effect.provide(storage as Context.Context<RunLogRepo>)
   ) as Effect.Effect<RunWithStages>
 
-/** Polls until the run is no longer `started` (its final write follows the pipeline's end). */
+/** Polls until the run is no longer `queued` or `started` (its final write follows the pipeline's end). */
 const awaitFinished = (storage: Context.Context<any>, id: number) =>
   getRun(storage, id).pipe(
-    Effect.filterOrFail((run) => run.status !== "started", () => "still started"),
+    Effect.filterOrFail((run) => run.status !== "started" && run.status !== "queued", () => "still running"),
     Effect.retry(Schedule.spaced("10 millis")),
     Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`run ${id} never finished`) }),
     Effect.orDie
@@ -212,7 +216,7 @@ forEachDialect((dialect, makeLayer) => {
         const b = yield* manager.enqueue(request("shared", "B"))
         const queued = yield* getRun(storage, b.runId)
         expect(queued).toMatchObject({
-          status: "started",
+          status: "queued",
           started_at: null,
           finished_at: null,
           user_id: "alice",
@@ -313,7 +317,9 @@ forEachDialect((dialect, makeLayer) => {
         expect(yield* getRun(storage, finished.id)).toMatchObject({ status: "succeeded" })
       })))
 
-  it.live("at shutdown, a queued run that never started is failed; the run in flight finishes", () =>
+  // Changed with the durable queue (issue 21): a queued run is no longer failed at shutdown; it
+  // stays queued and the next instance on the database runs it.
+  it.live("at shutdown, a queued run stays queued; the run in flight finishes; the next instance runs it", () =>
     withStorage(makeLayer, (storage, fake) =>
       Effect.gen(function*() {
         const { close, manager } = yield* startManager(fake, storage)
@@ -321,20 +327,23 @@ forEachDialect((dialect, makeLayer) => {
         yield* fake.awaitStart("A")
         const b = yield* manager.enqueue(request("shared", "B"))
         const closing = yield* Effect.fork(close)
-        // shutdown fails the queued run while the run in flight still holds the dataset
-        const queued = yield* awaitFinished(storage, b.runId)
-        expect(queued).toMatchObject({
-          status: "failed",
-          started_at: null,
-          error: expect.stringMatching(/shut down|interrupted/)
-        })
+        yield* settle
         yield* fake.release("A")
         yield* Fiber.join(closing)
-        expect(yield* getRun(storage, a.runId)).toMatchObject({ status: "succeeded" })
-        expect(yield* getRun(storage, b.runId)).toMatchObject({ status: "failed", started_at: null })
+        expect(yield* getRun(storage, a.runId)).toMatchObject({ status: "succeeded", attempts: 1 })
+        expect(yield* getRun(storage, b.runId)).toMatchObject({ status: "queued", started_at: null, attempts: 0 })
         expect(fake.hasStarted("B")).toBe(false)
-        const exit = yield* Effect.exit(b.await)
-        expect(Exit.isFailure(exit)).toBe(true)
+        expect(Exit.isFailure(yield* Effect.exit(b.await))).toBe(true)
+        // the next process on the database takes it over and runs it
+        yield* startManager(fake, storage, 4, "next")
+        yield* fake.awaitStart("B")
+        yield* fake.release("B")
+        expect(yield* awaitFinished(storage, b.runId)).toMatchObject({
+          status: "succeeded",
+          attempts: 1,
+          instance_id: "next",
+          response: { remember_run_id: b.runId, session_id: "B" }
+        })
       })))
 
   it.live("at shutdown, a run still in flight after the grace period is interrupted and failed", () =>
@@ -360,7 +369,120 @@ forEachDialect((dialect, makeLayer) => {
         expect(Exit.isFailure(yield* Effect.exit(run.await))).toBe(true)
       })))
 
+  /** a run of a process that died: queued with its request, then (optionally) taken by it */
+  const deadRun = (storage: Context.Context<any>, text: string, attempts: number) =>
+    Effect.gen(function*() {
+      const repo = Context.get(storage as Context.Context<RunLogRepo>, RunLogRepo)
+      const sql = Context.get(storage as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
+      const enqueued = yield* repo.enqueue(
+        {
+          pipeline: "text",
+          user_id: "alice",
+          dataset: "main",
+          params: {},
+          queued_at: new Date().toISOString(),
+          instance_id: "dead"
+        },
+        JSON.stringify(encodeRememberRequest(request("main", text))),
+        undefined
+      )
+      if (enqueued._tag !== "Created") throw new Error("not created")
+      if (attempts > 0) {
+        yield* sql`UPDATE gb_remember_runs SET status = 'started', started_at = ${new Date().toISOString()},
+          attempts = ${attempts} WHERE id = ${enqueued.run.id}`.pipe(Effect.orDie)
+      }
+      return enqueued.run.id
+    })
+
+  it.live("a started run of a dead process runs again from the start (attempts 2)", () =>
+    withStorage(makeLayer, (storage, fake) =>
+      Effect.gen(function*() {
+        const id = yield* deadRun(storage, "A", 1)
+        yield* startManager(fake, storage)
+        yield* fake.awaitStart("A")
+        yield* fake.release("A")
+        expect(yield* awaitFinished(storage, id)).toMatchObject({ status: "succeeded", attempts: 2, error: null })
+        expect(fake.events).toEqual(["start A", "end A"])
+      })))
+
+  it.live("a dead process's run that had stored its artifact is failed, never stored again", () =>
+    withStorage(makeLayer, (storage, fake) =>
+      Effect.gen(function*() {
+        const repo = Context.get(storage as Context.Context<RunLogRepo>, RunLogRepo)
+        const id = yield* deadRun(storage, "A", 1)
+        yield* repo.committed(id) // what the store transaction does
+        yield* startManager(fake, storage)
+        expect(yield* awaitFinished(storage, id)).toMatchObject({ status: "failed", error: "interrupted", attempts: 1 })
+        yield* settle
+        expect(fake.hasStarted("A")).toBe(false)
+      })))
+
+  it.live("a run whose process died remember.max_attempts times is failed for good", () =>
+    withStorage(makeLayer, (storage, fake) =>
+      Effect.gen(function*() {
+        const id = yield* deadRun(storage, "A", 3)
+        yield* startManager(fake, storage)
+        expect(yield* awaitFinished(storage, id)).toMatchObject({
+          status: "failed",
+          attempts: 3,
+          error: expect.stringContaining("max_attempts")
+        })
+        yield* settle
+        expect(fake.hasStarted("A")).toBe(false)
+        const sql = Context.get(storage as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
+        expect(yield* sql`SELECT run_id FROM gb_remember_queue`.pipe(Effect.orDie)).toEqual([])
+      })))
+
+  if (dialect === "sqlite") {
+    it.live("a run queued on a SQLite file by an instance shut down before running it runs in the next process", () =>
+      Effect.gen(function*() {
+        const dir = yield* Effect.sync(() => mkdtempSync(join(tmpdir(), "gligabao-queue-")))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const file = join(dir, "gligabao.db")
+        const fake = yield* makeFakePipeline
+        const first = yield* Effect.gen(function*() {
+          const storage = yield* Layer.build(SqliteLive(file))
+          const { close, manager } = yield* startManager(fake, storage, 4, "process-1")
+          const a = yield* manager.enqueue(request("shared", "A"))
+          yield* fake.awaitStart("A")
+          const b = yield* manager.enqueue(request("shared", "B"))
+          const closing = yield* Effect.fork(close)
+          yield* fake.release("A")
+          yield* Fiber.join(closing)
+          return { a: a.runId, b: b.runId }
+        }).pipe(Effect.scoped)
+        const storage = yield* Layer.build(SqliteLive(file))
+        yield* startManager(fake, storage, 4, "process-2")
+        yield* fake.awaitStart("B")
+        yield* fake.release("B")
+        expect(yield* awaitFinished(storage, first.b)).toMatchObject({ status: "succeeded", attempts: 1 })
+        expect((yield* getRun(storage, first.a)).status).toBe("succeeded")
+      }).pipe(Effect.scoped))
+  }
+
   if (dialect === "pg") {
+    it.live("a run queued on PostgreSQL by an instance shut down before running it runs in the next process", () =>
+      Effect.gen(function*() {
+        const url = yield* freshPgUrl
+        const fake = yield* makeFakePipeline
+        const first = yield* Effect.gen(function*() {
+          const storage = yield* Layer.build(PgLive(url))
+          const { close, manager } = yield* startManager(fake, storage, 4, "process-1")
+          yield* manager.enqueue(request("shared", "A"))
+          yield* fake.awaitStart("A")
+          const b = yield* manager.enqueue(request("shared", "B"))
+          const closing = yield* Effect.fork(close)
+          yield* fake.release("A")
+          yield* Fiber.join(closing)
+          return b.runId
+        }).pipe(Effect.scoped)
+        const storage = yield* Layer.build(PgLive(url))
+        yield* startManager(fake, storage, 4, "process-2")
+        yield* fake.awaitStart("B")
+        yield* fake.release("B")
+        expect(yield* awaitFinished(storage, first)).toMatchObject({ status: "succeeded", attempts: 1 })
+      }).pipe(Effect.scoped))
+
     it.live("two managers on one PostgreSQL database (two processes) serialize a dataset", () =>
       Effect.gen(function*() {
         const url = yield* freshPgUrl

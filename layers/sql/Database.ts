@@ -6,8 +6,8 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option } from "effect"
-import { Database } from "../../src/services/Database.js"
+import { Effect, FiberRef, Layer, Option } from "effect"
+import { beforeCommit, Database } from "../../src/services/Database.js"
 import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 
 /**
@@ -79,7 +79,10 @@ export const make = Effect.gen(function*() {
     dialect,
     // begin/commit failures are infrastructure errors: defects, like the repositories' own
     withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(
+      sql.withTransaction(Effect.zipLeft(
+        effect,
+        Effect.flatMap(FiberRef.get(beforeCommit), (hooks) => Effect.all(hooks, { discard: true }))
+      )).pipe(
         Effect.catchIf(isSqlError, (error) => Effect.die(error))
       ) as Effect.Effect<A, E, R>,
     withLock: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>

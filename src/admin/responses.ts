@@ -25,6 +25,7 @@ export type AdminRunView = Schema.Schema.Type<typeof AdminRunView>
 export const AdminRunsResponse = Schema.Struct({
   counts: Schema.Struct({
     total: Schema.Number,
+    queued: Schema.Number,
     started: Schema.Number,
     succeeded: Schema.Number,
     failed: Schema.Number

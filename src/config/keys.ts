@@ -114,6 +114,16 @@ export const keys = {
     env: ["GLIGABAO_REMEMBER_CONCURRENCY"],
     spec: V.integer(1, 1024)
   },
+  rememberMaxAttempts: {
+    key: "remember.max_attempts",
+    env: ["GLIGABAO_REMEMBER_MAX_ATTEMPTS"],
+    spec: V.integer(1, 100)
+  },
+  rememberIdempotencyTtlHours: {
+    key: "remember.idempotency_ttl_hours",
+    env: ["GLIGABAO_REMEMBER_IDEMPOTENCY_TTL_HOURS"],
+    spec: V.integer(24, 24 * 365)
+  },
   rememberMaxCandidates: {
     key: "remember.max_candidates",
     env: ["GLIGABAO_REMEMBER_MAX_CANDIDATES"],

@@ -86,6 +86,15 @@ export class AnchorNotFound extends Schema.TaggedError<AnchorNotFound>()("Anchor
   }
 }
 
+/** An Idempotency-Key already names a submission with another body (422). */
+export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()("IdempotencyConflict", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 422 })) {
+  get httpStatus(): 422 {
+    return 422
+  }
+}
+
 /** A feature the request needs is not configured on this server (503). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   message: Schema.String
@@ -125,6 +134,7 @@ export type DomainError =
   | EmbeddingFailed
   | VectorWriteFailed
   | AnchorNotFound
+  | IdempotencyConflict
   | ServiceUnavailable
   | InternalFailure
 
@@ -140,6 +150,7 @@ const DOMAIN_TAGS: ReadonlySet<string> = new Set<DomainError["_tag"]>([
   "EmbeddingFailed",
   "VectorWriteFailed",
   "AnchorNotFound",
+  "IdempotencyConflict",
   "ServiceUnavailable",
   "InternalFailure"
 ])

@@ -5,6 +5,8 @@
  * unknown fields are ignored.
  */
 import { Array as Arr, Either, Schema } from "effect"
+import { createHash } from "node:crypto"
+import { InvalidRequest } from "./Errors.js"
 import { ImageBase64, ImageFromBase64, ValidImage } from "./Image.js"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES, REQUEST_KINDS } from "./Stages.js"
 import { TimeseriesRequest } from "./Timeseries.js"
@@ -31,6 +33,13 @@ import {
 export { DEFAULT_DATASET, MAX_LABEL_BYTES, MAX_USER_ID_BYTES } from "./Wire.js"
 
 export const MAX_TEXT_BYTES = 1024 * 1024
+
+/** An Idempotency-Key (header or `idempotency_key`): at most 128 bytes, no control characters. */
+export const MAX_IDEMPOTENCY_KEY_BYTES = 128
+export const IdempotencyKey = Label(MAX_IDEMPOTENCY_KEY_BYTES).annotations({
+  description: "names one submission of this user: the same key and body again give the same run " +
+    "(kept remember.idempotency_ttl_hours, 24 by default); the same key with another body is a 422"
+})
 
 const given = (u: unknown): boolean => u !== undefined && u !== null
 
@@ -66,7 +75,12 @@ const RememberFields = Schema.Struct({
   }),
   timeseries: optional(TimeseriesRequest),
   models: withDefault(ModelChoices, () => ({})),
-  reasoning: withDefault(ReasoningChoices, () => ({}))
+  reasoning: withDefault(ReasoningChoices, () => ({})),
+  wait: optional(JsonBoolean).annotations({
+    description: "false: answer 202 {remember_run_id, status} as soon as the run is queued (durably) " +
+      "and watch it at GET /v1/gb/runs/{id}; absent or true: wait for the run and answer its response"
+  }),
+  idempotency_key: optional(IdempotencyKey)
 })
 
 /** What the pipeline runs on: the fields decoded, `kind` defaulted, the image checked (`image_file`). */
@@ -166,8 +180,69 @@ export const EvalRememberRequest = documented(
   ]
 )
 
+const decodeKey = decodeRequest(Schema.Struct({ "Idempotency-Key": IdempotencyKey }))
+
+/**
+ * The submission's Idempotency-Key: the header's (checked as the body field is), or the body's
+ * `idempotency_key`; both given and different is a 400.
+ */
+export const idempotencyKeyOf = (
+  header: string | undefined,
+  request: RememberRequest
+): Either.Either<string | undefined, InvalidRequest> => {
+  if (header === undefined) return Either.right(request.idempotency_key)
+  return Either.flatMap(
+    decodeKey({ "Idempotency-Key": header }),
+    ({ "Idempotency-Key": key }) =>
+      request.idempotency_key !== undefined && request.idempotency_key !== key
+        ? Either.left(new InvalidRequest({ message: "idempotency_key and the Idempotency-Key header differ" }))
+        : Either.right(key)
+  )
+}
+
 /** Decodes a parsed JSON body; the Left is the 400 that names the field. */
 export const validateRememberRequest = decodeRequest(RememberRequest)
+
+const encodeRequest = Schema.encodeEither(RememberRequest)
+
+/**
+ * The request as the durable queue keeps it: the schema's encoded form (a worker decodes it
+ * again with `validateRememberRequest`). A request built in code may carry its image as
+ * base64 alone, which the encoding would drop; it is kept.
+ */
+export const encodeRememberRequest = (request: RememberRequest): Record<string, unknown> => {
+  const encoded = Either.getOrElse(
+    encodeRequest(request) as Either.Either<Record<string, unknown>, unknown>,
+    // a request built in code that its wire form refuses (e.g. an image that is not one): kept
+    // as given, so the worker's decoding fails it with the 400 the API would have answered
+    () => {
+      const { image_file: _, ...fields } = request
+      return fields as Record<string, unknown>
+    }
+  )
+  return request.image !== undefined && encoded.image === undefined ? { ...encoded, image: request.image } : encoded
+}
+
+/** JSON with object keys sorted, so equal requests have equal text. */
+const canonicalJson = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonicalJson).join(",")}]`
+    : typeof value === "object" && value !== null
+    ? `{${
+      Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined).map((k) =>
+        `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`
+      ).join(",")
+    }}`
+    : JSON.stringify(value)
+
+/**
+ * What an Idempotency-Key is checked against: sha256 of the canonical encoded request, without
+ * `wait` and the key itself (the same submission may wait once and not the next time).
+ */
+export const requestHash = (encoded: Record<string, unknown>): string => {
+  const { idempotency_key: _, wait: __, ...body } = encoded
+  return createHash("sha256").update(canonicalJson(body)).digest("hex")
+}
 
 /** What the run log keeps of a request: everything but the text and the image (its type, size and hash). */
 export const runParams = (request: RememberRequest): Record<string, unknown> => ({

@@ -6,7 +6,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import { Trajectory } from "../eval/Atif.js"
 import { IMAGE_MEDIA_TYPES } from "./Image.js"
-import { ARTIFACT_KINDS, REASONING_LEVELS } from "./Stages.js"
+import { ARTIFACT_KINDS, REASONING_LEVELS, RUN_STATUSES } from "./Stages.js"
 
 export const Entity = Schema.Struct({
   id: Schema.Number,
@@ -136,6 +136,19 @@ export const EvalRememberResponse = Schema.Struct({ ...runId, ...textFields, ...
 export const EvalImageRememberResponse = Schema.Struct({ ...runId, ...imageFields, ...trajectory }).annotations({
   identifier: "EvalImageRememberResponse"
 })
+
+/** `POST /v1/gb/remember` with `"wait": false` (202): the run is queued; watch it at `Location`. */
+export const RememberQueued = Schema.Struct({
+  remember_run_id: Schema.Number,
+  status: Schema.Literal(...RUN_STATUSES).annotations({
+    description: "queued for a new run; a repeated Idempotency-Key gives its run's status now"
+  })
+}).annotations({
+  identifier: "RememberQueued",
+  description: "The run is queued (durably); GET /v1/gb/runs/{id} shows it, with `response` once it succeeded.",
+  examples: [{ remember_run_id: 1, status: "queued" }]
+})
+export type RememberQueued = typeof RememberQueued.Type
 
 /** The success of `POST /v1/gb/eval/remember`: the response plus the run's ATIF trajectory. */
 export const EvalRememberSuccess = Schema.Union(EvalRememberResponse, EvalImageRememberResponse)

@@ -124,6 +124,12 @@ export interface RunRow {
   readonly started_at: string | null
   readonly finished_at: string | null
   readonly duration_ms: number | null
+  /** times a worker took the run (a crash of its process makes it run again, docs/INGESTION.md) */
+  readonly attempts: number
+  /** the body the synchronous call answered, once the run succeeded (JSON, decoded) */
+  readonly response: unknown
+  /** the domain error's tag of a failed run, so a repeated submission fails the same way */
+  readonly error_tag: string | null
 }
 
 export interface RunWithStages extends RunRow {

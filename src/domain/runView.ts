@@ -1,6 +1,8 @@
-import { Schema } from "effect"
+import { Either, Schema } from "effect"
+import { RememberSuccess } from "./Responses.js"
 import type { RunWithStages } from "./Rows.js"
 import { IMAGE_STAGES, RUN_STATUSES, TEXT_STAGES } from "./Stages.js"
+import { Dataset, documented, IntegerIn, OneOf, optional, required, UrlParams, UserId, withDefault } from "./Wire.js"
 
 const RunStage = Schema.Struct({
   status: Schema.Literal("not_started", ...RUN_STATUSES),
@@ -28,10 +30,18 @@ export const RememberRun = Schema.Struct({
   started_at: Schema.NullOr(Schema.String),
   finished_at: Schema.NullOr(Schema.String),
   duration_ms: Schema.NullOr(Schema.Number),
+  attempts: Schema.Number.annotations({
+    description: "times a worker took the run (a crash of its process runs it again, up to remember.max_attempts)"
+  }),
+  response: Schema.optional(RememberSuccess).annotations({
+    description: "once the run succeeded: the body the synchronous POST /v1/gb/remember answered"
+  }),
   stages: Schema.Record({ key: Schema.String, value: RunStage })
 }).annotations({ identifier: "RememberRun" })
 export type RememberRun = typeof RememberRun.Type
 type RunStageView = typeof RunStage.Type
+
+const decodeResponse = Schema.decodeUnknownEither(RememberSuccess)
 
 const NOT_STARTED: RunStageView = {
   status: "not_started",
@@ -60,7 +70,44 @@ export const runView = (run: RunWithStages): RememberRun => {
       ...(s.detail === null ? {} : { detail: s.detail })
     }
   }
-  // instance_id is the process that owns the run: internal bookkeeping, not part of the API
-  const { stages: _, instance_id: __, ...row } = run
-  return { ...row, stages }
+  // instance_id is the process that owns the run, error_tag what a repeated submission fails
+  // with: internal bookkeeping, not part of the API
+  const { error_tag: ___, instance_id: __, response, stages: _, ...row } = run
+  const body = response === null ? undefined : Either.getOrUndefined(decodeResponse(response))
+  return { ...row, ...(body === undefined ? {} : { response: body }), stages }
 }
+
+export const DEFAULT_RUNS_LIMIT = 20
+export const MAX_RUNS_LIMIT = 100
+
+/** `GET /v1/gb/runs`: a user's runs, newest first, paged by `before_id`. */
+export const RunsParams = UrlParams(
+  Schema.Struct({
+    user_id: required(documented(UserId, "the user whose runs are listed")),
+    dataset: optional(documented(Dataset, "only this dataset's runs")),
+    status: optional(documented(OneOf(RUN_STATUSES), "only runs in this state")),
+    limit: withDefault(
+      documented(
+        IntegerIn(1, MAX_RUNS_LIMIT),
+        `at most this many runs, 1..${MAX_RUNS_LIMIT} (default ${DEFAULT_RUNS_LIMIT})`
+      ),
+      () => DEFAULT_RUNS_LIMIT
+    ),
+    before_id: optional(
+      documented(
+        IntegerIn(1, Number.MAX_SAFE_INTEGER),
+        "only runs with a smaller id (the previous page's next_before_id)"
+      )
+    )
+  }),
+  { examples: [{ user_id: "alice", dataset: "main", status: "succeeded", limit: 20 }] }
+)
+export type RunsParams = typeof RunsParams.Type
+
+export const RunsResponse = Schema.Struct({
+  runs: Schema.Array(RememberRun),
+  next_before_id: Schema.NullOr(Schema.Number).annotations({
+    description: "the before_id of the next page; null on the last page"
+  })
+}).annotations({ identifier: "RunsResponse" })
+export type RunsResponse = typeof RunsResponse.Type

@@ -8,11 +8,11 @@
  * URL parameters are HttpApi's, its decode errors worded by the middleware of Http.ts.
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema, SchemaAST as AST } from "effect"
+import { JSONSchema, Schema, SchemaAST as AST } from "effect"
 import { ImageQuery } from "../domain/Image.js"
 import { EvalRememberRequest, RememberRequest } from "../domain/Remember.js"
-import { EvalRememberSuccess, RememberSuccess } from "../domain/Responses.js"
-import { RememberRun } from "../domain/runView.js"
+import { EvalRememberSuccess, RememberQueued, RememberSuccess } from "../domain/Responses.js"
+import { RememberRun, RunsParams, RunsResponse } from "../domain/runView.js"
 import { PathId } from "../domain/Wire.js"
 import { Trajectory } from "../eval/Atif.js"
 import { AdminApiGroup, AdminPageGroup } from "./AdminApi.js"
@@ -40,11 +40,33 @@ const EvalErrorBody = (status: number, description: string) =>
     description
   })
 
+/**
+ * The 202 of `"wait": false`, documented here rather than as a second success schema: the
+ * handler answers it raw, and the typed client keeps reading the synchronous response.
+ */
+const withQueuedResponse = (operation: Record<string, any>): Record<string, any> => {
+  const { $defs, $schema: _, ...inline } = JSONSchema.make(RememberQueued) as Record<string, any>
+  // like every other response schema: unknown fields allowed (see test/http/openapi.test.ts)
+  const { additionalProperties: __, ...schema } = $defs?.RememberQueued ?? inline
+  return {
+    ...operation,
+    responses: {
+      ...operation.responses,
+      "202": {
+        description: "Queued (`\"wait\": false`): watch the run at the `Location` header, GET /v1/gb/runs/{id}.",
+        headers: { Location: { schema: { type: "string" }, description: "/v1/gb/runs/{id}" } },
+        content: { "application/json": { schema } }
+      }
+    }
+  }
+}
+
 export class RememberGroup extends HttpApiGroup.make("remember")
   .add(
     HttpApiEndpoint.post("remember", "/v1/gb/remember")
       .setPayload(RememberRequest)
       .addSuccess(RememberSuccess)
+      .annotate(OpenApi.Transform, withQueuedResponse)
       .addError(Error400)
       .addError(Error413)
       .addError(Error422)
@@ -52,6 +74,13 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addError(Error503)
       .addError(Error500)
       .annotate(OpenApi.Summary, "Remember a text (or an image)")
+      .annotate(
+        OpenApi.Description,
+        "The request is queued durably before it is acknowledged. By default the call waits for the run and answers " +
+          "its response; with `\"wait\": false` it answers 202 `{remember_run_id, status}` with a `Location` header " +
+          "(`/v1/gb/runs/{id}`, which shows `response` once the run succeeded). An `Idempotency-Key` header (or " +
+          "`idempotency_key`) makes a repeated submission give the same run; the same key with another body is a 422."
+      )
   )
   .add(
     HttpApiEndpoint.post("evalRemember", "/v1/gb/eval/remember")
@@ -77,6 +106,14 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addError(Error400)
       .addError(Error404)
       .annotate(OpenApi.Summary, "One remember run with its stages")
+  )
+  .add(
+    HttpApiEndpoint.get("listRuns", "/v1/gb/runs")
+      .setUrlParams(RunsParams)
+      .addSuccess(RunsResponse)
+      .addError(Error400)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "A user's remember runs, newest first (page with before_id)")
   )
   .addError(Error401)
   .addError(Error403)
@@ -111,6 +148,11 @@ const withoutDecodeErrorBody = (spec: Record<string, any>): Record<string, any> 
   for (const operations of Object.values<Record<string, any>>(spec.paths ?? {})) {
     for (const operation of Object.values<any>(operations)) {
       const json = operation?.responses?.["400"]?.content?.["application/json"]
+      // an endpoint with nothing to decode has no 400 of its own
+      if (json?.schema?.$ref === decodeRef) {
+        delete operation.responses["400"]
+        continue
+      }
       const anyOf: Array<{ $ref?: string }> | undefined = json?.schema?.anyOf
       if (anyOf === undefined) continue
       const rest = anyOf.filter((s) => s.$ref !== decodeRef)

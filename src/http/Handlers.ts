@@ -9,11 +9,10 @@ import { Effect, Either, Layer, Option } from "effect"
 import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
 import { statusOf } from "../domain/Errors.js"
-import { validateRememberRequest } from "../domain/Remember.js"
-import type { EvalRememberSuccess, RememberSuccess } from "../domain/Responses.js"
-import { runView } from "../domain/runView.js"
+import { idempotencyKeyOf, validateRememberRequest } from "../domain/Remember.js"
+import type { EvalRememberSuccess, RememberQueued, RememberSuccess } from "../domain/Responses.js"
+import { type RunsResponse, runView } from "../domain/runView.js"
 import { rememberWithTrajectory } from "../eval/trajectory.js"
-import { runRemember } from "../operations.js"
 import { loadImage } from "../pipeline/image/library.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
@@ -68,11 +67,28 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
           if (Either.isLeft(body)) return body.left
           const valid = validateRememberRequest(body.right)
           if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
+          const key = idempotencyKeyOf(request.headers["idempotency-key"], valid.right)
+          if (Either.isLeft(key)) return domainErrorResponse(key.left)
           const refused = yield* refuseCaller(valid.right.user_id)
           if (Option.isSome(refused)) return refused.value
+          const submitted = yield* Effect.either(manager.accept(valid.right, { idempotencyKey: key.right }))
+          if (Either.isLeft(submitted)) return domainErrorResponse(submitted.left)
+          const run = submitted.right
+          if (valid.right.wait === false) {
+            const status = run.created
+              ? "queued"
+              : Option.match(yield* runLog.get(run.runId), { onNone: () => "queued" as const, onSome: (r) => r.status })
+            const body: RememberQueued = { remember_run_id: run.runId, status }
+            return jsonResponse(body, 202).pipe(
+              HttpServerResponse.setHeader("location", `/v1/gb/runs/${run.runId}`)
+            )
+          }
           // The run is forked by the manager: if the client goes away, only this wait ends.
-          return yield* runRemember(valid.right).pipe(
-            Effect.match({ onFailure: domainErrorResponse, onSuccess: (success): RememberSuccess => success })
+          return yield* run.await.pipe(
+            Effect.match({
+              onFailure: domainErrorResponse,
+              onSuccess: (result): RememberSuccess => ({ remember_run_id: result.runId, ...result.response })
+            })
           )
         }))
       // eval mode: the same request and run, plus its ATIF trajectory (also when it fails)
@@ -107,6 +123,29 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
             onNone: () => errorResponse(404, `no remember run with id ${path.id}`),
             onSome: runView
           })
+        }))
+      .handle("listRuns", ({ urlParams: params }) =>
+        Effect.gen(function*() {
+          const caller = yield* currentCaller
+          if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
+          const refused = yield* refuseCaller(params.user_id)
+          if (Option.isSome(refused)) return refused.value
+          // one more than asked tells whether there is a next page
+          const { runs } = yield* runLog.list({
+            user_id: params.user_id,
+            dataset: params.dataset,
+            status: params.status,
+            before_id: params.before_id,
+            limit: params.limit + 1,
+            offset: 0,
+            order: "id"
+          })
+          const page = runs.slice(0, params.limit)
+          const response: RunsResponse = {
+            runs: page.map(runView),
+            next_before_id: runs.length > params.limit ? page[page.length - 1]!.id : null
+          }
+          return response
         }))
   }))
 

@@ -1,14 +1,21 @@
 /**
  * The remember manager (spec/contracts.md section 19): every remember run goes through it.
  *
- * - The run-log row is written when the run is queued, so a queued run can be watched.
+ * - A run is durable before it is acknowledged: its run-log row (`queued`) and its whole encoded
+ *   request (gb_remember_queue) are written in one transaction (docs/INGESTION.md). The request
+ *   leaves the queue in the transaction that stores the run's artifact, or when the run ends.
  * - A run holds its (user, dataset) lock for the whole pipeline, so reconciliation within a
  *   dataset is serial and deterministic; on PostgreSQL the lock is an advisory lock, so several
  *   processes on one database stay correct. The lock is taken before a global permit so a run
  *   waiting for a busy dataset never sits on one of the `concurrency` permits.
  * - Runs are forked into the manager's scope: a client that disconnects does not cancel its run.
- * - At startup, runs left `started` by a dead process are failed (`interrupted`); at shutdown,
- *   queued runs are failed and in-flight runs get a grace period to finish.
+ * - At startup and after every heartbeat, the `queued` and `started` runs of a dead process are
+ *   taken over: a run whose request is still queued runs again from the start (its `attempts`
+ *   count, up to `maxAttempts`); one that had stored its artifact is failed `interrupted`, never
+ *   stored twice. At shutdown, queued runs stay queued (the next start runs them) and in-flight
+ *   runs get a grace period to finish.
+ * - An Idempotency-Key names one run per user (`accept`): the same key and body again give that
+ *   run, another body is an `IdempotencyConflict`.
  */
 import {
   Cause,
@@ -24,11 +31,29 @@ import {
   Option,
   Schedule
 } from "effect"
-import { InternalFailure, type RememberError } from "../domain/Errors.js"
-import { type RememberRequest, runParams } from "../domain/Remember.js"
+import {
+  AnchorNotFound,
+  EmbeddingFailed,
+  IdempotencyConflict,
+  InternalFailure,
+  InvalidRequest,
+  LlmFailed,
+  LlmUnavailable,
+  type RememberError,
+  ServiceUnavailable,
+  VectorWriteFailed
+} from "../domain/Errors.js"
+import {
+  encodeRememberRequest,
+  type RememberRequest,
+  requestHash,
+  runParams,
+  validateRememberRequest
+} from "../domain/Remember.js"
 import { decodeRememberBody, type RememberResult } from "../domain/Responses.js"
+import type { RunRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
-import { Database } from "../services/Database.js"
+import { beforeCommit, Database } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
@@ -41,6 +66,10 @@ export interface RememberManagerOptions {
   /** how long in-flight runs may take to finish at shutdown before they are interrupted */
   readonly shutdownGrace?: Duration.DurationInput
   readonly heartbeatEvery?: Duration.DurationInput
+  /** times a run is started before a crash of its process fails it for good (default 3) */
+  readonly maxAttempts?: number
+  /** hours an Idempotency-Key names its run (default 24) */
+  readonly idempotencyTtlHours?: number
 }
 
 export interface RunOptions {
@@ -48,8 +77,15 @@ export interface RunOptions {
   readonly observer?: RunObserver | undefined
 }
 
+export interface AcceptOptions extends RunOptions {
+  /** the same key and body again give the same run (see `accept`) */
+  readonly idempotencyKey?: string | undefined
+}
+
 export interface SubmittedRun {
   readonly runId: number
+  /** false when an Idempotency-Key named a run submitted before */
+  readonly created: boolean
   /** waits for the run's outcome; interrupting the wait does not interrupt the run */
   readonly await: Effect.Effect<RememberResult, RememberError>
 }
@@ -57,8 +93,16 @@ export interface SubmittedRun {
 export class RememberManager extends Context.Tag("gligabao/RememberManager")<
   RememberManager,
   {
-    /** queues a run (its row is written now) and returns without waiting for it */
+    /** queues a run (durably: its row and request are written now) and returns without waiting for it */
     readonly enqueue: (request: RememberRequest, options?: RunOptions) => Effect.Effect<SubmittedRun>
+    /**
+     * `enqueue` with an optional Idempotency-Key: a live key of the user with the same request
+     * gives its run (nothing new is stored); with another request it is an IdempotencyConflict
+     */
+    readonly accept: (
+      request: RememberRequest,
+      options?: AcceptOptions
+    ) => Effect.Effect<SubmittedRun, IdempotencyConflict>
     /** queues a run and waits for its outcome */
     readonly submit: (
       request: RememberRequest,
@@ -67,12 +111,41 @@ export class RememberManager extends Context.Tag("gligabao/RememberManager")<
   }
 >() {}
 
-const lockKey = (request: RememberRequest): string => `remember\u0000${request.user_id}\u0000${request.dataset}`
+const lockKey = (request: { readonly user_id: string; readonly dataset: string }): string =>
+  `remember\u0000${request.user_id}\u0000${request.dataset}`
 
 const nowIso = Clock.currentTimeMillis.pipe(Effect.map(toIso))
 
 const describeCause = (cause: Cause.Cause<unknown>): string =>
   Cause.isInterruptedOnly(cause) ? "interrupted" : `internal error: ${Cause.pretty(cause).split("\n")[0]}`
+
+/** A finished run's error as its domain error again (a repeated submission fails the same way). */
+const ERRORS: Record<string, (message: string) => RememberError> = {
+  InvalidRequest: (message) => new InvalidRequest({ message }),
+  LlmUnavailable: (message) => new LlmUnavailable({ message }),
+  LlmFailed: (message) => new LlmFailed({ message }),
+  EmbeddingFailed: (message) => new EmbeddingFailed({ message }),
+  VectorWriteFailed: (message) => new VectorWriteFailed({ message }),
+  AnchorNotFound: (message) => new AnchorNotFound({ message }),
+  ServiceUnavailable: (message) => new ServiceUnavailable({ message })
+}
+
+/** The outcome of a finished run as its row tells it; None while it is not finished. */
+const outcomeOf = (run: RunRow): Option.Option<Either.Either<RememberResult, RememberError>> => {
+  if (run.status === "failed") {
+    const message = run.error ?? `remember run ${run.id} failed`
+    const make = ERRORS[run.error_tag ?? ""] ?? ((m: string) => new InternalFailure({ message: m }))
+    return Option.some(Either.left(make(message)))
+  }
+  if (run.status !== "succeeded") return Option.none()
+  const { remember_run_id: _, ...body } = (run.response ?? {}) as Record<string, unknown>
+  return Option.some(Either.match(decodeRememberBody(body), {
+    onLeft: () =>
+      Either.left(new InternalFailure({ message: `remember run ${run.id} succeeded but its response was not kept` })),
+    onRight: (response) =>
+      Either.right({ runId: run.id, response, dataset_id: run.dataset_id, artifact_id: run.artifact_id })
+  }))
+}
 
 export const makeRememberManager = (options: RememberManagerOptions) =>
   Effect.gen(function*() {
@@ -81,40 +154,46 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     const pipeline = yield* RememberPipeline
     const permits = yield* Effect.makeSemaphore(Math.max(1, options.concurrency))
     const runs = yield* FiberSet.make<unknown, unknown>()
-    /** runs queued but not yet started, so shutdown can fail them */
-    const queued = new Set<number>()
+    /** the outcomes of the runs this process runs, for a repeated submission's wait */
+    const outcomes = new Map<number, Deferred.Deferred<RememberResult, RememberError>>()
+    const maxAttempts = Math.max(1, options.maxAttempts ?? 3)
+    const idempotencyTtlMs = Math.max(24, options.idempotencyTtlHours ?? 24) * 3_600_000
     let closing = false
 
-    const heartbeat = nowIso.pipe(Effect.flatMap((at) => runLog.heartbeat(options.instanceId, at)))
-    yield* heartbeat
-    // A process that has not beaten for three periods is dead; its started runs are orphans.
-    // Swept at startup and after every beat: a process restarted right after a crash sees the
-    // dead one as alive at first, and must still fail its runs once its beats are stale.
-    const every = Duration.decode(options.heartbeatEvery ?? "5 seconds")
-    const sweepOrphans = Effect.gen(function*() {
-      const staleBefore = toIso((yield* Clock.currentTimeMillis) - Duration.toMillis(every) * 3)
-      const orphans = yield* runLog.failOrphaned(options.instanceId, staleBefore, "interrupted", yield* nowIso)
-      if (orphans > 0) yield* Effect.logWarning("marked runs of a dead process as failed", { runs: orphans })
-    })
-    yield* sweepOrphans
-    yield* Effect.zipRight(heartbeat, sweepOrphans).pipe(
-      Effect.catchAllDefect((defect) => Effect.logWarning("heartbeat failed", defect)),
-      Effect.repeat(Schedule.spaced(every)),
-      Effect.forkScoped
+    const heartbeat = Effect.suspend(() =>
+      closing ? Effect.void : nowIso.pipe(Effect.flatMap((at) => runLog.heartbeat(options.instanceId, at)))
     )
+    yield* heartbeat
 
-    const execute = (runId: number, request: RememberRequest, startedMs: number, observer: RunObserver | undefined) =>
-      Effect.gen(function*() {
-        queued.delete(runId)
+    const execute = (
+      runId: number,
+      request: RememberRequest | undefined,
+      key: string,
+      startedMs: number,
+      observer: RunObserver | undefined
+    ) => {
+      /** set once this worker took the run: before that, the run is left queued */
+      let taken = false
+      return Effect.gen(function*() {
         if (closing) return yield* Effect.interrupt
-        yield* runLog.markStarted(runId, toIso(yield* Clock.currentTimeMillis))
-        return yield* pipeline.run(runId, request, observer)
+        const claim = yield* runLog.take(runId, options.instanceId, toIso(yield* Clock.currentTimeMillis))
+        if (Option.isNone(claim)) return yield* Effect.dieMessage(`remember run ${runId} is no longer queued`)
+        taken = true
+        // a run taken over from a dead process has its request from the queue, decoded again
+        const stored = claim.value.request
+        const req: RememberRequest = request ?? (stored === null
+          ? yield* new InternalFailure({ message: `remember run ${runId} has no queued request` })
+          : yield* validateRememberRequest(JSON.parse(stored)))
+        return yield* pipeline.run(runId, req, observer).pipe(
+          // the request leaves the queue in the transaction that stores the artifact
+          Effect.locally(beforeCommit, [runLog.committed(runId)])
+        )
       }).pipe(
         permits.withPermits(1),
-        database.withLock(lockKey(request)),
+        database.withLock(key),
         Effect.onExit((exit) =>
           Effect.gen(function*() {
-            queued.delete(runId)
+            if (!taken) return
             const finishedMs = yield* Clock.currentTimeMillis
             const base = { finished_at: toIso(finishedMs), duration_ms: finishedMs - startedMs }
             if (Exit.isSuccess(exit)) {
@@ -123,7 +202,8 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
                 status: "succeeded",
                 error: null,
                 dataset_id: exit.value.dataset_id,
-                artifact_id: exit.value.artifact_id
+                artifact_id: exit.value.artifact_id,
+                response: { remember_run_id: runId, ...exit.value.response }
               })
             } else {
               const failure = Cause.failureOption(exit.cause)
@@ -136,6 +216,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
                 ...base,
                 status: "failed",
                 error,
+                error_tag: Option.isSome(failure) ? failure.value._tag : "InternalFailure",
                 dataset_id: stored?.dataset_id ?? null,
                 artifact_id: stored?.artifact_id ?? null
               })
@@ -144,29 +225,28 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         ),
         Effect.annotateLogs({ runId })
       )
+    }
 
-    const enqueue = (request: RememberRequest, runOptions: RunOptions = {}): Effect.Effect<SubmittedRun> =>
+    /** Forks a queued run into the manager's scope; its outcome completes the returned Deferred. */
+    const launch = (
+      runId: number,
+      request: RememberRequest | undefined,
+      key: string,
+      startedMs: number,
+      observer: RunObserver | undefined
+    ) =>
       Effect.gen(function*() {
-        const queuedMs = yield* Clock.currentTimeMillis
-        const row = yield* runLog.create({
-          pipeline: request.image === undefined ? "text" : "image",
-          user_id: request.user_id,
-          dataset: request.dataset,
-          params: runOptions.observer === undefined ? runParams(request) : { ...runParams(request), eval: true },
-          queued_at: toIso(queuedMs),
-          instance_id: options.instanceId
-        })
-        queued.add(row.id)
         const done = yield* Deferred.make<RememberResult, RememberError>()
-        yield* execute(row.id, request, queuedMs, runOptions.observer).pipe(
+        outcomes.set(runId, done)
+        yield* execute(runId, request, key, startedMs, observer).pipe(
           // the response as the contract types it; one that does not match is a bug of ours (a 500)
           Effect.flatMap((outcome) =>
             Either.match(decodeRememberBody(outcome.response), {
               onLeft: (problem) =>
-                Effect.dieMessage(`the response of run ${row.id} does not match its schema: ${problem}`),
+                Effect.dieMessage(`the response of run ${runId} does not match its schema: ${problem}`),
               onRight: (response): Effect.Effect<RememberResult> =>
                 Effect.succeed({
-                  runId: row.id,
+                  runId,
                   response,
                   dataset_id: outcome.dataset_id,
                   artifact_id: outcome.artifact_id
@@ -177,37 +257,140 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           Effect.catchAllDefect((defect) =>
             Effect.logError("remember run died", defect).pipe(
               Effect.zipRight(
-                Effect.fail(new InternalFailure({ message: `remember run ${row.id} failed with an internal error` }))
+                Effect.fail(new InternalFailure({ message: `remember run ${runId} failed with an internal error` }))
               )
             )
           ),
           // completes the waiters even when shutdown interrupts the run (Effect.exit would not)
           Effect.intoDeferred(done),
+          Effect.ensuring(Effect.sync(() => outcomes.delete(runId))),
           FiberSet.run(runs)
         )
-        return { runId: row.id, await: Deferred.await(done) }
+        return done
       })
 
-    // Shutdown: refuse new work, fail what is queued, give in-flight runs a grace period.
+    /** A run of another process (or finished): its row is polled until it is finished. */
+    const awaitRun = (runId: number): Effect.Effect<RememberResult, RememberError> =>
+      Effect.suspend(() => {
+        const local = outcomes.get(runId)
+        if (local !== undefined) return Deferred.await(local)
+        return runLog.get(runId).pipe(
+          Effect.flatMap((run) =>
+            Option.match(Option.flatMap(run, outcomeOf), {
+              onNone: () => Effect.zipRight(Effect.sleep("100 millis"), awaitRun(runId)),
+              onSome: (outcome): Effect.Effect<RememberResult, RememberError> => outcome
+            })
+          )
+        )
+      })
+
+    // A process that has not beaten for three periods is dead; its queued and started runs are
+    // taken over. Swept at startup and after every beat: a process restarted right after a
+    // crash sees the dead one as alive at first, and must still take its runs once its beats
+    // are stale.
+    const every = Duration.decode(options.heartbeatEvery ?? "5 seconds")
+    const sweepOrphans = Effect.gen(function*() {
+      if (closing) return
+      const now = yield* Clock.currentTimeMillis
+      const staleBefore = toIso(now - Duration.toMillis(every) * 3)
+      const recovered = yield* runLog.recoverOrphaned(
+        options.instanceId,
+        staleBefore,
+        maxAttempts,
+        "interrupted",
+        toIso(now)
+      )
+      if (recovered.failed > 0) yield* Effect.logWarning("failed runs of a dead process", { runs: recovered.failed })
+      if (recovered.requeued.length > 0) {
+        yield* Effect.logWarning("running again the queued runs of a dead process", {
+          runs: recovered.requeued.map((r) => r.id)
+        })
+      }
+      for (const { id, request } of recovered.requeued) {
+        const decoded = Either.flatMap(
+          Either.try({
+            try: () => JSON.parse(request) as unknown,
+            catch: () => new InvalidRequest({ message: "the queued request is not JSON" })
+          }),
+          validateRememberRequest
+        )
+        if (Either.isLeft(decoded)) {
+          // taken only to be failed: a request that no longer decodes can never run
+          yield* launch(id, undefined, `remember-invalid\u0000${id}`, now, undefined)
+          continue
+        }
+        yield* launch(id, decoded.right, lockKey(decoded.right), now, undefined)
+      }
+    })
+    yield* sweepOrphans
+    yield* Effect.zipRight(heartbeat, sweepOrphans).pipe(
+      Effect.catchAllDefect((defect) => Effect.logWarning("heartbeat failed", defect)),
+      Effect.repeat(Schedule.spaced(every)),
+      Effect.forkScoped
+    )
+
+    const accept = (
+      request: RememberRequest,
+      runOptions: AcceptOptions = {}
+    ): Effect.Effect<SubmittedRun, IdempotencyConflict> =>
+      Effect.gen(function*() {
+        const queuedMs = yield* Clock.currentTimeMillis
+        const encoded = encodeRememberRequest(request)
+        const key = runOptions.idempotencyKey
+        const enqueued = yield* runLog.enqueue(
+          {
+            pipeline: request.image === undefined ? "text" : "image",
+            user_id: request.user_id,
+            dataset: request.dataset,
+            params: runOptions.observer === undefined ? runParams(request) : { ...runParams(request), eval: true },
+            queued_at: toIso(queuedMs),
+            instance_id: options.instanceId
+          },
+          JSON.stringify(encoded),
+          key === undefined
+            ? undefined
+            : { key, hash: requestHash(encoded), expiredBefore: toIso(queuedMs - idempotencyTtlMs) }
+        )
+        if (enqueued._tag === "Existing") {
+          if (!enqueued.sameRequest) {
+            return yield* Effect.fail(
+              new IdempotencyConflict({
+                message: `Idempotency-Key ${JSON.stringify(key)} was used for another request`
+              })
+            )
+          }
+          return { runId: enqueued.runId, created: false, await: awaitRun(enqueued.runId) }
+        }
+        const runId = enqueued.run.id
+        const done = yield* launch(runId, request, lockKey(request), queuedMs, runOptions.observer)
+        return { runId, created: true, await: Deferred.await(done) }
+      })
+
+    const enqueue = (request: RememberRequest, runOptions: RunOptions = {}): Effect.Effect<SubmittedRun> =>
+      accept(request, { observer: runOptions.observer }).pipe(Effect.orDie)
+
+    // Shutdown: refuse new work, leave what is queued queued, give in-flight runs a grace period.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         closing = true
-        const pending = [...queued]
-        if (pending.length > 0) {
-          yield* runLog.failQueued(pending, "server shut down before the run started", yield* nowIso)
-        }
         const all = yield* FiberSet.awaitEmpty(runs).pipe(
           // finalizers are uninterruptible: without this the timeout could never cut the wait
           Effect.interruptible,
           Effect.timeout(options.shutdownGrace ?? "30 seconds"),
           Effect.option
         )
-        if (Option.isNone(all)) yield* Effect.logWarning("interrupting runs still in flight at shutdown")
+        if (Option.isNone(all)) {
+          yield* Effect.logWarning("interrupting runs still in flight at shutdown")
+          yield* FiberSet.clear(runs)
+        }
+        // no beat after this: another process takes over this one's queued runs at once
+        yield* runLog.leave(options.instanceId)
       }).pipe(Effect.catchAllDefect((defect) => Effect.logError("manager shutdown", defect)))
     )
 
     return RememberManager.of({
       enqueue,
+      accept,
       submit: (request, runOptions) => Effect.flatMap(enqueue(request, runOptions), (run) => run.await)
     })
   })

@@ -1,4 +1,14 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, FiberRef } from "effect"
+
+/**
+ * Effects run inside every `Database.withTransaction` of the fibers that carry them, just
+ * before the commit. The remember manager sets one per run: the run's request leaves the
+ * durable queue in the very transaction that stores its artifact, so a process that dies
+ * after that commit is never run again from the start (docs/INGESTION.md).
+ */
+export const beforeCommit: FiberRef.FiberRef<ReadonlyArray<Effect.Effect<void>>> = FiberRef.unsafeMake<
+  ReadonlyArray<Effect.Effect<void>>
+>([])
 
 /**
  * What the core needs of the database itself, beyond the repositories: transactions and the

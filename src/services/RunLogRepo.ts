@@ -13,12 +13,37 @@ export interface NewRun {
 }
 
 export interface RunFinish {
-  readonly status: Exclude<RunStatus, "started">
+  readonly status: Exclude<RunStatus, "started" | "queued">
   readonly error: string | null
   readonly dataset_id: number | null
   readonly artifact_id: number | null
   readonly finished_at: string
   readonly duration_ms: number
+  /** a succeeded run's response body (stored as JSON) */
+  readonly response?: unknown
+  /** a failed run's domain error tag */
+  readonly error_tag?: string | null | undefined
+}
+
+/** An Idempotency-Key of a submission: `hash` is the sha256 of its canonical encoded request. */
+export interface IdempotencyClaim {
+  readonly key: string
+  readonly hash: string
+  /** a stored key created before this has expired and is given to the new submission */
+  readonly expiredBefore: string
+}
+
+/** What `enqueue` did: a new queued run, or the run an Idempotency-Key already names. */
+export type Enqueued =
+  | { readonly _tag: "Created"; readonly run: RunRow }
+  | { readonly _tag: "Existing"; readonly runId: number; readonly sameRequest: boolean }
+
+/** What the sweep did with a run of a dead process. */
+export interface RecoveredRuns {
+  /** queued again, each with its encoded request, in submission order */
+  readonly requeued: ReadonlyArray<{ readonly id: number; readonly request: string }>
+  /** failed for good: nothing to run again (stored already) or max_attempts reached */
+  readonly failed: number
 }
 
 export interface StageFinish {
@@ -35,10 +60,15 @@ export interface RunFilter {
   readonly user_id?: string | undefined
   readonly limit: number
   readonly offset: number
+  /** only runs with a smaller id (paging newest first) */
+  readonly before_id?: number | undefined
+  /** newest first by queue time (default) or by id (what `before_id` pages on) */
+  readonly order?: "queued_at" | "id" | undefined
 }
 
 export interface RunCounts {
   readonly total: number
+  readonly queued: number
   readonly started: number
   readonly succeeded: number
   readonly failed: number
@@ -55,7 +85,46 @@ export interface RunCounts {
 export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
   RunLogRepo,
   {
+    /** a run row as already started (status `started`); the manager uses `enqueue` */
     readonly create: (run: NewRun) => Effect.Effect<RunRow>
+    /**
+     * writes a `queued` run with its whole encoded request in the durable queue, in one
+     * transaction; with an Idempotency-Key, a live key of the user names its run instead
+     * (the UNIQUE (user_id, key) makes two concurrent submissions one run)
+     */
+    readonly enqueue: (
+      run: NewRun,
+      request: string,
+      idempotency: IdempotencyClaim | undefined
+    ) => Effect.Effect<Enqueued>
+    /**
+     * a worker takes a queued run: `started`, attempts + 1, owned by `instanceId`; its encoded
+     * request, or None when the run is not queued (taken by another process, or finished)
+     */
+    readonly take: (
+      runId: number,
+      instanceId: string,
+      at: string
+    ) => Effect.Effect<Option.Option<{ readonly request: string | null; readonly attempts: number }>>
+    /**
+     * the run's artifact is stored: its request leaves the queue (called inside the store
+     * transaction, so a crash after it never stores the artifact twice)
+     */
+    readonly committed: (runId: number) => Effect.Effect<void>
+    /**
+     * takes over the `queued` and `started` runs of dead processes (as `failOrphaned` finds
+     * them): a run whose request is still queued and has had fewer than `maxAttempts` attempts
+     * is queued again for `instanceId`; any other is failed with `error`
+     */
+    readonly recoverOrphaned: (
+      instanceId: string,
+      staleBefore: string,
+      maxAttempts: number,
+      error: string,
+      at: string
+    ) => Effect.Effect<RecoveredRuns>
+    /** a process that stops: its beats end now, so another takes over its queued runs at once */
+    readonly leave: (instanceId: string) => Effect.Effect<void>
     readonly markStarted: (runId: number, at: string) => Effect.Effect<void>
     readonly stageStarted: (runId: number, stage: string, at: string) => Effect.Effect<void>
     readonly stageFinished: (runId: number, stage: string, finish: StageFinish) => Effect.Effect<void>

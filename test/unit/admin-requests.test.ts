@@ -68,7 +68,9 @@ describe("validateRunsRequest", () => {
 
   it("a status that is not one of the three", () => {
     for (const status of ["done", "SUCCEEDED", "not_started"]) {
-      expect(left(validateRunsRequest({ db: "d", status }))).toMatch(/status must be one of started, succeeded, failed/)
+      expect(left(validateRunsRequest({ db: "d", status }))).toMatch(
+        /status must be one of queued, started, succeeded, failed/
+      )
     }
   })
 
@@ -265,6 +267,9 @@ describe("isFlagged and ALL_STAGES", () => {
     started_at: null,
     finished_at: null,
     duration_ms: null,
+    attempts: 0,
+    response: null,
+    error_tag: null,
     stages
   })
 

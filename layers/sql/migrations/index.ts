@@ -4,11 +4,13 @@ import embeddedAt from "./0002_embedded_at.js"
 import seriesAnchors from "./0003_series_anchors.js"
 import search from "./0004_search.js"
 import inferencesStarted from "./0005_inferences_started.js"
+import rememberQueue from "./0006_remember_queue.js"
 
 export const migrations = {
   "0001_init": init,
   "0002_embedded_at": embeddedAt,
   "0003_series_anchors": seriesAnchors,
   "0004_search": search,
-  "0005_inferences_started": inferencesStarted
+  "0005_inferences_started": inferencesStarted,
+  "0006_remember_queue": rememberQueue
 }

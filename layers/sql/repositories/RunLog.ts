@@ -13,7 +13,10 @@ import { Effect, Layer, Option } from "effect"
 import type { RunRow, RunStageRow, RunWithStages } from "../../../src/domain/Rows.js"
 import { IMAGE_STAGES, type StageStatus, TEXT_STAGES } from "../../../src/domain/Stages.js"
 import {
+  type Enqueued,
+  type IdempotencyClaim,
   type NewRun,
+  type RecoveredRuns,
   type RunCounts,
   type RunFilter,
   type RunFinish,
@@ -23,11 +26,11 @@ import {
 import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
 
 const RUN_COLUMNS = `id, pipeline, user_id, dataset, dataset_id, artifact_id, status, error, params, queued_at,
-  instance_id, started_at, finished_at, duration_ms`
+  instance_id, started_at, finished_at, duration_ms, attempts, response, error_tag`
 const STAGE_COLUMNS =
   "run_id, stage, status, started_at, finished_at, duration_ms, error, inference_ids, progress, detail"
 
-type RunRecord = Omit<RunRow, "params"> & { readonly params: string }
+type RunRecord = Omit<RunRow, "params" | "response"> & { readonly params: string; readonly response: string | null }
 type StageRecord = Omit<RunStageRow, "inference_ids" | "progress" | "detail"> & {
   readonly run_id: number
   readonly inference_ids: string
@@ -35,10 +38,17 @@ type StageRecord = Omit<RunStageRow, "inference_ids" | "progress" | "detail"> & 
   readonly detail: string | null
 }
 
-const decodeRun = ({ params, ...row }: RunRecord): RunRow => ({
+const decodeRun = ({ attempts, params, response, ...row }: RunRecord): RunRow => ({
   ...row,
-  params: decodeJson<Record<string, unknown>>(params) ?? {}
+  attempts: Number(attempts),
+  params: decodeJson<Record<string, unknown>>(params) ?? {},
+  response: decodeJson<unknown>(response)
 })
+
+/** A live key of the user names a run already: the new submission's writes are rolled back. */
+class KeyTaken {
+  readonly _tag = "KeyTaken"
+}
 
 const decodeStage = ({ detail, inference_ids, progress, run_id: _, ...row }: StageRecord): RunStageRow => ({
   ...row,
@@ -181,8 +191,118 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  const enqueue = (run: NewRun, request: string, idempotency: IdempotencyClaim | undefined) =>
+    Effect.gen(function*() {
+      const written = sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<RunRecord>`INSERT INTO gb_remember_runs ${
+          sql.insert({
+            pipeline: run.pipeline,
+            user_id: run.user_id,
+            dataset: run.dataset,
+            status: "queued",
+            params: encodeJson(run.params) ?? "{}",
+            queued_at: run.queued_at,
+            instance_id: run.instance_id
+          })
+        } RETURNING ${sql.literal(RUN_COLUMNS)}`
+        const created = decodeRun(rows[0]!)
+        yield* sql`INSERT INTO gb_remember_queue ${sql.insert({ run_id: created.id, request })}`
+        if (idempotency !== undefined) {
+          yield* sql`DELETE FROM gb_remember_idempotency WHERE user_id = ${run.user_id}
+            AND idempotency_key = ${idempotency.key} AND created_at < ${idempotency.expiredBefore}`
+          const claimed = yield* sql`INSERT INTO gb_remember_idempotency ${
+            sql.insert({
+              user_id: run.user_id,
+              idempotency_key: idempotency.key,
+              request_hash: idempotency.hash,
+              run_id: created.id,
+              created_at: run.queued_at
+            })
+          } ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING run_id`
+          if (claimed.length === 0) return yield* Effect.fail(new KeyTaken())
+        }
+        return { _tag: "Created", run: created } satisfies Enqueued
+      }))
+      return yield* written.pipe(
+        Effect.catchTag("KeyTaken", () =>
+          sql<{ run_id: number; request_hash: string }>`SELECT run_id, request_hash FROM gb_remember_idempotency
+            WHERE user_id = ${run.user_id} AND idempotency_key = ${idempotency!.key}`.pipe(
+            Effect.map((rows): Enqueued => ({
+              _tag: "Existing",
+              runId: Number(rows[0]!.run_id),
+              sameRequest: rows[0]!.request_hash === idempotency!.hash
+            }))
+          ))
+      )
+    }).pipe(Effect.orDie)
+
+  const take = (runId: number, instanceId: string, at: string) =>
+    Effect.gen(function*() {
+      const taken = yield* sql<{ attempts: number }>`UPDATE gb_remember_runs
+        SET status = 'started', started_at = ${at}, attempts = attempts + 1, instance_id = ${instanceId}
+        WHERE id = ${runId} AND status = 'queued' RETURNING attempts`
+      if (taken.length === 0) return Option.none()
+      const queued = yield* sql<{ request: string }>`SELECT request FROM gb_remember_queue WHERE run_id = ${runId}`
+      return Option.some({ request: queued[0]?.request ?? null, attempts: Number(taken[0]!.attempts) })
+    }).pipe(Effect.orDie)
+
+  const committed = (runId: number) =>
+    sql`DELETE FROM gb_remember_queue WHERE run_id = ${runId}`.pipe(Effect.asVoid, Effect.orDie)
+
+  const recoverOrphaned = (instanceId: string, staleBefore: string, maxAttempts: number, error: string, at: string) =>
+    sql.withTransaction(
+      Effect.gen(function*() {
+        // claimed in one statement: two live processes never both take a dead one's run
+        const claimed = yield* sql<{ id: number; attempts: number }>`UPDATE gb_remember_runs
+          SET instance_id = ${instanceId}
+          WHERE status IN ('queued', 'started') AND instance_id <> ${instanceId}
+            AND instance_id NOT IN (SELECT id FROM gb_instances WHERE heartbeat_at >= ${staleBefore})
+          RETURNING id, attempts`
+        if (claimed.length === 0) return { requeued: [], failed: 0 } satisfies RecoveredRuns
+        const ids = claimed.map((r) => Number(r.id))
+        const requests = new Map<number, string>()
+        for (const chunk of chunksOf(ids)) {
+          const rows = yield* sql<{ run_id: number; request: string }>`SELECT run_id, request FROM gb_remember_queue
+            WHERE run_id IN ${sql.in(chunk)}`
+          for (const row of rows) requests.set(Number(row.run_id), row.request)
+        }
+        const again = claimed.filter((r) => requests.has(Number(r.id)) && Number(r.attempts) < maxAttempts)
+        const againIds = new Set(again.map((r) => Number(r.id)))
+        const exhausted = claimed.filter((r) => requests.has(Number(r.id)) && !againIds.has(Number(r.id)))
+        const failed = ids.filter((id) => !againIds.has(id))
+        // the previous attempt's stages that were running end with it
+        yield* failRuns(ids, error, at)
+        for (const chunk of chunksOf([...againIds])) {
+          yield* sql`UPDATE gb_remember_runs SET status = 'queued', started_at = NULL WHERE id IN ${sql.in(chunk)}`
+        }
+        for (const run of exhausted) {
+          yield* sql`UPDATE gb_remember_runs SET status = 'failed', error_tag = 'InternalFailure',
+            error = ${`${error} (${Number(run.attempts)} attempts, remember.max_attempts reached)`}, finished_at = ${at}
+            WHERE id = ${run.id}`
+        }
+        const stored = failed.filter((id) => !requests.has(id))
+        for (const chunk of chunksOf(stored)) {
+          yield* sql`UPDATE gb_remember_runs SET status = 'failed', error = ${error}, error_tag = 'InternalFailure',
+            finished_at = ${at} WHERE id IN ${sql.in(chunk)}`
+        }
+        for (const chunk of chunksOf(exhausted.map((r) => Number(r.id)))) {
+          yield* sql`DELETE FROM gb_remember_queue WHERE run_id IN ${sql.in(chunk)}`
+        }
+        return {
+          requeued: [...againIds].sort((a, b) => a - b).map((id) => ({ id, request: requests.get(id)! })),
+          failed: failed.length
+        } satisfies RecoveredRuns
+      })
+    ).pipe(Effect.orDie)
+
+  const leave = (instanceId: string) =>
+    sql`DELETE FROM gb_instances WHERE id = ${instanceId}`.pipe(Effect.asVoid, Effect.orDie)
+
   const markStarted = (runId: number, at: string) =>
-    sql`UPDATE gb_remember_runs SET started_at = ${at} WHERE id = ${runId}`.pipe(Effect.asVoid, Effect.orDie)
+    sql`UPDATE gb_remember_runs SET started_at = ${at}, status = 'started' WHERE id = ${runId}`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
 
   // a stage that runs again (once per chunk) keeps its first start, its inferences and progress;
   // the start is written at once, with what the run held
@@ -263,14 +383,18 @@ export const make = Effect.gen(function*() {
       ON CONFLICT (run_id, stage) DO UPDATE SET progress = excluded.progress`.pipe(Effect.asVoid, Effect.orDie)
     )
 
-  // the run's held stage events go first; then the run is done with its buffer
+  // the run's held stage events go first; then the run is done with its buffer (and the queue)
   const finish = (runId: number, f: RunFinish) =>
     Effect.zipRight(
       Effect.ensuring(flush(runId), Effect.sync(() => buffers.delete(runId))),
-      sql`UPDATE gb_remember_runs SET
-        status = ${f.status}, error = ${f.error}, dataset_id = ${f.dataset_id}, artifact_id = ${f.artifact_id},
-        finished_at = ${f.finished_at}, duration_ms = ${Math.round(f.duration_ms)}
-      WHERE id = ${runId}`.pipe(Effect.asVoid, Effect.orDie)
+      sql.withTransaction(Effect.zipRight(
+        sql`UPDATE gb_remember_runs SET
+          status = ${f.status}, error = ${f.error}, dataset_id = ${f.dataset_id}, artifact_id = ${f.artifact_id},
+          finished_at = ${f.finished_at}, duration_ms = ${Math.round(f.duration_ms)},
+          response = ${encodeJson(f.response)}, error_tag = ${f.error_tag ?? null}
+        WHERE id = ${runId}`,
+        sql`DELETE FROM gb_remember_queue WHERE run_id = ${runId}`
+      )).pipe(Effect.asVoid, Effect.orDie)
     )
 
   const stagesOf = (runIds: ReadonlyArray<number>) =>
@@ -313,13 +437,14 @@ export const make = Effect.gen(function*() {
     const where = sql.and([
       ...(filter.status !== undefined ? [sql`status = ${filter.status}`] : []),
       ...(filter.dataset !== undefined ? [sql`dataset = ${filter.dataset}`] : []),
-      ...(filter.user_id !== undefined ? [sql`user_id = ${filter.user_id}`] : [])
+      ...(filter.user_id !== undefined ? [sql`user_id = ${filter.user_id}`] : []),
+      ...(filter.before_id !== undefined ? [sql`id < ${filter.before_id}`] : [])
     ])
     return Effect.zipRight(
       flushAll,
       Effect.all({
         runs: sql<RunRecord>`SELECT ${sql.literal(RUN_COLUMNS)} FROM gb_remember_runs WHERE ${where}
-        ORDER BY queued_at DESC, id DESC
+        ORDER BY ${sql.literal(filter.order === "id" ? "id DESC" : "queued_at DESC, id DESC")}
         LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(Effect.flatMap(withStages)),
         total: sql<{ total: number }>`SELECT COUNT(*) AS total FROM gb_remember_runs WHERE ${where}`.pipe(
           Effect.map((rows) => Number(rows[0]?.total ?? 0))
@@ -330,6 +455,7 @@ export const make = Effect.gen(function*() {
 
   const counts = () =>
     sql<RunCounts>`SELECT COUNT(*) AS total,
+        COALESCE(SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END), 0) AS queued,
         COALESCE(SUM(CASE WHEN status = 'started' THEN 1 ELSE 0 END), 0) AS started,
         COALESCE(SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
         COALESCE(SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0) AS failed
@@ -377,6 +503,11 @@ export const make = Effect.gen(function*() {
 
   return RunLogRepo.of({
     create,
+    enqueue,
+    take,
+    committed,
+    recoverOrphaned,
+    leave,
     markStarted,
     stageStarted,
     stageFinished,

@@ -17,7 +17,8 @@ export const stopPolling = () => {
 const schedulePoll = () => {
   stopPolling()
   const r = state.runs
-  const inProgress = (r.data?.runs ?? []).some((run) => run.status === "started") || r.openRun?.status === "started"
+  const running = (status) => status === "started" || status === "queued"
+  const inProgress = (r.data?.runs ?? []).some((run) => running(run.status)) || running(r.openRun?.status)
   if (!inProgress || state.view !== "runs" || document.hidden) return
   $("live").hidden = false
   pollTimer = setTimeout(() => {
@@ -169,6 +170,7 @@ const renderRunDetail = () => {
     ["artifact_id", run.artifact_id],
     ["queued", fmtTime(run.queued_at)],
     ["started", fmtTime(run.started_at)],
+    ["attempts", String(run.attempts ?? 0)],
     ["finished", fmtTime(run.finished_at)],
     ["duration", fmtDuration(run.duration_ms)],
     ["error", run.error]
