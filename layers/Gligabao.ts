@@ -5,7 +5,15 @@
  */
 import { Option, Redacted } from "effect"
 import { type AppConfig, defaultConfig, imageDirFor } from "../src/Config.js"
-import { datasetsOf, exportMemory, queryMemory, remember, searchMemory, sessionsOf } from "../src/operations.js"
+import {
+  datasetsOf,
+  exportMemory,
+  queryMemory,
+  remember,
+  rememberBatch,
+  searchMemory,
+  sessionsOf
+} from "../src/operations.js"
 import { appLayerFor, type PortLayers } from "./App.js"
 
 type Secret = string | Redacted.Redacted<string>
@@ -96,6 +104,7 @@ export const Gligabao = {
   configFor,
   /** the operations, taking requests as the HTTP API takes them (src/operations.ts) */
   remember,
+  rememberBatch,
   search: searchMemory,
   query: queryMemory,
   exportGraph: exportMemory,

@@ -3,21 +3,66 @@
  * schema's encoded side; a plain object), decodes it with the same schema, and runs the same
  * program as the endpoint. A request the API would answer 400 fails with `InvalidRequest`.
  */
-import { Effect, type Schema } from "effect"
-import { RememberRequest } from "./domain/Remember.js"
-import type { RememberSuccess } from "./domain/Responses.js"
+import { Effect, Option, type Schema } from "effect"
+import { IdempotencyConflict, statusOf } from "./domain/Errors.js"
+import { batchRequests, RememberBatchRequest, RememberRequest } from "./domain/Remember.js"
+import type { RememberBatchQueued, RememberBatchResult, RememberSuccess } from "./domain/Responses.js"
 import { decodeRequest } from "./domain/Wire.js"
 import { RememberManager } from "./pipeline/RememberManager.js"
 import { listDatasets, listSessions } from "./query/datasets.js"
 import { exportGraph } from "./query/export.js"
 import { QueryRequest, ReadScope, SearchRequest } from "./query/requests.js"
 import { query, search } from "./query/search.js"
+import { RunLogRepo } from "./services/RunLogRepo.js"
 
 /** The decoded request's run: what `POST /v1/gb/remember` answers. */
 export const runRemember = (request: RememberRequest) =>
   Effect.flatMap(RememberManager, (manager) => manager.submit(request)).pipe(
     Effect.map((result): RememberSuccess => ({ remember_run_id: result.runId, ...result.response }))
   )
+
+/** What a batch answers: its runs once queued (a 202), or with `wait`, each item's outcome (a 200). */
+export type RememberBatchOutcome =
+  | { readonly _tag: "Queued"; readonly body: RememberBatchQueued }
+  | { readonly _tag: "Done"; readonly body: RememberBatchResult }
+
+/**
+ * The decoded batch's runs (`POST /v1/gb/remember/batch`): queued in item order in one
+ * transaction; an item whose Idempotency-Key names another request is a 422 naming it, and
+ * nothing is queued.
+ */
+export const runRememberBatch = (batch: RememberBatchRequest) =>
+  Effect.gen(function*() {
+    const manager = yield* RememberManager
+    const runLog = yield* RunLogRepo
+    const requests = batchRequests(batch)
+    const runs = yield* manager.acceptMany(requests.map((request) => ({
+      request,
+      idempotencyKey: request.idempotency_key
+    }))).pipe(
+      Effect.mapError(({ error, index }) =>
+        new IdempotencyConflict({ message: `items[${index}].idempotency_key: ${error.message}` })
+      )
+    )
+    if (batch.wait !== true) {
+      const queued = yield* Effect.forEach(runs, (run) =>
+        run.created
+          ? Effect.succeed({ remember_run_id: run.runId, status: "queued" as const })
+          : Effect.map(runLog.get(run.runId), (row) => ({
+            remember_run_id: run.runId,
+            status: Option.match(row, { onNone: () => "queued" as const, onSome: (r) => r.status })
+          })))
+      return { _tag: "Queued", body: { runs: queued } } satisfies RememberBatchOutcome as RememberBatchOutcome
+    }
+    const items = yield* Effect.forEach(runs, (run) =>
+      run.await.pipe(
+        Effect.match({
+          onFailure: (e) => ({ error: e.message, status: statusOf(e) }),
+          onSuccess: (result): RememberSuccess => ({ remember_run_id: result.runId, ...result.response })
+        })
+      ), { concurrency: "unbounded" })
+    return { _tag: "Done", body: { items } } satisfies RememberBatchOutcome as RememberBatchOutcome
+  })
 
 const decoded = <A, I>(schema: Schema.Schema<A, I, never>) => {
   const decode = decodeRequest(schema)
@@ -31,6 +76,12 @@ const decodeScope = decoded(ReadScope)
 
 /** Remember a text (or an image): `POST /v1/gb/remember`. */
 export const remember = (input: typeof RememberRequest.Encoded) => Effect.flatMap(decodeRemember(input), runRemember)
+
+const decodeBatch = decoded(RememberBatchRequest)
+
+/** Remember many texts (or images) of one user and dataset: `POST /v1/gb/remember/batch`. */
+export const rememberBatch = (input: typeof RememberBatchRequest.Encoded) =>
+  Effect.flatMap(decodeBatch(input), runRememberBatch)
 
 /** Search a dataset: `POST /v1/gb/search`. */
 export const searchMemory = (input: typeof SearchRequest.Encoded) => Effect.flatMap(decodeSearch(input), search)

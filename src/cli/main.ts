@@ -6,6 +6,7 @@
  *   gligabao search QUERY --user-id U [--dataset D] [--as-of T] [--known-at T] [--include-expired] [--session-id S] [--kind K] [--limit N] [--hops N]
  *   gligabao query QUESTION --user-id U [the same] [--model M] [--reasoning LEVEL]
  *   gligabao export --user-id U [--dataset D] [--format json|graphml] [--output FILE] [filters]
+ *   gligabao import PATH --user-id U [--dataset D] [--kind K] [--url URL] [--token T] [--db PATH] [--database-url URL] [--config FILE]
  *   gligabao eval DIR [--models stage=model,...] [--output DIR] [--user-id U] [--db PATH] [--database-url URL] [--config FILE]
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
@@ -51,6 +52,7 @@ import { RunLogRepo } from "../services/RunLogRepo.js"
 import { VectorOutbox } from "../services/VectorOutbox.js"
 import { VectorStore } from "../services/VectorStore.js"
 import { runEvalCommand } from "./eval.js"
+import { importLocally, importRemotely, readImportItems, validateItems } from "./import.js"
 import { progressBar } from "./progress.js"
 import { readBody, type ReadFlags, readParams, writeDocument } from "./read.js"
 
@@ -285,6 +287,60 @@ const rememberCommand = Command.make(
       }).pipe(Effect.provide(AppLive), Effect.provide(Layer.succeed(AppConfigTag, config))))
 ).pipe(Command.withDescription("remember a text file without a server (long files show a progress bar)"))
 
+const importCommand = Command.make(
+  "import",
+  {
+    path: Args.path({ name: "PATH", exists: "yes" }),
+    config: configOption,
+    db: dbOption,
+    databaseUrl: databaseUrlOption,
+    userId: Options.text("user-id").pipe(Options.withDescription("the user who owns the dataset")),
+    dataset: Options.text("dataset").pipe(Options.withDescription("the dataset (default main)"), Options.optional),
+    kind: Options.text("kind").pipe(
+      Options.withDescription("knowledge (default) or episode, for items that do not say"),
+      Options.optional
+    ),
+    url: Options.text("url").pipe(
+      Options.withDescription("a running server (e.g. http://127.0.0.1:8080) to import through; default: this process"),
+      Options.optional
+    ),
+    token: Options.text("token").pipe(
+      Options.withDescription("the bearer token for --url (default $GLIGABAO_TOKEN)"),
+      Options.optional
+    )
+  },
+  (o) =>
+    Effect.gen(function*() {
+      const options = {
+        userId: o.userId,
+        dataset: Option.getOrUndefined(o.dataset),
+        kind: Option.getOrUndefined(o.kind)
+      }
+      const items = yield* readImportItems(o.path, options)
+      yield* validateItems(items, options)
+      const summary = yield* Option.match(o.url, {
+        onSome: (url) =>
+          importRemotely(url, Option.getOrUndefined(o.token) ?? process.env.GLIGABAO_TOKEN, items, options),
+        onNone: () =>
+          withConfig(flags(o), (config) =>
+            Effect.flatMap(RememberManager, (manager) =>
+              importLocally(manager, items, options)).pipe(
+                Effect.provide(AppLive),
+                Effect.provide(Layer.succeed(AppConfigTag, config))
+              ))
+      })
+      console.log(JSON.stringify(summary, null, 2))
+      if (summary.failed > 0) {
+        return yield* Effect.fail(new Error(`${summary.failed} of ${summary.items} items failed`))
+      }
+    })
+).pipe(
+  Command.withDescription(
+    "remember a JSONL file (one batch item a line) or a directory's .txt/.md files, through the queue; " +
+      "resumable (a second run stores nothing twice)"
+  )
+)
+
 /** What the read commands use: the storage, and the models when configured (no remember machinery). */
 const readLayerFor = (config: AppConfig) =>
   Layer.mergeAll(llmFor(config), embeddingsFor(config), vectorStoreFor(config), settingsFor(config)).pipe(
@@ -432,6 +488,7 @@ const gligabao = Command.make("gligabao").pipe(
     migrate,
     reembedCommand,
     rememberCommand,
+    importCommand,
     searchCommand,
     queryCommand,
     exportCommand,

@@ -5,3 +5,9 @@ export const progressBar = (done: number, total: number, width = 30): string => 
   const pad = String(total).length
   return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${String(done).padStart(pad)}/${total} chunks`
 }
+
+/** The import's line: `120/1000 items done, 3 failed, 12.5 items/s`. */
+export const importProgress = (done: number, failed: number, total: number, elapsedMs: number): string => {
+  const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0
+  return `${done}/${total} items done, ${failed} failed, ${rate.toFixed(1)} items/s`
+}

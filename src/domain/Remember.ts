@@ -11,6 +11,7 @@ import { ImageBase64, ImageFromBase64, ValidImage } from "./Image.js"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES, REQUEST_KINDS } from "./Stages.js"
 import { TimeseriesRequest } from "./Timeseries.js"
 import {
+  ArrayWithin,
   checkedFirst,
   Dataset,
   decodeRequest,
@@ -58,14 +59,15 @@ const ReasoningChoices = KeyedBy(REASONING_STAGES, OneOf(REASONING_LEVELS), {
   description: "a reasoning level per stage (web_search cannot reason); absent: the server's default"
 })
 
-/** The body field by field, in the order their problems are reported. */
-const RememberFields = Schema.Struct({
-  user_id: required(UserId).annotations({ description: "the user who owns the dataset" }),
+/**
+ * The fields of one text or image to remember (a remember request's, and a batch item's):
+ * everything but who (user_id, dataset) and how it is answered (wait).
+ */
+const ItemFields = {
   image: optional(ImageFromBase64).annotations({ description: "a base64 image, instead of text" }),
   text: optional(Text(MAX_TEXT_BYTES, `must be at most ${MAX_TEXT_BYTES} bytes (1 MiB)`)).annotations({
     description: "the text to remember, at most 1 MiB"
   }),
-  dataset: withDefault(Dataset, () => DEFAULT_DATASET).annotations({ description: "the dataset, default main" }),
   // defaulted below: an image request has no kind on the wire
   kind: optional(OneOf(REQUEST_KINDS)).annotations({ description: "knowledge (default) or episode; not with image" }),
   reference_time: optional(Rfc3339).annotations({ description: "RFC 3339; default: when the run starts" }),
@@ -76,35 +78,73 @@ const RememberFields = Schema.Struct({
   timeseries: optional(TimeseriesRequest),
   models: withDefault(ModelChoices, () => ({})),
   reasoning: withDefault(ReasoningChoices, () => ({})),
+  idempotency_key: optional(IdempotencyKey)
+}
+
+const UserIdField = required(UserId).annotations({ description: "the user who owns the dataset" })
+const DatasetField = withDefault(Dataset, () => DEFAULT_DATASET).annotations({
+  description: "the dataset, default main"
+})
+
+/** The body field by field, in the order their problems are reported. */
+const RememberFields = Schema.Struct({
+  user_id: UserIdField,
+  image: ItemFields.image,
+  text: ItemFields.text,
+  dataset: DatasetField,
+  kind: ItemFields.kind,
+  reference_time: ItemFields.reference_time,
+  session_id: ItemFields.session_id,
+  web_search: ItemFields.web_search,
+  timeseries: ItemFields.timeseries,
+  models: ItemFields.models,
+  reasoning: ItemFields.reasoning,
   wait: optional(JsonBoolean).annotations({
     description: "false: answer 202 {remember_run_id, status} as soon as the run is queued (durably) " +
       "and watch it at GET /v1/gb/runs/{id}; absent or true: wait for the run and answer its response"
   }),
-  idempotency_key: optional(IdempotencyKey)
+  idempotency_key: ItemFields.idempotency_key
 })
 
+/** A batch item: the item fields alone (user_id and dataset are the batch's). */
+const BatchItemFields = Schema.Struct(ItemFields)
+
+/** The checked image, as the pipeline takes it (`image_file`), and the defaulted kind. */
+const NormalizedImage = Schema.Struct({
+  /** canonical base64 of the image (the pipeline's image requests are those with it) */
+  image: Schema.optional(Schema.String),
+  /** the decoded, checked image; a request built in code may leave it out (the pipeline decodes `image`) */
+  image_file: Schema.optional(ValidImage),
+  kind: Schema.Literal(...REQUEST_KINDS)
+})
+
+type WireImage = typeof ImageFromBase64.Type
+type Kind = (typeof REQUEST_KINDS)[number]
+
+/** `kind` defaulted, the image split into its base64 and its checked file (both schemas below). */
+const normalize = <F extends { readonly image?: WireImage | undefined; readonly kind?: Kind | undefined }>(
+  { image, kind, ...fields }: F
+) =>
+  image === undefined
+    ? { ...fields, kind: kind ?? "knowledge" }
+    : { ...fields, kind: "knowledge" as const, image: image.base64, image_file: image }
+const denormalize = <
+  F extends { readonly image?: string | undefined; readonly image_file?: WireImage | undefined; readonly kind: Kind }
+>({ image: _, image_file, kind, ...fields }: F) =>
+  image_file === undefined ? { ...fields, kind } : { ...fields, image: image_file }
+
 /** What the pipeline runs on: the fields decoded, `kind` defaulted, the image checked (`image_file`). */
-const Normalized = Schema.extend(
-  Schema.typeSchema(RememberFields).pipe(Schema.omit("image", "kind")),
-  Schema.Struct({
-    /** canonical base64 of the image (the pipeline's image requests are those with it) */
-    image: Schema.optional(Schema.String),
-    /** the decoded, checked image; a request built in code may leave it out (the pipeline decodes `image`) */
-    image_file: Schema.optional(ValidImage),
-    kind: Schema.Literal(...REQUEST_KINDS)
-  })
-)
+const Normalized = Schema.extend(Schema.typeSchema(RememberFields).pipe(Schema.omit("image", "kind")), NormalizedImage)
 
 const Fields = RememberFields.pipe(
-  Schema.transform(Normalized, {
-    strict: true,
-    decode: ({ image, kind, ...fields }) =>
-      image === undefined
-        ? { ...fields, kind: kind ?? "knowledge" }
-        : { ...fields, kind: "knowledge" as const, image: image.base64, image_file: image },
-    encode: ({ image: _, image_file, kind, ...fields }) =>
-      image_file === undefined ? { ...fields, kind } : { ...fields, image: image_file }
-  })
+  Schema.transform(Normalized, { strict: false, decode: normalize, encode: denormalize })
+)
+
+const BatchItemNormalized = BatchItemFields.pipe(
+  Schema.transform(
+    Schema.extend(Schema.typeSchema(BatchItemFields).pipe(Schema.omit("image", "kind")), NormalizedImage),
+    { strict: false, decode: normalize, encode: denormalize }
+  )
 )
 
 /** Whether `field` decodes `u` (its whole decoding: `Schema.is` checks only the decoded side). */
@@ -122,16 +162,14 @@ const NOT_WITH_IMAGE = "must not be given together with image"
  * decoded when the request could not be served anyway. A malformed `user_id` or `image` is
  * left to its field.
  */
-const TextOrImage = RawObject().pipe(
-  Schema.filter((body) => {
-    if (!isUserId(body.user_id)) return true
-    if (!given(body.image)) return given(body.text) || { path: ["text"], message: "is required (or image)" }
-    if (!isImageBase64(body.image)) return true
-    const conflict = (["text", "kind", "timeseries"] as const).find((field) => given(body[field])) ??
-      (given(body.web_search) && body.web_search !== false ? "web_search" : undefined)
-    return conflict === undefined || { path: [conflict], message: NOT_WITH_IMAGE }
-  })
-)
+const textOrImage = (body: Record<string, unknown>): true | { path: [string]; message: string } => {
+  if (!given(body.image)) return given(body.text) || { path: ["text"], message: "is required (or image)" }
+  if (!isImageBase64(body.image)) return true
+  const conflict = (["text", "kind", "timeseries"] as const).find((field) => given(body[field])) ??
+    (given(body.web_search) && body.web_search !== false ? "web_search" : undefined)
+  return conflict === undefined || { path: [conflict], message: NOT_WITH_IMAGE }
+}
+const TextOrImage = RawObject().pipe(Schema.filter((body) => !isUserId(body.user_id) || textOrImage(body)))
 
 /** a 1x1 PNG */
 const TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -179,6 +217,56 @@ export const EvalRememberRequest = documented(
     }
   ]
 )
+
+/** A batch's limits: items, and bytes of its body (413 over it, before parsing). */
+export const MAX_BATCH_ITEMS = 1000
+export const BATCH_BODY_LIMIT = 32 * 1024 * 1024
+
+/** One item of a batch: a remember request's item fields, checked as a request's are. */
+const BatchItem = checkedFirst(RawObject().pipe(Schema.filter(textOrImage)), BatchItemNormalized)
+  .annotations({ identifier: "RememberBatchItem" })
+
+const BatchFields = Schema.Struct({
+  user_id: UserIdField.annotations({ description: "the user who owns the dataset (of every item)" }),
+  dataset: DatasetField.annotations({ description: "the dataset of every item, default main" }),
+  items: required(ArrayWithin(BatchItem, {
+    notArray: "must be an array of items",
+    min: 1,
+    max: MAX_BATCH_ITEMS,
+    length: (n) =>
+      n === 0 ? "must not be empty" : n > MAX_BATCH_ITEMS ? `must have at most ${MAX_BATCH_ITEMS} items` : undefined
+  })).annotations({ description: `1 to ${MAX_BATCH_ITEMS} texts or images, each one run, queued in order` }),
+  wait: optional(JsonBoolean).annotations({
+    description: "absent or false: answer 202 {runs} once every run is queued (durably); " +
+      "true: wait for every run and answer each item's response or {error, status}, in order"
+  })
+})
+
+const decodeBatchExample = Schema.decodeUnknownSync(BatchFields)
+
+export const RememberBatchRequest = BatchFields.annotations({
+  identifier: "RememberBatchRequest",
+  description: "Many texts (or images) of one user and dataset, one run each, queued in order in one transaction. " +
+    "Every item is validated before any is queued. Unknown fields are ignored.",
+  examples: [
+    decodeBatchExample({
+      user_id: "alice",
+      dataset: "notes",
+      items: [
+        { text: "Alice moved to Berlin in March 2024.", idempotency_key: "note-1" },
+        { text: "Met Bob at the conference.", kind: "episode", reference_time: "2025-01-31T12:00:00Z" }
+      ]
+    })
+  ]
+})
+export type RememberBatchRequest = typeof RememberBatchRequest.Type
+
+/** Decodes a parsed JSON batch body; the Left is the 400 that names the field (`items[2].text`). */
+export const validateRememberBatch = decodeRequest(RememberBatchRequest)
+
+/** The batch's items as remember requests (the batch's user and dataset on each). */
+export const batchRequests = (batch: RememberBatchRequest): ReadonlyArray<RememberRequest> =>
+  batch.items.map((item) => ({ ...item, user_id: batch.user_id, dataset: batch.dataset }))
 
 const decodeKey = decodeRequest(Schema.Struct({ "Idempotency-Key": IdempotencyKey }))
 

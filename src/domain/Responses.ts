@@ -188,3 +188,25 @@ export interface RememberResult {
   readonly dataset_id: number | null
   readonly artifact_id: number | null
 }
+
+/** `POST /v1/gb/remember/batch` without `"wait": true` (202): each item's run, in item order. */
+export const RememberBatchQueued = Schema.Struct({ runs: Schema.Array(RememberQueued) }).annotations({
+  identifier: "RememberBatchQueued",
+  description: "Every item's run is queued (durably), in item order; GET /v1/gb/runs/{id} shows each.",
+  examples: [{ runs: [{ remember_run_id: 1, status: "queued" }, { remember_run_id: 2, status: "queued" }] }]
+})
+export type RememberBatchQueued = typeof RememberBatchQueued.Type
+
+/** A batch item whose run failed: its error and the status the single call would have answered. */
+export const RememberBatchItemError = Schema.Struct({ error: Schema.String, status: Schema.Number }).annotations({
+  identifier: "RememberBatchItemError"
+})
+
+/** `POST /v1/gb/remember/batch` with `"wait": true` (200): each item's response or error, in item order. */
+export const RememberBatchResult = Schema.Struct({
+  items: Schema.Array(Schema.Union(RememberSuccess, RememberBatchItemError))
+}).annotations({
+  identifier: "RememberBatchResult",
+  description: "Each item's remember response, or {error, status} for an item whose run failed, in item order."
+})
+export type RememberBatchResult = typeof RememberBatchResult.Type

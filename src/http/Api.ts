@@ -10,8 +10,14 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { JSONSchema, Schema, SchemaAST as AST } from "effect"
 import { ImageQuery } from "../domain/Image.js"
-import { EvalRememberRequest, RememberRequest } from "../domain/Remember.js"
-import { EvalRememberSuccess, RememberQueued, RememberSuccess } from "../domain/Responses.js"
+import { EvalRememberRequest, RememberBatchRequest, RememberRequest } from "../domain/Remember.js"
+import {
+  EvalRememberSuccess,
+  RememberBatchQueued,
+  RememberBatchResult,
+  RememberQueued,
+  RememberSuccess
+} from "../domain/Responses.js"
 import { RememberRun, RunsParams, RunsResponse } from "../domain/runView.js"
 import { PathId } from "../domain/Wire.js"
 import { Trajectory } from "../eval/Atif.js"
@@ -28,6 +34,7 @@ import {
   Error503
 } from "./ErrorBodies.js"
 import { ReadGroup } from "./ReadApi.js"
+import { RunEventsGroup } from "./RunEventsApi.js"
 
 /** The run the remember examples make first, and the image they store (for the examples of the GETs). */
 const IdPath = (description: string) => Schema.Struct({ id: PathId.annotations({ description, examples: [1] }) })
@@ -80,6 +87,25 @@ export class RememberGroup extends HttpApiGroup.make("remember")
           "its response; with `\"wait\": false` it answers 202 `{remember_run_id, status}` with a `Location` header " +
           "(`/v1/gb/runs/{id}`, which shows `response` once the run succeeded). An `Idempotency-Key` header (or " +
           "`idempotency_key`) makes a repeated submission give the same run; the same key with another body is a 422."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("rememberBatch", "/v1/gb/remember/batch")
+      .setPayload(RememberBatchRequest)
+      .addSuccess(RememberBatchQueued, { status: 202 })
+      .addSuccess(RememberBatchResult)
+      .addError(Error400)
+      .addError(Error413)
+      .addError(Error422)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "Remember many texts (or images) of one user and dataset")
+      .annotate(
+        OpenApi.Description,
+        "Up to 1,000 items in a body of at most 32 MiB (413 over it). Every item is validated first (a 400 names " +
+          "`items[i].<field>`, and nothing is queued); then one run per item is queued, in item order, in one " +
+          "transaction. Answers 202 `{runs: [{remember_run_id, status}]}`; with `\"wait\": true`, 200 `{items}`: each " +
+          "item's response or `{error, status}`, in order. An item's `idempotency_key` works as the single call's; " +
+          "one that names another request is a 422 and nothing is queued."
       )
   )
   .add(
@@ -174,6 +200,7 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(ReadGroup)
   .add(AdminApiGroup)
   .add(AdminPageGroup)
+  .add(RunEventsGroup)
   .annotate(OpenApi.Transform, withoutDecodeErrorBody)
   .annotate(OpenApi.Title, "gligabao")
   .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.")

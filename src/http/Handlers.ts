@@ -9,10 +9,16 @@ import { Effect, Either, Layer, Option } from "effect"
 import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
 import { statusOf } from "../domain/Errors.js"
-import { idempotencyKeyOf, validateRememberRequest } from "../domain/Remember.js"
+import {
+  BATCH_BODY_LIMIT,
+  idempotencyKeyOf,
+  validateRememberBatch,
+  validateRememberRequest
+} from "../domain/Remember.js"
 import type { EvalRememberSuccess, RememberQueued, RememberSuccess } from "../domain/Responses.js"
 import { type RunsResponse, runView } from "../domain/runView.js"
 import { rememberWithTrajectory } from "../eval/trajectory.js"
+import { runRememberBatch } from "../operations.js"
 import { loadImage } from "../pipeline/image/library.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
@@ -22,9 +28,10 @@ import { RunLogRepo } from "../services/RunLogRepo.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller } from "./authentication.js"
-import { parseJsonBytes, readBytesUpTo } from "./readBody.js"
+import { parseJsonBytes, readBytesUpTo, readJsonUpTo } from "./readBody.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
+import { RunEventsHandlersLive } from "./RunEventsHandlers.js"
 
 /** A text request: 1 MiB of text plus room for JSON escaping and the other fields. */
 export const TEXT_BODY_LIMIT = 2 * 1024 * 1024
@@ -90,6 +97,24 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
               onSuccess: (result): RememberSuccess => ({ remember_run_id: result.runId, ...result.response })
             })
           )
+        }))
+      // every item validated before any is queued; one transaction queues them all, in order
+      .handleRaw("rememberBatch", ({ request }) =>
+        Effect.gen(function*() {
+          const body = yield* readJsonUpTo(request, BATCH_BODY_LIMIT)
+          if (Either.isLeft(body)) return body.left
+          const valid = validateRememberBatch(body.right)
+          if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
+          const refused = yield* refuseCaller(valid.right.user_id)
+          if (Option.isSome(refused)) return refused.value
+          const outcome = yield* Effect.either(
+            runRememberBatch(valid.right).pipe(
+              Effect.provideService(RememberManager, manager),
+              Effect.provideService(RunLogRepo, runLog)
+            )
+          )
+          if (Either.isLeft(outcome)) return domainErrorResponse(outcome.left)
+          return jsonResponse(outcome.right.body, outcome.right._tag === "Queued" ? 202 : 200)
         }))
       // eval mode: the same request and run, plus its ATIF trajectory (also when it fails)
       .handleRaw("evalRemember", ({ request }) =>
@@ -196,5 +221,6 @@ export const ApiHandlersLive = Layer.mergeAll(
   ImagesHandlersLive,
   HealthHandlersLive,
   ReadHandlersLive,
-  AdminHandlersLive
+  AdminHandlersLive,
+  RunEventsHandlersLive
 )

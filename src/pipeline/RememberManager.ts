@@ -55,7 +55,7 @@ import type { RunRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
 import { beforeCommit, Database } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
-import { RunLogRepo } from "../services/RunLogRepo.js"
+import { type Enqueued, RunLogRepo } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
 
 export interface RememberManagerOptions {
@@ -90,6 +90,12 @@ export interface SubmittedRun {
   readonly await: Effect.Effect<RememberResult, RememberError>
 }
 
+/** The batch item (its index) whose Idempotency-Key names another request. */
+export interface BatchIdempotencyConflict {
+  readonly index: number
+  readonly error: IdempotencyConflict
+}
+
 export class RememberManager extends Context.Tag("gligabao/RememberManager")<
   RememberManager,
   {
@@ -103,6 +109,13 @@ export class RememberManager extends Context.Tag("gligabao/RememberManager")<
       request: RememberRequest,
       options?: AcceptOptions
     ) => Effect.Effect<SubmittedRun, IdempotencyConflict>
+    /**
+     * `accept` for many requests, written in one transaction and launched in order; an item
+     * whose key names another request fails the whole batch (nothing is queued)
+     */
+    readonly acceptMany: (
+      submissions: ReadonlyArray<{ readonly request: RememberRequest; readonly idempotencyKey?: string | undefined }>
+    ) => Effect.Effect<ReadonlyArray<SubmittedRun>, BatchIdempotencyConflict>
     /** queues a run and waits for its outcome */
     readonly submit: (
       request: RememberRequest,
@@ -329,41 +342,76 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       Effect.forkScoped
     )
 
+    /** What the run log writes for a submission. */
+    const entryOf = (request: RememberRequest, runOptions: AcceptOptions, queuedMs: number) => {
+      const encoded = encodeRememberRequest(request)
+      const key = runOptions.idempotencyKey
+      return {
+        run: {
+          pipeline: request.image === undefined ? "text" as const : "image" as const,
+          user_id: request.user_id,
+          dataset: request.dataset,
+          params: runOptions.observer === undefined ? runParams(request) : { ...runParams(request), eval: true },
+          queued_at: toIso(queuedMs),
+          instance_id: options.instanceId
+        },
+        request: JSON.stringify(encoded),
+        idempotency: key === undefined
+          ? undefined
+          : { key, hash: requestHash(encoded), expiredBefore: toIso(queuedMs - idempotencyTtlMs) }
+      }
+    }
+
+    const conflict = (key: string | undefined) =>
+      new IdempotencyConflict({ message: `Idempotency-Key ${JSON.stringify(key)} was used for another request` })
+
+    /** The written run launched (a new one) or named (one a key gave). */
+    const submitted = (
+      enqueued: Enqueued,
+      request: RememberRequest,
+      queuedMs: number,
+      observer: RunObserver | undefined
+    ): Effect.Effect<SubmittedRun> =>
+      enqueued._tag === "Existing"
+        ? Effect.succeed({ runId: enqueued.runId, created: false, await: awaitRun(enqueued.runId) })
+        : Effect.map(
+          launch(enqueued.run.id, request, lockKey(request), queuedMs, observer),
+          (done) => ({ runId: enqueued.run.id, created: true, await: Deferred.await(done) })
+        )
+
     const accept = (
       request: RememberRequest,
       runOptions: AcceptOptions = {}
     ): Effect.Effect<SubmittedRun, IdempotencyConflict> =>
       Effect.gen(function*() {
         const queuedMs = yield* Clock.currentTimeMillis
-        const encoded = encodeRememberRequest(request)
-        const key = runOptions.idempotencyKey
-        const enqueued = yield* runLog.enqueue(
-          {
-            pipeline: request.image === undefined ? "text" : "image",
-            user_id: request.user_id,
-            dataset: request.dataset,
-            params: runOptions.observer === undefined ? runParams(request) : { ...runParams(request), eval: true },
-            queued_at: toIso(queuedMs),
-            instance_id: options.instanceId
-          },
-          JSON.stringify(encoded),
-          key === undefined
-            ? undefined
-            : { key, hash: requestHash(encoded), expiredBefore: toIso(queuedMs - idempotencyTtlMs) }
-        )
-        if (enqueued._tag === "Existing") {
-          if (!enqueued.sameRequest) {
-            return yield* Effect.fail(
-              new IdempotencyConflict({
-                message: `Idempotency-Key ${JSON.stringify(key)} was used for another request`
-              })
-            )
-          }
-          return { runId: enqueued.runId, created: false, await: awaitRun(enqueued.runId) }
+        const entry = entryOf(request, runOptions, queuedMs)
+        const enqueued = yield* runLog.enqueue(entry.run, entry.request, entry.idempotency)
+        if (enqueued._tag === "Existing" && !enqueued.sameRequest) {
+          return yield* Effect.fail(conflict(runOptions.idempotencyKey))
         }
-        const runId = enqueued.run.id
-        const done = yield* launch(runId, request, lockKey(request), queuedMs, runOptions.observer)
-        return { runId, created: true, await: Deferred.await(done) }
+        return yield* submitted(enqueued, request, queuedMs, runOptions.observer)
+      })
+
+    const acceptMany = (
+      submissions: ReadonlyArray<{ readonly request: RememberRequest; readonly idempotencyKey?: string | undefined }>
+    ): Effect.Effect<ReadonlyArray<SubmittedRun>, BatchIdempotencyConflict> =>
+      Effect.gen(function*() {
+        const queuedMs = yield* Clock.currentTimeMillis
+        const written = yield* runLog.enqueueMany(
+          submissions.map((s) => entryOf(s.request, { idempotencyKey: s.idempotencyKey }, queuedMs))
+        )
+        if (Either.isLeft(written)) {
+          return yield* Effect.fail({
+            index: written.left,
+            error: conflict(submissions[written.left]!.idempotencyKey)
+          })
+        }
+        // launched in item order: runs of one dataset run in that order (the lock is FIFO)
+        return yield* Effect.forEach(
+          written.right,
+          (enqueued, i) => submitted(enqueued, submissions[i]!.request, queuedMs, undefined)
+        )
       })
 
     const enqueue = (request: RememberRequest, runOptions: RunOptions = {}): Effect.Effect<SubmittedRun> =>
@@ -391,6 +439,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     return RememberManager.of({
       enqueue,
       accept,
+      acceptMany,
       submit: (request, runOptions) => Effect.flatMap(enqueue(request, runOptions), (run) => run.await)
     })
   })

@@ -1,4 +1,4 @@
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Either, type Option } from "effect"
 import type { RunRow, RunStageRow, RunWithStages } from "../domain/Rows.js"
 import type { RunStatus, StageStatus } from "../domain/Stages.js"
 
@@ -97,6 +97,18 @@ export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
       request: string,
       idempotency: IdempotencyClaim | undefined
     ) => Effect.Effect<Enqueued>
+    /**
+     * `enqueue` for many runs in one transaction, in order: the Right has each one's outcome;
+     * the Left is the index of the first whose Idempotency-Key names another request (then
+     * nothing is written)
+     */
+    readonly enqueueMany: (
+      runs: ReadonlyArray<{
+        readonly run: NewRun
+        readonly request: string
+        readonly idempotency: IdempotencyClaim | undefined
+      }>
+    ) => Effect.Effect<Either.Either<ReadonlyArray<Enqueued>, number>>
     /**
      * a worker takes a queued run: `started`, attempts + 1, owned by `instanceId`; its encoded
      * request, or None when the run is not queued (taken by another process, or finished)

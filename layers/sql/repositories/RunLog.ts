@@ -9,7 +9,7 @@
  * progress can be watched and a crash still leaves its stage `started`.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import type { RunRow, RunStageRow, RunWithStages } from "../../../src/domain/Rows.js"
 import { IMAGE_STAGES, type StageStatus, TEXT_STAGES } from "../../../src/domain/Stages.js"
 import {
@@ -44,6 +44,12 @@ const decodeRun = ({ attempts, params, response, ...row }: RunRecord): RunRow =>
   params: decodeJson<Record<string, unknown>>(params) ?? {},
   response: decodeJson<unknown>(response)
 })
+
+/** A batch item's key names another request: the whole batch is rolled back. */
+class OtherRequest {
+  readonly _tag = "OtherRequest"
+  constructor(readonly index: number) {}
+}
 
 /** A live key of the user names a run already: the new submission's writes are rolled back. */
 class KeyTaken {
@@ -235,6 +241,27 @@ export const make = Effect.gen(function*() {
           ))
       )
     }).pipe(Effect.orDie)
+
+  /** One transaction (each run's own is a savepoint in it): a key naming another request rolls all back. */
+  const enqueueMany = (
+    runs: ReadonlyArray<
+      { readonly run: NewRun; readonly request: string; readonly idempotency: IdempotencyClaim | undefined }
+    >
+  ) =>
+    sql.withTransaction(
+      Effect.forEach(runs, ({ idempotency, request, run }, index) =>
+        Effect.flatMap(
+          enqueue(run, request, idempotency),
+          (enqueued) =>
+            enqueued._tag === "Existing" && !enqueued.sameRequest
+              ? Effect.fail(new OtherRequest(index))
+              : Effect.succeed(enqueued)
+        ))
+    ).pipe(
+      Effect.map((all) => Either.right<ReadonlyArray<Enqueued>>(all)),
+      Effect.catchTag("OtherRequest", (e) => Effect.succeed(Either.left(e.index))),
+      Effect.orDie
+    )
 
   const take = (runId: number, instanceId: string, at: string) =>
     Effect.gen(function*() {
@@ -504,6 +531,7 @@ export const make = Effect.gen(function*() {
   return RunLogRepo.of({
     create,
     enqueue,
+    enqueueMany,
     take,
     committed,
     recoverOrphaned,

@@ -1,0 +1,97 @@
+/**
+ * The events of `GET /v1/gb/runs/{id}/events`: what changed between two reads of a run. The
+ * stream polls the run log and emits `diffRun(previous, current)`; pure, so it is tested alone.
+ */
+import type { RunStageRow, RunWithStages } from "./Rows.js"
+import { type RememberRun, runView } from "./runView.js"
+
+/** A stage row as its `stage` event carries it. */
+export interface StageEventData {
+  readonly stage: string
+  readonly status: RunStageRow["status"]
+  readonly started_at: string | null
+  readonly finished_at: string | null
+  readonly duration_ms: number | null
+  readonly error: string | null
+}
+
+export interface ProgressEventData {
+  readonly stage: string
+  readonly chunks_done: number
+  readonly chunks_total: number
+}
+
+export type RunEvent =
+  | { readonly event: "queued" | "started" | "succeeded" | "failed"; readonly data: RememberRun }
+  | { readonly event: "stage"; readonly data: StageEventData }
+  | { readonly event: "progress"; readonly data: ProgressEventData }
+
+export const RUN_EVENT_NAMES = ["queued", "started", "stage", "progress", "succeeded", "failed"] as const
+
+export const isFinished = (run: RunWithStages) => run.status === "succeeded" || run.status === "failed"
+
+const stageData = (s: RunStageRow): StageEventData => ({
+  stage: s.stage,
+  status: s.status,
+  started_at: s.started_at,
+  finished_at: s.finished_at,
+  duration_ms: s.duration_ms,
+  error: s.error
+})
+
+/**
+ * The events that lead from `previous` (undefined: the stream just opened) to `current`, in
+ * order: the run's `queued`/`started`, then its stages (pipeline order), their progress, and
+ * last the final `succeeded`/`failed`. A run already finished when the stream opens gives its
+ * final event only. A stage that started and ended between two reads gives its start (the row
+ * with `status: "started"` and no end yet) and then its end, so every stage has both.
+ */
+export const diffRun = (previous: RunWithStages | undefined, current: RunWithStages): ReadonlyArray<RunEvent> => {
+  if (previous === undefined && isFinished(current)) {
+    return [{ event: current.status as "succeeded" | "failed", data: runView(current) }]
+  }
+  const out: Array<RunEvent> = []
+  const prevStatus = previous?.status
+  if (current.status === "queued") {
+    if (prevStatus !== "queued") out.push({ event: "queued", data: runView(current) })
+    return out
+  }
+  // started or finished: it started since the last read (or a run taken over started again)
+  const restarted = previous !== undefined && current.attempts > previous.attempts
+  if (
+    (prevStatus === undefined || prevStatus === "queued" || restarted) &&
+    current.started_at !== null
+  ) {
+    out.push({ event: "started", data: runView({ ...current, status: "started" }) })
+  }
+  const before = new Map((restarted ? [] : previous?.stages ?? []).map((s) => [s.stage, s]))
+  for (const stage of current.stages) {
+    if (stage.status === "not_started") continue
+    const was = before.get(stage.stage)
+    const ended = stage.status !== "started"
+    if (was === undefined) {
+      // its start; a stage that started and ended between two reads shows its start first too
+      out.push({
+        event: "stage",
+        data: ended
+          ? { ...stageData(stage), status: "started", finished_at: null, duration_ms: null, error: null }
+          : stageData(stage)
+      })
+    }
+    const progress = stage.progress
+    if (
+      progress !== null &&
+      (was?.progress?.chunks_done !== progress.chunks_done || was?.progress?.chunks_total !== progress.chunks_total)
+    ) {
+      out.push({ event: "progress", data: { stage: stage.stage, ...progress } })
+    }
+    if (ended && (was === undefined || was.status !== stage.status)) {
+      out.push({ event: "stage", data: stageData(stage) })
+    }
+  }
+  if (isFinished(current)) out.push({ event: current.status as "succeeded" | "failed", data: runView(current) })
+  return out
+}
+
+/** One event on the wire: `event: <name>\ndata: <json>\n\n`. */
+export const sseFrame = (e: RunEvent): string => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`

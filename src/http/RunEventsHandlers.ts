@@ -1,0 +1,78 @@
+/**
+ * `GET /v1/gb/runs/{id}/events`: polls the run log and streams the differences as Server-Sent
+ * Events until the run ends (src/domain/runEvents.ts says which). The poll runs inside the
+ * response's stream, so a client that goes away interrupts it.
+ */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Chunk, Duration, Effect, Option, Schedule, Stream } from "effect"
+import { currentCaller } from "../auth/Authentication.js"
+import { ADMIN_ONLY } from "../auth/tokens.js"
+import type { RunWithStages } from "../domain/Rows.js"
+import { diffRun, isFinished, sseFrame } from "../domain/runEvents.js"
+import { RunLogRepo } from "../services/RunLogRepo.js"
+import { GligabaoApi } from "./Api.js"
+import { errorResponse } from "./responses.js"
+
+export const RUN_EVENTS_POLL = Duration.millis(150)
+export const RUN_EVENTS_HEARTBEAT = Duration.seconds(15)
+
+interface PollState {
+  readonly previous: RunWithStages | undefined
+  /** the read to diff next; undefined: read the log after a poll interval */
+  readonly current: RunWithStages | undefined
+  readonly done: boolean
+}
+
+/** The SSE frames of a run from `first` (its state when the stream opened) to its end. */
+export const runEventFrames = (
+  runLog: RunLogRepo["Type"],
+  first: RunWithStages,
+  options: { readonly poll?: Duration.DurationInput; readonly heartbeat?: Duration.DurationInput } = {}
+): Stream.Stream<string> => {
+  const poll = options.poll ?? RUN_EVENTS_POLL
+  const events = Stream.unfoldChunkEffect<PollState, string, never, never>(
+    { previous: undefined, current: first, done: false },
+    (state) =>
+      Effect.gen(function*() {
+        if (state.done) return Option.none()
+        const current = state.current ?? Option.getOrUndefined(
+          yield* Effect.zipRight(
+            Effect.sleep(poll),
+            runLog.get(first.id)
+          )
+        )
+        // run rows are never deleted; should one vanish, the stream ends
+        if (current === undefined) return Option.none()
+        const frames = Chunk.fromIterable(diffRun(state.previous, current).map(sseFrame))
+        return Option.some([frames, { previous: current, current: undefined, done: isFinished(current) }] as const)
+      })
+  )
+  const heartbeat = Stream.fromSchedule(Schedule.spaced(options.heartbeat ?? RUN_EVENTS_HEARTBEAT)).pipe(
+    Stream.as(": keep-alive\n\n")
+  )
+  return Stream.merge(events, heartbeat, { haltStrategy: "left" })
+}
+
+export const RunEventsHandlersLive = HttpApiBuilder.group(
+  GligabaoApi,
+  "runEvents",
+  (handlers) =>
+    Effect.gen(function*() {
+      const runLog = yield* RunLogRepo
+      return handlers.handle("runEvents", ({ path }) =>
+        Effect.gen(function*() {
+          const caller = yield* currentCaller
+          if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
+          // another user's run is as absent as a missing one (as GET /v1/gb/runs/{id})
+          const run = Option.filter(
+            yield* runLog.get(path.id),
+            (r) => caller._tag === "Open" || r.user_id === caller.userId
+          )
+          if (Option.isNone(run)) return errorResponse(404, `no remember run with id ${path.id}`)
+          return HttpServerResponse.stream(runEventFrames(runLog, run.value).pipe(Stream.encodeText), {
+            contentType: "text/event-stream",
+            headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+          })
+        }))
+    })
+)
