@@ -102,6 +102,8 @@ export interface AppConfig {
     readonly concurrency: number
     /** times a run is started before a crash fails it for good (docs/INGESTION.md) */
     readonly maxAttempts: number
+    /** runs of one dataset whose extraction runs ahead of their in-order store (docs/INGESTION.md) */
+    readonly lookahead: number
     /** how long an Idempotency-Key names its run (at least 24 hours) */
     readonly idempotencyTtlHours: number
     readonly maxCandidates: number
@@ -172,6 +174,7 @@ export const defaultConfig: AppConfig = {
   remember: {
     concurrency: 16,
     maxAttempts: 3,
+    lookahead: 4,
     idempotencyTtlHours: 24,
     maxCandidates: REMEMBER_DEFAULTS.maxCandidates,
     similarityThreshold: REMEMBER_DEFAULTS.similarityThreshold,
@@ -264,6 +267,7 @@ export const loadConfig = (
       remember: {
         concurrency: yield* get(keys.rememberConcurrency, d.remember.concurrency),
         maxAttempts: yield* get(keys.rememberMaxAttempts, d.remember.maxAttempts),
+        lookahead: yield* get(keys.rememberLookahead, d.remember.lookahead),
         idempotencyTtlHours: yield* get(keys.rememberIdempotencyTtlHours, d.remember.idempotencyTtlHours),
         maxCandidates: yield* get(keys.rememberMaxCandidates, d.remember.maxCandidates),
         similarityThreshold: yield* get(keys.rememberSimilarityThreshold, d.remember.similarityThreshold),
@@ -362,6 +366,7 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "timeseries.providers": config.timeseries.providers.map((p) => p.name).join(", ") || "none",
     "remember.concurrency": config.remember.concurrency,
     "remember.max_attempts": config.remember.maxAttempts,
+    "remember.lookahead": config.remember.lookahead,
     "remember.idempotency_ttl_hours": config.remember.idempotencyTtlHours,
     "remember.max_candidates": config.remember.maxCandidates,
     "remember.similarity_threshold": config.remember.similarityThreshold,

@@ -494,12 +494,13 @@ layer(NodeContext.layer)("Config", (it) => {
     it.scoped("[remember] and log keys are read from the file and the environment", () =>
       Effect.gen(function*() {
         const config = yield* load(
-          `log_format = "json"\n[remember]\nconcurrency = 8\nmax_candidates = 20\nsimilarity_threshold = 0.8\n`,
+          `log_format = "json"\n[remember]\nconcurrency = 8\nlookahead = 6\nmax_candidates = 20\nsimilarity_threshold = 0.8\n`,
           { GLIGABAO_REMEMBER_CONCURRENCY: "2", GLIGABAO_REMEMBER_SIMILARITY_TOP_K: "5" }
         )
         expect(config.remember).toEqual({
           concurrency: 2,
           maxAttempts: 3,
+          lookahead: 6,
           idempotencyTtlHours: 24,
           maxCandidates: 20,
           similarityThreshold: 0.8,

@@ -119,6 +119,11 @@ export const keys = {
     env: ["GLIGABAO_REMEMBER_MAX_ATTEMPTS"],
     spec: V.integer(1, 100)
   },
+  rememberLookahead: {
+    key: "remember.lookahead",
+    env: ["GLIGABAO_REMEMBER_LOOKAHEAD"],
+    spec: V.integer(1, 64)
+  },
   rememberIdempotencyTtlHours: {
     key: "remember.idempotency_ttl_hours",
     env: ["GLIGABAO_REMEMBER_IDEMPOTENCY_TTL_HOURS"],

@@ -4,10 +4,14 @@
  * - A run is durable before it is acknowledged: its run-log row (`queued`) and its whole encoded
  *   request (gb_remember_queue) are written in one transaction (docs/INGESTION.md). The request
  *   leaves the queue in the transaction that stores the run's artifact, or when the run ends.
- * - A run holds its (user, dataset) lock for the whole pipeline, so reconciliation within a
- *   dataset is serial and deterministic; on PostgreSQL the lock is an advisory lock, so several
- *   processes on one database stay correct. The lock is taken before a global permit so a run
- *   waiting for a busy dataset never sits on one of the `concurrency` permits.
+ * - A run holds its (user, dataset) lock for its reads and writes of the dataset (the pipeline's
+ *   `apply`, or the whole pipeline when it has no `prepare`), taken in submission order, so
+ *   reconciliation within a dataset is serial and deterministic; on PostgreSQL the lock is an
+ *   advisory lock, so several processes on one database stay correct. The lock is taken before
+ *   a global permit so a run waiting for a busy dataset never sits on one of the `concurrency`
+ *   permits. Up to `lookahead` runs of a dataset (the one applying included) do their
+ *   dataset-independent work (`prepare`: extraction, summaries, embeddings) meanwhile, each
+ *   under a permit; such a run is `started` from then on.
  * - Runs are forked into the manager's scope: a client that disconnects does not cancel its run.
  * - At startup and after every heartbeat, the `queued` and `started` runs of a dead process are
  *   taken over: a run whose request is still queued runs again from the start (its `attempts`
@@ -68,6 +72,11 @@ export interface RememberManagerOptions {
   readonly heartbeatEvery?: Duration.DurationInput
   /** times a run is started before a crash of its process fails it for good (default 3) */
   readonly maxAttempts?: number
+  /**
+   * runs of one dataset whose dataset-independent work (the pipeline's `prepare`) runs ahead
+   * of their in-order part, the run before them included (default 4; 1 is one run after another)
+   */
+  readonly lookahead?: number | undefined
   /** hours an Idempotency-Key names its run (default 24) */
   readonly idempotencyTtlHours?: number
 }
@@ -170,6 +179,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     /** the outcomes of the runs this process runs, for a repeated submission's wait */
     const outcomes = new Map<number, Deferred.Deferred<RememberResult, RememberError>>()
     const maxAttempts = Math.max(1, options.maxAttempts ?? 3)
+    const lookaheadRuns = Math.max(1, Math.floor(options.lookahead ?? 4))
     const idempotencyTtlMs = Math.max(24, options.idempotencyTtlHours ?? 24) * 3_600_000
     let closing = false
 
@@ -178,16 +188,57 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     )
     yield* heartbeat
 
+    /**
+     * The runs of each dataset in this process, in launch (submission) order: run n's
+     * dataset-independent work (`prepare`) starts once run n - lookahead has ended, and its
+     * ordered part once run n - 1 has ended, so the dataset sees the runs one at a time in
+     * submission order (the database lock on top keeps that across processes).
+     */
+    const lanes = new Map<string, { readonly recent: Array<Deferred.Deferred<void>>; pending: number }>()
+    const joinLane = (key: string) =>
+      Effect.gen(function*() {
+        const done = yield* Deferred.make<void>()
+        return yield* Effect.sync(() => {
+          let lane = lanes.get(key)
+          if (lane === undefined) {
+            lane = { recent: [], pending: 0 }
+            lanes.set(key, lane)
+          }
+          const { recent } = lane
+          const previous = recent.at(-1)
+          const window = recent.length >= lookaheadRuns ? recent[recent.length - lookaheadRuns] : undefined
+          recent.push(done)
+          if (recent.length > lookaheadRuns) recent.shift()
+          lane.pending++
+          const current = lane
+          return {
+            /** the run `lookahead` places before this one has ended */
+            window: window === undefined ? Effect.void : Deferred.await(window),
+            /** the run before this one has ended */
+            previous: previous === undefined ? Effect.void : Deferred.await(previous),
+            leave: Effect.suspend(() => {
+              current.pending--
+              if (current.pending === 0 && lanes.get(key) === current) lanes.delete(key)
+              return Deferred.succeed(done, undefined)
+            })
+          }
+        })
+      })
+    type Lane = Effect.Effect.Success<ReturnType<typeof joinLane>>
+
     const execute = (
       runId: number,
       request: RememberRequest | undefined,
       key: string,
       startedMs: number,
-      observer: RunObserver | undefined
+      observer: RunObserver | undefined,
+      lane: Lane
     ) => {
       /** set once this worker took the run: before that, the run is left queued */
       let taken = false
-      return Effect.gen(function*() {
+      /** set once the run's ordered part (its reads and writes of the dataset) began */
+      let applying = false
+      const takeRun = Effect.gen(function*() {
         if (closing) return yield* Effect.interrupt
         const claim = yield* runLog.take(runId, options.instanceId, toIso(yield* Clock.currentTimeMillis))
         if (Option.isNone(claim)) return yield* Effect.dieMessage(`remember run ${runId} is no longer queued`)
@@ -197,16 +248,46 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         const req: RememberRequest = request ?? (stored === null
           ? yield* new InternalFailure({ message: `remember run ${runId} has no queued request` })
           : yield* validateRememberRequest(JSON.parse(stored)))
-        return yield* pipeline.run(runId, req, observer).pipe(
-          // the request leaves the queue in the transaction that stores the artifact
-          Effect.locally(beforeCommit, [runLog.committed(runId)])
+        return req
+      })
+      // the request leaves the queue in the transaction that stores the artifact
+      const inOrder = <A, E>(effect: Effect.Effect<A, E>) =>
+        effect.pipe(
+          Effect.locally(beforeCommit, [runLog.committed(runId)]),
+          permits.withPermits(1),
+          database.withLock(key)
         )
-      }).pipe(
-        permits.withPermits(1),
-        database.withLock(key),
+      const prepare = pipeline.prepare
+      const program = prepare === undefined
+        ? Effect.zipRight(
+          lane.previous,
+          inOrder(Effect.gen(function*() {
+            const req = yield* takeRun
+            applying = true
+            return yield* pipeline.run(runId, req, observer)
+          }))
+        )
+        : Effect.gen(function*() {
+          // taken (started) when its work ahead starts: a crash from here runs it again from the start
+          yield* lane.window
+          const req = yield* takeRun
+          const prepared = yield* permits.withPermits(1)(prepare(runId, req, observer))
+          yield* lane.previous
+          return yield* inOrder(Effect.suspend(() => {
+            // at shutdown a run that has not begun its ordered part is left for the next process
+            if (closing) return Effect.interrupt
+            applying = true
+            return prepared.apply
+          }))
+        }).pipe(Effect.scoped)
+      return program.pipe(
+        Effect.ensuring(lane.leave),
         Effect.onExit((exit) =>
           Effect.gen(function*() {
             if (!taken) return
+            // nothing of it is stored and its request is still queued: left started, it is taken
+            // over (run again from the start) like a run of a dead process once this one has left
+            if (!applying && closing && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return
             const finishedMs = yield* Clock.currentTimeMillis
             const base = { finished_at: toIso(finishedMs), duration_ms: finishedMs - startedMs }
             if (Exit.isSuccess(exit)) {
@@ -251,7 +332,9 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       Effect.gen(function*() {
         const done = yield* Deferred.make<RememberResult, RememberError>()
         outcomes.set(runId, done)
-        yield* execute(runId, request, key, startedMs, observer).pipe(
+        // joined now, in the caller's order: the dataset's runs are applied in this order
+        const lane = yield* joinLane(key)
+        yield* execute(runId, request, key, startedMs, observer, lane).pipe(
           // the response as the contract types it; one that does not match is a bug of ours (a 500)
           Effect.flatMap((outcome) =>
             Either.match(decodeRememberBody(outcome.response), {

@@ -106,7 +106,8 @@ forEachDialect((_dialect, makeLayer) => {
       withApp(
         makeLayer(),
         Effect.gen(function*() {
-          // the first run holds the dataset (its model calls are slow), so the second stays queued
+          // the first run holds the dataset (its model calls are slow) and nothing runs ahead
+          // (lookahead 1), so the second stays queued
           const first = yield* postJson(REMEMBER, { user_id: "alice", text: "Alice lives in Berlin.", wait: false })
           const second = yield* postJson(REMEMBER, { user_id: "alice", text: "Alice lives in Berlin!", wait: false })
           expect(second.status, second.text).toBe(202)
@@ -135,7 +136,7 @@ forEachDialect((_dialect, makeLayer) => {
           expect((yield* get(`/v1/gb/runs/${id}`)).json).toEqual(last.data)
           expect((yield* get(`/v1/gb/runs/${first.json.remember_run_id}`)).json.status).toBe("succeeded")
         }),
-        { llmDelayMs: () => 400 }
+        { llmDelayMs: () => 400, lookahead: 1 }
       ))
 
     it.live("a finished run: its final event only, and the stream ends", () =>

@@ -40,6 +40,8 @@ export const NoEmbeddings = Layer.succeed(
 
 export interface RememberLayerOptions {
   readonly concurrency?: number
+  /** remember.lookahead: runs of one dataset whose extraction runs ahead (default 4) */
+  readonly lookahead?: number
   /** default: none configured */
   readonly embeddings?: Layer.Layer<Embeddings, never, never>
   /** default: an in-memory store */
@@ -82,7 +84,11 @@ const delayedLlm = (script: LlmScript, options: RememberLayerOptions) => {
 }
 
 export const rememberLayer = (storage: StorageLayer, script: LlmScript, options: RememberLayerOptions = {}) =>
-  RememberManagerLive({ concurrency: options.concurrency ?? 4, instanceId: "test-instance" }).pipe(
+  RememberManagerLive({
+    concurrency: options.concurrency ?? 4,
+    instanceId: "test-instance",
+    lookahead: options.lookahead
+  }).pipe(
     Layer.provideMerge(RememberPipelineLive),
     Layer.provideMerge(
       Layer.mergeAll(

@@ -6,6 +6,10 @@
  * up to chunk_concurrency units ahead of the in-order reconciliation and store, so the result
  * is the one a sequential run gives and later chunks see the facts of earlier ones. A failure
  * in chunk k fails the call with k's error; chunks before k stay stored and none after k is.
+ *
+ * The program has two phases (`prepareText`, `applyText`): what reads and writes no dataset
+ * runs before the run holds its dataset's lock, so the manager can run it for the next runs of
+ * a dataset while an earlier one is stored (remember.lookahead); the rest runs in order.
  */
 import { Clock, Effect, Option, type Scope } from "effect"
 import { type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
@@ -22,10 +26,10 @@ import type { StoredSeries } from "../series/store.js"
 import { drainOutbox } from "../vectors.js"
 import type { RememberDeps } from "./Deps.js"
 import { vectorCache } from "./embed.js"
-import { lookahead } from "./lookahead.js"
+import { type Lookahead, lookahead } from "./lookahead.js"
 import { documentOutcome, unitOutcome } from "./response.js"
 import { inDataset, type RunContext } from "./RunContext.js"
-import { type StoredUnit, storeUnit, type Unit, unitWork } from "./unit.js"
+import { type StoredUnit, storeUnit, type Unit, type UnitWork, unitWork } from "./unit.js"
 
 /** The classifier sees at most the first 32 KiB of the text (spec: Classify complexity). */
 const CLASSIFIER_INPUT_BYTES = 32 * 1024
@@ -153,20 +157,25 @@ const placed = (request: RememberRequest, text: TextUnits, unit: Unit, stored: R
 /**
  * The units through their stages. Their model work runs ahead of their in-order store by at
  * most chunk_concurrency units (lookahead.ts; 1 is the seed's one chunk after another), each
- * unit's with the context as the stores before its release left it. store_series runs in
- * the last unit's store transaction; a chunked text's required anchors are checked before
- * its first chunk is stored.
+ * unit's with the context as the stores before its release left it; `startUnits` starts it
+ * (in `prepareText`, before the run holds its dataset's lock). store_series runs in the last
+ * unit's store transaction; a chunked text's required anchors are checked before its first
+ * chunk is stored.
  */
+const startUnits = (ctx: RunContext, text: TextUnits) =>
+  lookahead(
+    text.units,
+    ctx.deps.settings.chunkConcurrency,
+    (unit, _, released: RunContext) => unitWork(released, unit),
+    ctx
+  )
+
+type UnitsWork = Lookahead<UnitWork, RememberError, RunContext>
+
 const storeText = Effect.fn("remember.store_text")(
-  function*(ctx: RunContext, text: TextUnits): Effect.fn.Return<RememberedText, RememberError, Scope.Scope> {
+  function*(ctx: RunContext, text: TextUnits, work: UnitsWork): Effect.fn.Return<RememberedText, RememberError> {
     const { units, chunked } = text
     const series = requestSeries(ctx.request)
-    const work = yield* lookahead(
-      units,
-      ctx.deps.settings.chunkConcurrency,
-      (unit, _, released: RunContext) => unitWork(released, unit),
-      ctx
-    )
     if (chunked) yield* precheckSeries(ctx, series, work, units.length)
     const stored: Array<StoredUnit> = []
     let current = ctx
@@ -182,8 +191,7 @@ const storeText = Effect.fn("remember.store_text")(
       if (chunked) yield* ctx.recorder.progress(i + 1, units.length)
     }
     return { ctx: current, chunked, units: stored, series: stored.at(-1)?.series ?? [] }
-  },
-  Effect.scoped
+  }
 )
 
 /**
@@ -200,21 +208,53 @@ const finalEdges = Effect.fn("remember.final_edges")(function*(text: RememberedT
   return (e: EdgeWithNames) => byId.get(e.id) ?? e
 })
 
-export const rememberText = Effect.fn("remember.text")(
+/** A text whose model work is under way: what `applyText` needs. */
+export interface PreparedText {
+  readonly apply: Effect.Effect<RememberOutcome, RememberError>
+}
+
+/**
+ * The text's work that reads and writes no dataset, done before the run holds its dataset's
+ * lock (while earlier runs of the dataset are stored): classify_complexity, chunk_text, and
+ * the units' model work (extract_graph, summarize_chunk, the embeddings ahead) started in
+ * `scope`, which must stay open until `apply` has ended. It waits for the first unit's work,
+ * so a short text is wholly extracted here and an unusable answer fails the run now, with
+ * nothing stored. Its model calls are recorded in the run like any other; they carry the
+ * dataset id as it was when the run started (null for a dataset an earlier run creates).
+ */
+export const prepareText = Effect.fn("remember.text.prepare")(
   function*(
     deps: RememberDeps,
     runId: number,
     request: RememberRequest,
     observer?: RunObserver
-  ): Effect.fn.Return<RememberOutcome, RememberError> {
+  ): Effect.fn.Return<PreparedText, RememberError, Scope.Scope> {
     yield* Effect.annotateCurrentSpan("runId", runId)
     yield* checkRequest(deps, request)
     const ctx = yield* openRun(deps, runId, request, observer)
-    // vectors a failed write left behind are retried first; a failure here is not this call's
-    yield* retryPendingVectors(deps)
     yield* classifyComplexity(ctx, request.text!)
     const units = yield* chunkText(ctx, request.text!)
-    const text = yield* storeText(ctx, units)
+    const work = yield* startUnits(ctx, units)
+    if (units.units.length > 0) yield* work.result(0)
+    return { apply: applyText(ctx, units, work) }
+  }
+)
+
+/**
+ * The rest, in order under the dataset's lock: the dataset as the runs before this one left
+ * it, then each unit's similarity lookup, candidates, resolve_edges and store, then the
+ * enrichments over the stored text.
+ */
+const applyText = Effect.fn("remember.text.apply")(
+  function*(prepared: RunContext, units: TextUnits, work: UnitsWork): Effect.fn.Return<RememberOutcome, RememberError> {
+    const { deps, request } = prepared
+    yield* Effect.annotateCurrentSpan("runId", prepared.runId)
+    // vectors a failed write left behind are retried first; a failure here is not this call's
+    yield* retryPendingVectors(deps)
+    // an earlier run of the dataset may have created it since this run started
+    const existing = yield* deps.datasets.find(request.user_id, request.dataset)
+    const ctx: RunContext = Option.isSome(existing) ? inDataset(prepared, existing.value.id) : prepared
+    const text = yield* storeText(ctx, units, work)
     // then, over the stored text, resolve_geo and web_search, then fetch_series and observe_series:
     // none of them fails the call
     const parts = text.units.map((u) => ({ artifactId: u.artifact.id, entities: u.entities, edges: u.edges }))
@@ -227,3 +267,12 @@ export const rememberText = Effect.fn("remember.text")(
     return { ...outcome, response: { ...outcome.response, ...enrichments, ...seriesFields } }
   }
 )
+
+/** The whole text, `prepareText` then its `apply` (the caller holds the dataset's lock). */
+export const rememberText = (
+  deps: RememberDeps,
+  runId: number,
+  request: RememberRequest,
+  observer?: RunObserver
+): Effect.Effect<RememberOutcome, RememberError> =>
+  Effect.scoped(Effect.flatMap(prepareText(deps, runId, request, observer), (prepared) => prepared.apply))
