@@ -9,7 +9,7 @@
  * the seed's behaviour (remember.concurrency 1, chunk_concurrency 1) and the defaults, side by
  * side. Prints a markdown table and writes build/bench/bench-<time>.json (and latest.json).
  *
- * Scenarios: overhead, latency, throughput, document, search, memory, cost. `--quick` runs them
+ * Scenarios: overhead, latency, throughput, document, search, memory, cost, one-dataset. `--quick` runs them
  * all small (under 2 minutes; one server per configuration is shared by the scenarios that need
  * no seeded file); bars are still judged, marked "quick". A MISS never fails the
  * run; a failed correctness check (a request not answered 200, duplicate entities, different
@@ -30,6 +30,7 @@ import { cost } from "./benchmarks/scenarios/cost.js"
 import { longDocument } from "./benchmarks/scenarios/document.js"
 import { latencyFloor } from "./benchmarks/scenarios/latency.js"
 import { memory } from "./benchmarks/scenarios/memory.js"
+import { oneDataset } from "./benchmarks/scenarios/oneDataset.js"
 import { overhead } from "./benchmarks/scenarios/overhead.js"
 import { search } from "./benchmarks/scenarios/search.js"
 import { throughput } from "./benchmarks/scenarios/throughput.js"
@@ -42,7 +43,8 @@ const SCENARIOS = {
   document: longDocument,
   search,
   memory,
-  cost
+  cost,
+  "one-dataset": oneDataset
 } as const satisfies Record<string, (ctx: Context) => Promise<void>>
 type Name = keyof typeof SCENARIOS
 

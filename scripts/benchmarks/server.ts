@@ -15,7 +15,7 @@ export const ROOT = join(import.meta.dirname, "..", "..")
  * and (throughput only, when the defaults miss its bar) 16 runs at once.
  */
 export const CONFIGS = {
-  seed: { GLIGABAO_REMEMBER_CONCURRENCY: "1", GLIGABAO_CHUNK_CONCURRENCY: "1" },
+  seed: { GLIGABAO_REMEMBER_CONCURRENCY: "1", GLIGABAO_CHUNK_CONCURRENCY: "1", GLIGABAO_REMEMBER_LOOKAHEAD: "1" },
   defaults: {},
   "concurrency 16": { GLIGABAO_REMEMBER_CONCURRENCY: "16" }
 } as const satisfies Record<string, Record<string, string>>
