@@ -273,9 +273,8 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           const req = yield* takeRun
           const prepared = yield* permits.withPermits(1)(prepare(runId, req, observer))
           yield* lane.previous
+          // a run taken before shutdown finishes within the grace period, as any run in flight
           return yield* inOrder(Effect.suspend(() => {
-            // at shutdown a run that has not begun its ordered part is left for the next process
-            if (closing) return Effect.interrupt
             applying = true
             return prepared.apply
           }))
