@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
 import { Effect, type Layer, Schedule } from "effect"
 import { describe, expect } from "vitest"
-import { type ScriptedAnswer } from "../../layers/testing/ScriptedLlm.js"
+import { type LlmScript, type ScriptedAnswer } from "../../layers/testing/ScriptedLlm.js"
 import { graph, rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { get, postJson, postRaw, serveTest } from "../support/http.js"
@@ -24,12 +24,12 @@ const livesIn = (city: string) =>
 
 const withApp = <A, E>(
   storage: StorageLayer,
-  answers: ReadonlyArray<ScriptedAnswer>,
+  answers: ReadonlyArray<ScriptedAnswer> | LlmScript,
   program: Effect.Effect<A, E, any>
 ) =>
   program.pipe(
     Effect.provide(
-      serveTest(rememberLayer(storage, { extract_graph: answers })) as Layer.Layer<any, any, never>
+      serveTest(rememberLayer(storage, Array.isArray(answers) ? { extract_graph: answers } : answers as LlmScript)) as Layer.Layer<any, any, never>
     )
   ) as Effect.Effect<A, E, never>
 
@@ -82,7 +82,11 @@ forEachDialect((_dialect, makeLayer) => {
     it.live("wait: true answers each item's response or {error, status}, in order", () =>
       withApp(
         makeLayer(),
-        [livesIn("Berlin"), { fail: { message: "the model is down" } }, livesIn("Berlin")],
+        // keyed by the text, not by call order: extractions run ahead concurrently
+        (request) =>
+          JSON.stringify(request.messages).includes("This one fails.")
+            ? { fail: { message: "the model is down" } }
+            : livesIn("Berlin"),
         Effect.gen(function*() {
           const res = yield* postJson(BATCH, {
             user_id: "alice",
