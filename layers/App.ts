@@ -197,6 +197,7 @@ export const appLayerFor = (config: AppConfig, ports: PortLayers = {}) => {
     concurrency: config.remember.concurrency,
     instanceId,
     maxAttempts: config.remember.maxAttempts,
+    retryDelay: config.remember.retryDelayMs,
     lookahead: config.remember.lookahead,
     idempotencyTtlHours: config.remember.idempotencyTtlHours
   }).pipe(

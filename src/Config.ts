@@ -100,8 +100,10 @@ export interface AppConfig {
   readonly timeseries: { readonly providers: ReadonlyArray<TimeseriesProviderConfig> }
   readonly remember: {
     readonly concurrency: number
-    /** times a run is started before a crash fails it for good (docs/INGESTION.md) */
+    /** times a run is started before a crash or a transient failure fails it for good (docs/INGESTION.md) */
     readonly maxAttempts: number
+    /** the wait before a run that failed on a transient cause runs again, doubled each time */
+    readonly retryDelayMs: number
     /** runs of one dataset whose extraction runs ahead of their in-order store (docs/INGESTION.md) */
     readonly lookahead: number
     /** how long an Idempotency-Key names its run (at least 24 hours) */
@@ -174,6 +176,7 @@ export const defaultConfig: AppConfig = {
   remember: {
     concurrency: 16,
     maxAttempts: 3,
+    retryDelayMs: 1000,
     lookahead: 4,
     idempotencyTtlHours: 24,
     maxCandidates: REMEMBER_DEFAULTS.maxCandidates,
@@ -267,6 +270,7 @@ export const loadConfig = (
       remember: {
         concurrency: yield* get(keys.rememberConcurrency, d.remember.concurrency),
         maxAttempts: yield* get(keys.rememberMaxAttempts, d.remember.maxAttempts),
+        retryDelayMs: yield* get(keys.rememberRetryDelayMs, d.remember.retryDelayMs),
         lookahead: yield* get(keys.rememberLookahead, d.remember.lookahead),
         idempotencyTtlHours: yield* get(keys.rememberIdempotencyTtlHours, d.remember.idempotencyTtlHours),
         maxCandidates: yield* get(keys.rememberMaxCandidates, d.remember.maxCandidates),
@@ -366,6 +370,7 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "timeseries.providers": config.timeseries.providers.map((p) => p.name).join(", ") || "none",
     "remember.concurrency": config.remember.concurrency,
     "remember.max_attempts": config.remember.maxAttempts,
+    "remember.retry_delay_ms": config.remember.retryDelayMs,
     "remember.lookahead": config.remember.lookahead,
     "remember.idempotency_ttl_hours": config.remember.idempotencyTtlHours,
     "remember.max_candidates": config.remember.maxCandidates,

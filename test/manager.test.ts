@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { expect } from "vitest"
 import { PgLive, SqliteLive } from "../layers/sql/index.js"
-import { InternalFailure } from "../src/domain/Errors.js"
+import { InternalFailure, LlmFailed } from "../src/domain/Errors.js"
 import type { RememberRequest } from "../src/domain/Remember.js"
 import { encodeRememberRequest } from "../src/domain/Remember.js"
 import type { RunWithStages } from "../src/domain/Rows.js"
@@ -30,6 +30,25 @@ const request = (dataset: string, text = `a text for ${dataset}`): RememberReque
   reasoning: {},
   web_search: false
 })
+
+/** A response of the contract's shape (the manager checks it); the text rides in session_id. */
+const fakeOutcome = (runId: number, text: string) => {
+  const at = "2025-02-01T00:00:00.000Z"
+  return {
+    response: {
+      artifact_id: runId,
+      kind: "knowledge" as const,
+      valid_at: at,
+      created_at: at,
+      session_id: text,
+      entities: [],
+      edges: [],
+      invalidated_edges: []
+    },
+    dataset_id: null,
+    artifact_id: null
+  }
+}
 
 /**
  * A pipeline whose run for a text starts, records `start <text>`, waits until the test
@@ -65,22 +84,7 @@ const makeFakePipeline = Effect.gen(function*() {
             events.push(`end ${text}`)
           }))
         )
-        // a response of the contract's shape (the manager checks it); the text rides in session_id
-        const at = "2025-02-01T00:00:00.000Z"
-        return {
-          response: {
-            artifact_id: runId,
-            kind: "knowledge",
-            valid_at: at,
-            created_at: at,
-            session_id: text,
-            entities: [],
-            edges: [],
-            invalidated_edges: []
-          },
-          dataset_id: null,
-          artifact_id: null
-        }
+        return fakeOutcome(runId, text)
       })
   })
   return {
@@ -126,11 +130,12 @@ const startManager = (
   storage: Context.Context<any>,
   concurrency = 4,
   instanceId = "me",
-  shutdownGrace: Duration.DurationInput = "30 seconds"
+  shutdownGrace: Duration.DurationInput = "30 seconds",
+  retries: { readonly maxAttempts?: number; readonly retryDelay?: Duration.DurationInput } = {}
 ) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const layer = RememberManagerLive({ concurrency, instanceId, shutdownGrace }).pipe(
+    const layer = RememberManagerLive({ concurrency, instanceId, shutdownGrace, ...retries }).pipe(
       Layer.provide(pipeline.layer),
       Layer.provide(Layer.succeedContext(storage))
     )
@@ -267,6 +272,52 @@ forEachDialect((dialect, makeLayer) => {
           error: "store failed with an internal error"
         })
         expect(yield* awaitFinished(storage, 2)).toMatchObject({ status: "failed", error: expect.any(String) })
+      })))
+
+  it.live("a transient failure queues the run again until it succeeds; an unusable answer fails at once", () =>
+    withStorage(makeLayer, (storage) =>
+      Effect.gen(function*() {
+        const tries = new Map<string, number>()
+        const flaky = Layer.succeed(RememberPipeline, {
+          run: (runId, req) =>
+            Effect.suspend(() => {
+              const text = req.text!
+              const n = (tries.get(text) ?? 0) + 1
+              tries.set(text, n)
+              if (text === "unusable") return Effect.fail(new LlmFailed({ message: "extract_graph: not JSON" }))
+              if (text === "down" || n < 3) {
+                return Effect.fail(new LlmFailed({ message: `HTTP 529 (try ${n})`, status: 529, retryable: true }))
+              }
+              return Effect.succeed(fakeOutcome(runId, text))
+            })
+        })
+        const { manager } = yield* startManager({ layer: flaky }, storage, 4, "me", "30 seconds", {
+          maxAttempts: 3,
+          retryDelay: "5 millis"
+        })
+        const flakyRun = yield* manager.enqueue(request("main", "flaky"))
+        // the dataset's next run waits for the one being retried: the order holds
+        const next = yield* manager.enqueue(request("main", "next"))
+        expect((yield* flakyRun.await).response.session_id).toBe("flaky")
+        yield* next.await
+        expect(yield* awaitFinished(storage, flakyRun.runId)).toMatchObject({ status: "succeeded", attempts: 3 })
+        expect(tries.get("flaky")).toBe(3)
+        expect(
+          (yield* getRun(storage, next.runId)).started_at! >= (yield* getRun(storage, flakyRun.runId)).finished_at!
+        )
+          .toBe(true)
+
+        const unusable = yield* Effect.flip(manager.submit(request("main", "unusable")))
+        expect(unusable.message).toBe("extract_graph: not JSON")
+        expect(tries.get("unusable")).toBe(1)
+
+        const down = yield* Effect.flip(manager.submit(request("main", "down")))
+        expect(down).toMatchObject({ _tag: "LlmFailed", message: "HTTP 529 (try 3)" })
+        expect(tries.get("down")).toBe(3)
+        const runs = yield* Effect.forEach([3, 4], (id) => awaitFinished(storage, id))
+        expect(runs.map((r) => [r.status, r.attempts])).toEqual([["failed", 1], ["failed", 3]])
+        const sql = Context.get(storage as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
+        expect(yield* sql`SELECT run_id FROM gb_remember_queue`.pipe(Effect.orDie)).toEqual([])
       })))
 
   it.live("at startup, runs left started by a dead process are failed as interrupted", () =>
@@ -481,6 +532,43 @@ forEachDialect((dialect, makeLayer) => {
         yield* fake.awaitStart("B")
         yield* fake.release("B")
         expect(yield* awaitFinished(storage, first)).toMatchObject({ status: "succeeded", attempts: 1 })
+      }).pipe(Effect.scoped))
+
+    it.live("a run submitted later to another process applies after the earlier one, whose work ahead is slower", () =>
+      Effect.gen(function*() {
+        const url = yield* freshPgUrl
+        const one = yield* Layer.build(PgLive(url))
+        const two = yield* Layer.build(PgLive(url))
+        const events: Array<string> = []
+        const slow = Deferred.unsafeMake<void>(FiberId.none)
+        const twoPhase = Layer.succeed(RememberPipeline, {
+          run: () => Effect.dieMessage("the manager runs two-phase pipelines in two phases"),
+          prepare: (runId, req) =>
+            Effect.gen(function*() {
+              const text = req.text!
+              events.push(`prepare ${text}`)
+              if (text === "A") yield* Deferred.await(slow)
+              return { apply: Effect.sync(() => (events.push(`apply ${text}`), fakeOutcome(runId, text))) }
+            })
+        })
+        const first = yield* startManager(
+          { layer: twoPhase, releaseAll: Deferred.succeed(slow, undefined) },
+          one,
+          4,
+          "p1"
+        )
+        const second = yield* startManager({ layer: twoPhase }, two, 4, "p2")
+        const a = yield* first.manager.enqueue(request("shared", "A"))
+        const b = yield* second.manager.enqueue(request("shared", "B"))
+        const c = yield* second.manager.enqueue(request("other", "C"))
+        yield* c.await
+        yield* settle
+        // B's work ahead is done, but A was submitted first and has not applied
+        expect(events).toContain("prepare B")
+        expect(events).not.toContain("apply B")
+        yield* Deferred.succeed(slow, undefined)
+        yield* Effect.forEach([a, b], (r) => r.await)
+        expect(events.filter((e) => e.startsWith("apply") && !e.endsWith("C"))).toEqual(["apply A", "apply B"])
       }).pipe(Effect.scoped))
 
     it.live("two managers on one PostgreSQL database (two processes) serialize a dataset", () =>

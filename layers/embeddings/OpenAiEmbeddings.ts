@@ -131,7 +131,9 @@ export const makeOpenAiEmbeddings = (options: OpenAiEmbeddingsOptions): Context.
       classify(options.timeoutMs),
       { ...options, provider, stage: "embed", model }
     ).pipe(
-      Effect.mapError((failure) => new EmbeddingFailed({ message: failure.message })),
+      Effect.mapError((failure) =>
+        new EmbeddingFailed({ message: failure.message, retryable: failure.retryable ?? false })
+      ),
       Effect.withSpan("Embeddings.embed", { attributes: { provider, model, texts: texts.length } })
     )
   }

@@ -121,6 +121,7 @@ export const callWithRetries = <A>(
               attempts > 1 ? ` after ${attempts} attempts` : ""
             }: ${scrubSecret(failure.message, options.apiKey)}`,
             stage: options.stage,
+            retryable: failure.retryable,
             ...(failure.status !== undefined ? { status: failure.status } : {})
           })
       )

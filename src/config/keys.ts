@@ -119,6 +119,11 @@ export const keys = {
     env: ["GLIGABAO_REMEMBER_MAX_ATTEMPTS"],
     spec: V.integer(1, 100)
   },
+  rememberRetryDelayMs: {
+    key: "remember.retry_delay_ms",
+    env: ["GLIGABAO_REMEMBER_RETRY_DELAY_MS"],
+    spec: V.integer(0, 600_000)
+  },
   rememberLookahead: {
     key: "remember.lookahead",
     env: ["GLIGABAO_REMEMBER_LOOKAHEAD"],

@@ -43,20 +43,26 @@ export class LlmUnavailable extends Schema.TaggedError<LlmUnavailable>()("LlmUna
   }
 }
 
-/** The LLM provider failed, timed out or returned an unusable answer, after retries (502). */
+/**
+ * The LLM provider failed, timed out or returned an unusable answer, after retries (502).
+ * `retryable`: the provider's last failure was one a later attempt may not meet (a timeout, a
+ * lost connection, 429, 5xx), so the run may be queued again; an unusable answer is not.
+ */
 export class LlmFailed extends Schema.TaggedError<LlmFailed>()("LlmFailed", {
   message: Schema.String,
   stage: Schema.optional(Schema.String),
-  status: Schema.optional(Schema.Number)
+  status: Schema.optional(Schema.Number),
+  retryable: Schema.optional(Schema.Boolean)
 }, HttpApiSchema.annotations({ status: 502 })) {
   get httpStatus(): 502 {
     return 502
   }
 }
 
-/** The embeddings provider failed (502). */
+/** The embeddings provider failed (502); `retryable` as for LlmFailed. */
 export class EmbeddingFailed extends Schema.TaggedError<EmbeddingFailed>()("EmbeddingFailed", {
-  message: Schema.String
+  message: Schema.String,
+  retryable: Schema.optional(Schema.Boolean)
 }, HttpApiSchema.annotations({ status: 502 })) {
   get httpStatus(): 502 {
     return 502

@@ -75,7 +75,12 @@ export const callLlm = (
       if (ctx.recorder !== null) {
         yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response: null })
       }
-      return yield* new LlmFailed({ message: `${request.stage}: ${result.left.message}`, stage: request.stage })
+      return yield* new LlmFailed({
+        message: `${request.stage}: ${result.left.message}`,
+        stage: request.stage,
+        ...(result.left.status !== undefined ? { status: result.left.status } : {}),
+        ...(result.left.retryable !== undefined ? { retryable: result.left.retryable } : {})
+      })
     }
     const response = result.right
     const truncated = response.stopReason === "max_tokens"

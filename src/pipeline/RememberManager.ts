@@ -5,7 +5,8 @@
  *   request (gb_remember_queue) are written in one transaction (docs/INGESTION.md). The request
  *   leaves the queue in the transaction that stores the run's artifact, or when the run ends.
  * - A run holds its (user, dataset) lock for its reads and writes of the dataset (the pipeline's
- *   `apply`, or the whole pipeline when it has no `prepare`), taken in submission order, so
+ *   `apply`, or the whole pipeline when it has no `prepare`), taken in submission order (by run
+ *   id: a run applies once every earlier run of its dataset, in any process, has ended), so
  *   reconciliation within a dataset is serial and deterministic; on PostgreSQL the lock is an
  *   advisory lock, so several processes on one database stay correct. The lock is taken before
  *   a global permit so a run waiting for a busy dataset never sits on one of the `concurrency`
@@ -16,7 +17,9 @@
  * - At startup and after every heartbeat, the `queued` and `started` runs of a dead process are
  *   taken over: a run whose request is still queued runs again from the start (its `attempts`
  *   count, up to `maxAttempts`); one that had stored its artifact is failed `interrupted`, never
- *   stored twice. At shutdown, queued runs stay queued (the next start runs them) and in-flight
+ *   stored twice. A run that fails on a transient cause (the provider's timeout, 429, 5xx) before
+ *   anything of it is stored is queued again after a delay, up to `maxAttempts`. At shutdown,
+ *   queued runs stay queued (the next start runs them) and in-flight
  *   runs get a grace period to finish.
  * - An Idempotency-Key names one run per user (`accept`): the same key and body again give that
  *   run, another body is an `IdempotencyConflict`.
@@ -70,8 +73,13 @@ export interface RememberManagerOptions {
   /** how long in-flight runs may take to finish at shutdown before they are interrupted */
   readonly shutdownGrace?: Duration.DurationInput
   readonly heartbeatEvery?: Duration.DurationInput
-  /** times a run is started before a crash of its process fails it for good (default 3) */
+  /**
+   * times a run is started before a crash of its process or a transient failure (a provider
+   * timing out, 429, 5xx) fails it for good (default 3)
+   */
   readonly maxAttempts?: number
+  /** the wait before a run that failed on a transient cause runs again; doubled each time (default 1 s) */
+  readonly retryDelay?: Duration.DurationInput
   /**
    * runs of one dataset whose dataset-independent work (the pipeline's `prepare`) runs ahead
    * of their in-order part, the run before them included (default 4; 1 is one run after another)
@@ -141,6 +149,10 @@ const nowIso = Clock.currentTimeMillis.pipe(Effect.map(toIso))
 const describeCause = (cause: Cause.Cause<unknown>): string =>
   Cause.isInterruptedOnly(cause) ? "interrupted" : `internal error: ${Cause.pretty(cause).split("\n")[0]}`
 
+/** A cause a later attempt may not meet: the provider's own failure, not its answer or our input. */
+const isTransient = (error: RememberError): boolean =>
+  (error._tag === "LlmFailed" || error._tag === "EmbeddingFailed") && error.retryable === true
+
 /** A finished run's error as its domain error again (a repeated submission fails the same way). */
 const ERRORS: Record<string, (message: string) => RememberError> = {
   InvalidRequest: (message) => new InvalidRequest({ message }),
@@ -180,7 +192,8 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     const outcomes = new Map<number, Deferred.Deferred<RememberResult, RememberError>>()
     const maxAttempts = Math.max(1, options.maxAttempts ?? 3)
     const lookaheadRuns = Math.max(1, Math.floor(options.lookahead ?? 4))
-    const idempotencyTtlMs = Math.max(24, options.idempotencyTtlHours ?? 24) * 3_600_000
+    const idempotencyTtlMs = (options.idempotencyTtlHours ?? 24) * 3_600_000
+    const retryDelay = Duration.decode(options.retryDelay ?? "1 second")
     let closing = false
 
     const heartbeat = Effect.suspend(() =>
@@ -189,40 +202,53 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     yield* heartbeat
 
     /**
-     * The runs of each dataset in this process, in launch (submission) order: run n's
-     * dataset-independent work (`prepare`) starts once run n - lookahead has ended, and its
-     * ordered part once run n - 1 has ended, so the dataset sees the runs one at a time in
-     * submission order (the database lock on top keeps that across processes).
+     * The unfinished runs of each dataset in this process, by run id (submission order): run n's
+     * dataset-independent work (`prepare`) starts once the run `lookahead` places before it has
+     * ended, and its ordered part once every run before it has ended, here and (asked of the
+     * run log) in every other process, so the dataset sees its runs one at a time in submission
+     * order. A run taken over from a dead process joins with its old id, before newer ones.
      */
-    const lanes = new Map<string, { readonly recent: Array<Deferred.Deferred<void>>; pending: number }>()
-    const joinLane = (key: string) =>
+    const lanes = new Map<string, Array<{ readonly id: number; readonly done: Deferred.Deferred<void> }>>()
+    const joinLane = (
+      key: string,
+      runId: number,
+      dataset: { readonly user_id: string; readonly dataset: string } | undefined
+    ) =>
       Effect.gen(function*() {
         const done = yield* Deferred.make<void>()
-        return yield* Effect.sync(() => {
-          let lane = lanes.get(key)
-          if (lane === undefined) {
-            lane = { recent: [], pending: 0 }
-            lanes.set(key, lane)
-          }
-          const { recent } = lane
-          const previous = recent.at(-1)
-          const window = recent.length >= lookaheadRuns ? recent[recent.length - lookaheadRuns] : undefined
-          recent.push(done)
-          if (recent.length > lookaheadRuns) recent.shift()
-          lane.pending++
-          const current = lane
-          return {
-            /** the run `lookahead` places before this one has ended */
-            window: window === undefined ? Effect.void : Deferred.await(window),
-            /** the run before this one has ended */
-            previous: previous === undefined ? Effect.void : Deferred.await(previous),
-            leave: Effect.suspend(() => {
-              current.pending--
-              if (current.pending === 0 && lanes.get(key) === current) lanes.delete(key)
-              return Deferred.succeed(done, undefined)
-            })
-          }
-        })
+        const entry = { id: runId, done }
+        const entries = lanes.get(key) ?? []
+        lanes.set(key, entries)
+        let at = entries.length
+        while (at > 0 && entries[at - 1]!.id > runId) at--
+        entries.splice(at, 0, entry)
+        const window = at >= lookaheadRuns ? entries[at - lookaheadRuns] : undefined
+        const earlierHere = Effect.suspend(() =>
+          Effect.forEach((lanes.get(key) ?? []).filter((e) => e.id < runId), (e) => Deferred.await(e.done), {
+            discard: true
+          })
+        )
+        /** every run of the dataset before this one has ended; another process's are polled */
+        const turn: Effect.Effect<void> = dataset === undefined ? earlierHere : Effect.zipRight(
+          earlierHere,
+          Effect.flatMap(
+            runLog.earlierUnfinished(dataset.user_id, dataset.dataset, runId),
+            (waiting) => waiting ? Effect.zipRight(Effect.sleep("50 millis"), Effect.suspend(() => turn)) : Effect.void
+          )
+        )
+        return {
+          window: window === undefined ? Effect.void : Deferred.await(window.done),
+          previous: turn,
+          leave: Effect.suspend(() => {
+            const current = lanes.get(key)
+            if (current !== undefined) {
+              const i = current.indexOf(entry)
+              if (i >= 0) current.splice(i, 1)
+              if (current.length === 0) lanes.delete(key)
+            }
+            return Deferred.succeed(done, undefined)
+          })
+        }
       })
     type Lane = Effect.Effect.Success<ReturnType<typeof joinLane>>
 
@@ -234,8 +260,10 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       observer: RunObserver | undefined,
       lane: Lane
     ) => {
-      /** set once this worker took the run: before that, the run is left queued */
+      /** set once this worker took the run (this attempt): before that, the run is left queued */
       let taken = false
+      /** the run's attempts so far, crashes of earlier processes included */
+      let attempts = 0
       /** set once the run's ordered part (its reads and writes of the dataset) began */
       let applying = false
       const takeRun = Effect.gen(function*() {
@@ -243,6 +271,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         const claim = yield* runLog.take(runId, options.instanceId, toIso(yield* Clock.currentTimeMillis))
         if (Option.isNone(claim)) return yield* Effect.dieMessage(`remember run ${runId} is no longer queued`)
         taken = true
+        attempts = claim.value.attempts
         // a run taken over from a dead process has its request from the queue, decoded again
         const stored = claim.value.request
         const req: RememberRequest = request ?? (stored === null
@@ -258,7 +287,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           database.withLock(key)
         )
       const prepare = pipeline.prepare
-      const program = prepare === undefined
+      const attempt = prepare === undefined
         ? Effect.zipRight(
           lane.previous,
           inOrder(Effect.gen(function*() {
@@ -279,8 +308,33 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
             return prepared.apply
           }))
         }).pipe(Effect.scoped)
+      // A transient failure before anything is stored queues the run again, after a delay
+      // doubled each time, until max_attempts; the dataset's later runs wait for it meanwhile.
+      const program = Effect.gen(function*() {
+        for (let retry = 0;; retry++) {
+          taken = false
+          applying = false
+          const exit = yield* Effect.exit(attempt)
+          if (Exit.isSuccess(exit)) return exit.value
+          const failure = Cause.failureOption(exit.cause)
+          if (
+            Option.isSome(failure) && isTransient(failure.value) && taken && !closing && attempts < maxAttempts &&
+            (yield* runLog.requeue(runId, failure.value.message, yield* nowIso))
+          ) {
+            const delay = Duration.times(retryDelay, 2 ** retry)
+            yield* Effect.logWarning("remember run failed on a transient cause; queued again", {
+              error: failure.value.message,
+              attempts,
+              retryIn: Duration.format(delay)
+            })
+            taken = false
+            yield* Effect.sleep(delay)
+            continue
+          }
+          return yield* Effect.failCause(exit.cause)
+        }
+      })
       return program.pipe(
-        Effect.ensuring(lane.leave),
         Effect.onExit((exit) =>
           Effect.gen(function*() {
             if (!taken) return
@@ -316,6 +370,8 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
             }
           }).pipe(Effect.catchAllDefect((defect) => Effect.logError("could not finish run log row", { runId, defect })))
         ),
+        // after its row is finished: a later run of the dataset asks the run log whether it may go
+        Effect.ensuring(lane.leave),
         Effect.annotateLogs({ runId })
       )
     }
@@ -332,7 +388,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         const done = yield* Deferred.make<RememberResult, RememberError>()
         outcomes.set(runId, done)
         // joined now, in the caller's order: the dataset's runs are applied in this order
-        const lane = yield* joinLane(key)
+        const lane = yield* joinLane(key, runId, request)
         yield* execute(runId, request, key, startedMs, observer, lane).pipe(
           // the response as the contract types it; one that does not match is a bug of ours (a 500)
           Effect.flatMap((outcome) =>
@@ -417,8 +473,14 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         yield* launch(id, decoded.right, lockKey(decoded.right), now, undefined)
       }
     })
+    // an expired key names its run no longer (enqueue reuses it); removed so the table stays small
+    const purgeKeys = Effect.gen(function*() {
+      const before = toIso((yield* Clock.currentTimeMillis) - idempotencyTtlMs)
+      const purged = yield* runLog.purgeIdempotencyKeys(before)
+      if (purged > 0) yield* Effect.logDebug("expired Idempotency-Keys removed", { keys: purged })
+    })
     yield* sweepOrphans
-    yield* Effect.zipRight(heartbeat, sweepOrphans).pipe(
+    yield* Effect.all([heartbeat, sweepOrphans, purgeKeys], { discard: true }).pipe(
       Effect.catchAllDefect((defect) => Effect.logWarning("heartbeat failed", defect)),
       Effect.repeat(Schedule.spaced(every)),
       Effect.forkScoped

@@ -135,6 +135,19 @@ export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
       error: string,
       at: string
     ) => Effect.Effect<RecoveredRuns>
+    /**
+     * whether a run of the dataset submitted before `runId` is still queued or started (in any
+     * process): a run applies only once none is, so the order holds across processes
+     */
+    readonly earlierUnfinished: (userId: string, dataset: string, runId: number) => Effect.Effect<boolean>
+    /**
+     * a started run that failed on a transient cause is queued again for another attempt, when
+     * nothing of it is stored yet (its request is still in the queue); its running stages end
+     * failed with `error`. False when it cannot be (something was stored).
+     */
+    readonly requeue: (runId: number, error: string, at: string) => Effect.Effect<boolean>
+    /** removes the Idempotency-Keys created before `before`; how many */
+    readonly purgeIdempotencyKeys: (before: string) => Effect.Effect<number>
     /** a process that stops: its beats end now, so another takes over its queued runs at once */
     readonly leave: (instanceId: string) => Effect.Effect<void>
     readonly markStarted: (runId: number, at: string) => Effect.Effect<void>

@@ -5,6 +5,7 @@ import seriesAnchors from "./0003_series_anchors.js"
 import search from "./0004_search.js"
 import inferencesStarted from "./0005_inferences_started.js"
 import rememberQueue from "./0006_remember_queue.js"
+import queueIndexes from "./0007_queue_indexes.js"
 
 export const migrations = {
   "0001_init": init,
@@ -12,5 +13,6 @@ export const migrations = {
   "0003_series_anchors": seriesAnchors,
   "0004_search": search,
   "0005_inferences_started": inferencesStarted,
-  "0006_remember_queue": rememberQueue
+  "0006_remember_queue": rememberQueue,
+  "0007_queue_indexes": queueIndexes
 }

@@ -322,6 +322,31 @@ export const make = Effect.gen(function*() {
       })
     ).pipe(Effect.orDie)
 
+  const earlierUnfinished = (userId: string, dataset: string, runId: number) =>
+    sql<{ id: number }>`SELECT id FROM gb_remember_runs
+      WHERE user_id = ${userId} AND dataset = ${dataset} AND id < ${runId} AND status IN ('queued', 'started')
+      LIMIT 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+  const requeue = (runId: number, error: string, at: string) =>
+    Effect.zipRight(
+      Effect.ensuring(flush(runId), Effect.sync(() => buffers.delete(runId))),
+      sql.withTransaction(Effect.gen(function*() {
+        const again = yield* sql<{ id: number }>`UPDATE gb_remember_runs SET status = 'queued', started_at = NULL
+          WHERE id = ${runId} AND status = 'started'
+            AND EXISTS (SELECT 1 FROM gb_remember_queue WHERE run_id = ${runId})
+          RETURNING id`
+        if (again.length === 0) return false
+        yield* failRuns([runId], error, at)
+        return true
+      }))
+    ).pipe(Effect.orDie)
+
+  const purgeIdempotencyKeys = (before: string) =>
+    sql<{ run_id: number }>`DELETE FROM gb_remember_idempotency WHERE created_at < ${before} RETURNING run_id`.pipe(
+      Effect.map((rows) => rows.length),
+      Effect.orDie
+    )
+
   const leave = (instanceId: string) =>
     sql`DELETE FROM gb_instances WHERE id = ${instanceId}`.pipe(Effect.asVoid, Effect.orDie)
 
@@ -535,6 +560,9 @@ export const make = Effect.gen(function*() {
     take,
     committed,
     recoverOrphaned,
+    earlierUnfinished,
+    requeue,
+    purgeIdempotencyKeys,
     leave,
     markStarted,
     stageStarted,
