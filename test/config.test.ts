@@ -495,7 +495,11 @@ layer(NodeContext.layer)("Config", (it) => {
       Effect.gen(function*() {
         const config = yield* load(
           `log_format = "json"\n[remember]\nconcurrency = 8\nlookahead = 6\nmax_candidates = 20\nsimilarity_threshold = 0.8\n`,
-          { GLIGABAO_REMEMBER_CONCURRENCY: "2", GLIGABAO_REMEMBER_SIMILARITY_TOP_K: "5", GLIGABAO_REMEMBER_RETRY_DELAY_MS: "50" }
+          {
+            GLIGABAO_REMEMBER_CONCURRENCY: "2",
+            GLIGABAO_REMEMBER_SIMILARITY_TOP_K: "5",
+            GLIGABAO_REMEMBER_RETRY_DELAY_MS: "50"
+          }
         )
         expect(config.remember).toEqual({
           concurrency: 2,
