@@ -397,17 +397,24 @@ forEachDialect((dialect, makeLayer) => {
         })
       })))
 
-  it.live("at shutdown, a run still in flight after the grace period is interrupted and failed", () =>
-    withStorage(makeLayer, (storage) =>
+  it.live("at shutdown, a run still storing after the grace period is interrupted: queued again if nothing committed, else failed", () =>
+    withStorage(makeLayer, (storage, fake) =>
       Effect.gen(function*() {
-        const stuck = Layer.succeed(RememberPipeline, { run: () => Effect.never })
+        const repo = Context.get(storage as Context.Context<RunLogRepo>, RunLogRepo)
+        // "B" has committed its artifact (what the store transaction's hook does) and then hangs
+        const stuck = Layer.succeed(RememberPipeline, {
+          run: (runId, req) => req.text === "B" ? Effect.zipRight(repo.committed(runId), Effect.never) : Effect.never
+        })
         const { close, manager } = yield* startManager({ layer: stuck }, storage, 4, "me", "200 millis")
-        const run = yield* manager.enqueue(request("main", "A"))
-        // started: the run is in the pipeline, not queued
-        yield* getRun(storage, run.runId).pipe(
-          Effect.filterOrFail((r) => r.started_at !== null, () => "queued"),
-          Effect.retry(Schedule.spaced("10 millis"))
-        )
+        const a = yield* manager.enqueue(request("main", "A"))
+        const b = yield* manager.enqueue(request("other", "B"))
+        // started: the runs are in the pipeline, not queued
+        for (const run of [a, b]) {
+          yield* getRun(storage, run.runId).pipe(
+            Effect.filterOrFail((r) => r.started_at !== null, () => "queued"),
+            Effect.retry(Schedule.spaced("10 millis"))
+          )
+        }
         const closing = yield* Effect.fork(close)
         yield* Fiber.join(closing).pipe(
           Effect.timeoutFail({
@@ -416,8 +423,14 @@ forEachDialect((dialect, makeLayer) => {
           }),
           Effect.orDie
         )
-        expect(yield* getRun(storage, run.runId)).toMatchObject({ status: "failed", error: "interrupted" })
-        expect(Exit.isFailure(yield* Effect.exit(run.await))).toBe(true)
+        expect(yield* getRun(storage, a.runId)).toMatchObject({ status: "queued", attempts: 1 })
+        expect(yield* getRun(storage, b.runId)).toMatchObject({ status: "failed", error: "interrupted" })
+        expect(Exit.isFailure(yield* Effect.exit(b.await))).toBe(true)
+        // the next process runs the one queued again
+        yield* startManager(fake, storage, 4, "next")
+        yield* fake.awaitStart("A")
+        yield* fake.release("A")
+        expect(yield* awaitFinished(storage, a.runId)).toMatchObject({ status: "succeeded", attempts: 2 })
       })))
 
   /** a run of a process that died: queued with its request, then (optionally) taken by it */

@@ -19,8 +19,14 @@ export type ScriptedAnswer =
     readonly blocks?: ReadonlyArray<unknown>
   }
   | {
-    /** an LlmFailed / LlmUnavailable as is, or the fields of an LlmFailed (the stage is filled in) */
-    readonly fail: LlmFailed | LlmUnavailable | { readonly message: string; readonly status?: number }
+    /**
+     * an LlmFailed / LlmUnavailable as is, or the fields of an LlmFailed (the stage is filled
+     * in); `retryable: true` is a transient failure, after which the manager runs the run again
+     */
+    readonly fail:
+      | LlmFailed
+      | LlmUnavailable
+      | { readonly message: string; readonly status?: number; readonly retryable?: boolean }
   }
 
 /**

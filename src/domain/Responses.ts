@@ -77,6 +77,10 @@ const textFields = {
   edges: Schema.Array(Edge),
   invalidated_edges: Schema.Array(Schema.Number),
   chunks: Schema.optional(Schema.Array(Chunk).annotations({ description: "a long text: its chunks, in order" })),
+  resumed_after_chunks: Schema.optional(Schema.Number.annotations({
+    description: "a long text whose run went on after the chunks an earlier attempt stored (a crash or a " +
+      "transient failure): how many; `chunks` and the lists are this attempt's"
+  })),
   /** the counts of vectors written, with embeddings on */
   embedded_entities: Schema.optional(Schema.Number),
   embedded_edges: Schema.optional(Schema.Number),

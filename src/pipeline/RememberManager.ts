@@ -340,7 +340,10 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
             if (!taken) return
             // nothing of it is stored and its request is still queued: left started, it is taken
             // over (run again from the start) like a run of a dead process once this one has left
-            if (!applying && closing && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return
+            const interrupted = closing && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)
+            if (interrupted && !applying) return
+            // cut at shutdown while storing: queued again when nothing, or only some chunks, committed
+            if (interrupted && (yield* runLog.requeue(runId, "interrupted at shutdown", yield* nowIso))) return
             const finishedMs = yield* Clock.currentTimeMillis
             const base = { finished_at: toIso(finishedMs), duration_ms: finishedMs - startedMs }
             if (Exit.isSuccess(exit)) {

@@ -146,6 +146,15 @@ export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
      * failed with `error`. False when it cannot be (something was stored).
      */
     readonly requeue: (runId: number, error: string, at: string) => Effect.Effect<boolean>
+    /**
+     * a chunked text's chunk is stored (called inside its store transaction): the queue keeps
+     * the document and the count, and the run's request until its last chunk is stored
+     */
+    readonly chunkStored: (runId: number, documentId: number, storedChunks: number) => Effect.Effect<void>
+    /** where a chunked text's run goes on: its document and the chunks already stored (None: from the start) */
+    readonly storedChunks: (
+      runId: number
+    ) => Effect.Effect<Option.Option<{ readonly documentId: number; readonly storedChunks: number }>>
     /** removes the Idempotency-Keys created before `before`; how many */
     readonly purgeIdempotencyKeys: (before: string) => Effect.Effect<number>
     /** a process that stops: its beats end now, so another takes over its queued runs at once */

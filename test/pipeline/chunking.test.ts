@@ -38,7 +38,18 @@ const DOCUMENT = [1, 2, 3, 4, 5].map((k) => `[F${k}] ${filler(k)}`).join("\n\n")
 const userText = (r: LlmRequest) => String(typeof r.messages[0]!.content === "string" ? r.messages[0]!.content : "")
 
 /** The scripted model: facts by the markers a chunk holds; contradictions: same source and relation. */
-const script = (failOn?: number) => (r: LlmRequest): ScriptedAnswer => {
+const script = (failOn?: number, transientOnce = false) => {
+  let failed = false
+  return (r: LlmRequest): ScriptedAnswer =>
+    answerFor(r, failOn, () => {
+      if (!transientOnce) return { fail: { message: `HTTP 500 on fact ${failOn}`, status: 500 } }
+      if (failed) return undefined
+      failed = true
+      return { fail: { message: `HTTP 529 on fact ${failOn}`, status: 529, retryable: true } }
+    })
+}
+
+const answerFor = (r: LlmRequest, failOn: number | undefined, failure: () => ScriptedAnswer | undefined) => {
   const text = userText(r)
   if (r.stage === "summarize_chunk") return { text: `A summary of ${text.match(/\[F\d\]/g)?.join(" ") ?? "filler"}.` }
   if (r.stage === "resolve_edges") {
@@ -52,9 +63,8 @@ const script = (failOn?: number) => (r: LlmRequest): ScriptedAnswer => {
     return ScriptedLlm.json({ duplicates: [], contradictions })
   }
   const marks = [...text.matchAll(/\[F(\d)\]/g)].map((m) => Number(m[1]))
-  if (failOn !== undefined && marks.includes(failOn)) {
-    return { fail: { message: `HTTP 500 on fact ${failOn}`, status: 500 } }
-  }
+  const failed = failOn !== undefined && marks.includes(failOn) ? failure() : undefined
+  if (failed !== undefined) return failed
   const facts = marks.map((k) => FACTS[k]!)
   const names = [...new Set(facts.flatMap((f) => [f.source, f.target]))]
   return ScriptedLlm.json({ entities: names.map((name) => ({ name, type: "thing" })), edges: facts })
@@ -80,6 +90,8 @@ const withLayer = <A, E>(
   options: {
     readonly concurrency?: number
     readonly failOn?: number
+    /** the failure on `failOn` is a transient one, once: the run is retried and goes on */
+    readonly transientOnce?: boolean
     readonly embeddings?: boolean
     readonly llmDelayMs?: (r: LlmRequest) => number
   },
@@ -88,7 +100,8 @@ const withLayer = <A, E>(
   const extra = options.embeddings
     ? Layer.mergeAll(HashEmbeddingsLive({ dimensions: 32 }), MemoryVectorStoreLive({ dimensions: 32 }))
     : MemoryVectorStoreLive()
-  const layer = rememberLayer(storage, script(options.failOn), {
+  const layer = rememberLayer(storage, script(options.failOn, options.transientOnce), {
+    retryDelay: "5 millis",
     settings: { chunkSize: CHUNK_SIZE, chunkOverlapPercent: 20, chunkConcurrency: options.concurrency ?? 4 },
     ...(options.llmDelayMs === undefined ? {} : { llmDelayMs: options.llmDelayMs }),
     ...(options.embeddings
@@ -216,4 +229,53 @@ forEachDialect((_dialect, makeLayer) => {
         expect(runs).toEqual([{ status: "failed", error: expect.stringContaining("fact 3") }])
       })
     ))
+
+  it.live("a transient failure in chunk 3: the run goes on after the chunks stored, each chunk once, the same graph", () =>
+    Effect.gen(function*() {
+      const failing = EXPECTED_CHUNKS.findIndex((c) => c.text.includes("[F3]"))
+      expect(failing).toBeGreaterThan(0)
+      const graphOf = rows<any>(`SELECT s.name AS source, t.name AS target, e.relation, e.valid_at, e.invalid_at,
+          e.expired_at IS NULL AS live, a.metadata AS chunk
+        FROM gb_edges e JOIN gb_entities s ON s.id = e.source_id JOIN gb_entities t ON t.id = e.target_id
+        JOIN gb_artifacts a ON a.id = e.artifact_id ORDER BY e.id`)
+      const clean = yield* withLayer(
+        makeLayer(),
+        {},
+        Effect.zipRight(Effect.flatMap(RememberManager, (m) => m.submit(request())), graphOf)
+      )
+      yield* withLayer(
+        makeLayer(),
+        { failOn: 3, transientOnce: true },
+        Effect.gen(function*() {
+          const out = yield* Effect.flatMap(RememberManager, (m) => m.submit(request()))
+          const response = textBody(out)
+          expect(response.resumed_after_chunks).toBe(failing)
+          expect(response.chunks!.map((c) => c.index)).toEqual(
+            EXPECTED_CHUNKS.slice(failing).map((c) => c.index)
+          )
+          const artifacts = yield* rows<any>("SELECT id, kind, parent_id, metadata FROM gb_artifacts ORDER BY id")
+          const documents = artifacts.filter((a: any) => a.kind === "knowledge")
+          expect(documents.map((d: any) => d.id)).toEqual([response.artifact_id])
+          const chunks = artifacts.filter((a: any) => a.kind === "chunk")
+          expect(chunks.map((c: any) => JSON.parse(c.metadata).index)).toEqual(EXPECTED_CHUNKS.map((c) => c.index))
+          expect(chunks.every((c: any) => c.parent_id === response.artifact_id)).toBe(true)
+          // the chunks stored before the failure were not extracted again
+          const extractions = (yield* ScriptedLlm).callsFor("extract_graph").map(userText)
+          for (const chunk of EXPECTED_CHUNKS.slice(0, failing)) {
+            expect(extractions.filter((t) => t.includes(chunk.text))).toHaveLength(1)
+          }
+          expect(yield* graphOf).toEqual(clean)
+          const runs = yield* rows<any>("SELECT status, attempts FROM gb_remember_runs")
+          expect(runs.map((r: any) => [r.status, Number(r.attempts)])).toEqual([["succeeded", 2]])
+          expect(yield* rows<any>("SELECT run_id FROM gb_remember_queue")).toEqual([])
+          const run = (yield* (yield* RunLogRepo).get(out.runId)).pipe((
+            o
+          ) => (o._tag === "Some" ? o.value : undefined))!
+          expect(run.stages.find((s) => s.stage === "chunk_text")!.progress).toEqual({
+            chunks_done: EXPECTED_CHUNKS.length,
+            chunks_total: EXPECTED_CHUNKS.length
+          })
+        })
+      )
+    }))
 })

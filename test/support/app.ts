@@ -3,7 +3,7 @@
  * tests: `rememberLayer(storage, script)` provides the manager, the repositories, the
  * SqlClient, the ScriptedLlm recorder and an ImageStore (a temp directory).
  */
-import { Effect, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -42,6 +42,9 @@ export interface RememberLayerOptions {
   readonly concurrency?: number
   /** remember.lookahead: runs of one dataset whose extraction runs ahead (default 4) */
   readonly lookahead?: number
+  /** remember.max_attempts and the wait before a transient failure's retry (the manager's defaults) */
+  readonly maxAttempts?: number
+  readonly retryDelay?: Duration.DurationInput
   /** default: none configured */
   readonly embeddings?: Layer.Layer<Embeddings, never, never>
   /** default: an in-memory store */
@@ -87,7 +90,9 @@ export const rememberLayer = (storage: StorageLayer, script: LlmScript, options:
   RememberManagerLive({
     concurrency: options.concurrency ?? 4,
     instanceId: "test-instance",
-    lookahead: options.lookahead
+    lookahead: options.lookahead,
+    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+    ...(options.retryDelay === undefined ? {} : { retryDelay: options.retryDelay })
   }).pipe(
     Layer.provideMerge(RememberPipelineLive),
     Layer.provideMerge(

@@ -6,6 +6,7 @@ import search from "./0004_search.js"
 import inferencesStarted from "./0005_inferences_started.js"
 import rememberQueue from "./0006_remember_queue.js"
 import queueIndexes from "./0007_queue_indexes.js"
+import queueProgress from "./0008_queue_progress.js"
 
 export const migrations = {
   "0001_init": init,
@@ -14,5 +15,6 @@ export const migrations = {
   "0004_search": search,
   "0005_inferences_started": inferencesStarted,
   "0006_remember_queue": rememberQueue,
-  "0007_queue_indexes": queueIndexes
+  "0007_queue_indexes": queueIndexes,
+  "0008_queue_progress": queueProgress
 }

@@ -341,6 +341,22 @@ export const make = Effect.gen(function*() {
       }))
     ).pipe(Effect.orDie)
 
+  const chunkStored = (runId: number, documentId: number, storedChunks: number) =>
+    sql`UPDATE gb_remember_queue SET document_id = ${documentId}, stored_chunks = ${storedChunks}
+      WHERE run_id = ${runId}`.pipe(Effect.asVoid, Effect.orDie)
+
+  const storedChunks = (runId: number) =>
+    sql<{ document_id: number | null; stored_chunks: number }>`SELECT document_id, stored_chunks
+      FROM gb_remember_queue WHERE run_id = ${runId}`.pipe(
+      Effect.map((rows) => {
+        const row = rows[0]
+        return row === undefined || row.document_id === null || Number(row.stored_chunks) === 0
+          ? Option.none()
+          : Option.some({ documentId: Number(row.document_id), storedChunks: Number(row.stored_chunks) })
+      }),
+      Effect.orDie
+    )
+
   const purgeIdempotencyKeys = (before: string) =>
     sql<{ run_id: number }>`DELETE FROM gb_remember_idempotency WHERE created_at < ${before} RETURNING run_id`.pipe(
       Effect.map((rows) => rows.length),
@@ -563,6 +579,8 @@ export const make = Effect.gen(function*() {
     earlierUnfinished,
     requeue,
     purgeIdempotencyKeys,
+    chunkStored,
+    storedChunks,
     leave,
     markStarted,
     stageStarted,

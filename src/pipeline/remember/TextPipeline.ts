@@ -12,11 +12,12 @@
  * a dataset while an earlier one is stored (remember.lookahead); the rest runs in order.
  */
 import { Clock, Effect, Option, type Scope } from "effect"
-import { type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
+import { InternalFailure, type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
-import type { EdgeWithNames } from "../../domain/Rows.js"
+import type { ArtifactRow, EdgeWithNames } from "../../domain/Rows.js"
 import { toIso } from "../../domain/time.js"
+import { beforeCommit } from "../../services/Database.js"
 import type { RunObserver } from "../../services/RunObserver.js"
 import { chunkText as splitIntoChunks, needsChunking } from "../chunking.js"
 import { enrichmentRefusal, enrichText } from "../enrich/index.js"
@@ -41,10 +42,16 @@ const firstBytes = (text: string, bytes: number): string => {
   return buf.length <= bytes ? text : buf.subarray(0, bytes).toString("utf8").replace(/\uFFFD$/, "")
 }
 
-/** A text as units: one, or its chunks in order. */
+/**
+ * A text as units: one, or its chunks in order. A run that goes on after chunks an earlier
+ * attempt stored has only the chunks after them, and the document they were stored under.
+ */
 interface TextUnits {
   readonly chunked: boolean
   readonly units: ReadonlyArray<Unit>
+  /** the chunks before `units`, stored by an earlier attempt */
+  readonly skipped: number
+  readonly document: ArtifactRow | null
 }
 
 /** The text once stored: its units as stored, the series written with it, the context after. */
@@ -117,7 +124,12 @@ const classifyComplexity = Effect.fn("remember.classify_complexity")(function*(c
 const chunkText = Effect.fn("remember.chunk_text")(function*(ctx: RunContext, text: string) {
   const { recorder, request, deps: { settings } } = ctx
   if (!needsChunking(text, settings.chunkSize)) {
-    return { chunked: false, units: [{ text, kind: request.kind, chunk: null, parentId: null }] } satisfies TextUnits
+    return {
+      chunked: false,
+      units: [{ text, kind: request.kind, chunk: null, parentId: null }],
+      skipped: 0,
+      document: null
+    } satisfies TextUnits
   }
   const options = { chunkSize: settings.chunkSize, overlapPercent: settings.chunkOverlapPercent }
   const chunks = yield* recorder.stage(
@@ -129,8 +141,10 @@ const chunkText = Effect.fn("remember.chunk_text")(function*(ctx: RunContext, te
       observation: chunks.map(({ text: _, ...place }) => place)
     })
   )
-  yield* recorder.progress(0, chunks.length)
-  const units = chunks.map((chunk): Unit => ({
+  const resumed = yield* resumePoint(ctx, chunks.length)
+  const skipped = resumed?.skipped ?? 0
+  yield* recorder.progress(skipped, chunks.length)
+  const units = chunks.slice(skipped).map((chunk): Unit => ({
     text: chunk.text,
     kind: "chunk",
     chunk,
@@ -143,13 +157,32 @@ const chunkText = Effect.fn("remember.chunk_text")(function*(ctx: RunContext, te
       end_offset: chunk.end_offset
     }
   }))
-  return { chunked: true, units } satisfies TextUnits
+  return { chunked: true, units, skipped, document: resumed?.document ?? null } satisfies TextUnits
+})
+
+/**
+ * The chunks an earlier attempt of this run stored (the queue keeps the count, written in each
+ * chunk's store transaction) and their document: the run goes on after them. Chunking is
+ * deterministic, so the same text gives the same chunks again.
+ */
+const resumePoint = Effect.fnUntraced(function*(ctx: RunContext, chunks: number) {
+  const point = yield* ctx.deps.runLog.storedChunks(ctx.runId)
+  if (Option.isNone(point)) return undefined
+  const { documentId, storedChunks } = point.value
+  const document = yield* ctx.deps.graph.getArtifact(documentId)
+  if (Option.isNone(document) || storedChunks >= chunks) {
+    return yield* new InternalFailure({
+      message: `remember run ${ctx.runId} cannot go on after chunk ${storedChunks}: its document is gone`
+    })
+  }
+  yield* Effect.logInfo("going on after the chunks an earlier attempt stored", { chunks: storedChunks, documentId })
+  return { skipped: storedChunks, document: document.value }
 })
 
 /** Where a unit goes: a chunk under the document, which the first chunk's store writes. */
 const placed = (request: RememberRequest, text: TextUnits, unit: Unit, stored: ReadonlyArray<StoredUnit>): Unit => {
   if (!text.chunked) return unit
-  const parent = stored[0]?.parent ?? null
+  const parent = text.document ?? stored[0]?.parent ?? null
   if (parent === null) return { ...unit, createParent: { kind: request.kind, text: request.text! } }
   return { ...unit, parentId: parent.id }
 }
@@ -179,16 +212,21 @@ const storeText = Effect.fn("remember.store_text")(
     if (chunked) yield* precheckSeries(ctx, series, work, units.length)
     const stored: Array<StoredUnit> = []
     let current = ctx
+    const total = text.skipped + units.length
     for (const [i, unit] of units.entries()) {
       const done = yield* work.result(i)
-      const withSeries = i === units.length - 1 && series.length > 0
+      const last = i === units.length - 1
+      const withSeries = last && series.length > 0
         ? { series, chunked, earlier: stored.slice() }
         : undefined
-      const unitStored = yield* storeUnit(current, placed(ctx.request, text, unit, stored), done, withSeries)
+      const storing = storeUnit(current, placed(ctx.request, text, unit, stored), done, withSeries)
+      // the run's request leaves the queue with its last chunk: until then a crash goes on after
+      // the last chunk stored (each store records it), so the commit hooks wait for the last one
+      const unitStored = yield* (last ? storing : Effect.locally(storing, beforeCommit, []))
       stored.push(unitStored)
       current = inDataset(current, unitStored.dataset.id)
       yield* work.consumed(i, current)
-      if (chunked) yield* ctx.recorder.progress(i + 1, units.length)
+      if (chunked) yield* ctx.recorder.progress(text.skipped + i + 1, total)
     }
     return { ctx: current, chunked, units: stored, series: stored.at(-1)?.series ?? [] }
   }
@@ -262,7 +300,7 @@ const applyText = Effect.fn("remember.text.apply")(
     const seriesFields = yield* seriesAfterText(text.ctx, text.units, text.series)
     const final = yield* finalEdges(text)
     const outcome = text.chunked
-      ? documentOutcome(deps.embeddings.enabled, text.units, final)
+      ? documentOutcome(deps.embeddings.enabled, text.units, final, units.document, units.skipped)
       : unitOutcome(deps.embeddings.enabled, text.units[0]!, final)
     return { ...outcome, response: { ...outcome.response, ...enrichments, ...seriesFields } }
   }

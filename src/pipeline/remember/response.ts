@@ -1,6 +1,6 @@
 /** The response of a remember, from what its stores returned (seed: Response). */
 import type { EdgeOut, EntityOut, RememberOutcome } from "../../domain/Responses.js"
-import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
+import type { ArtifactRow, EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import type { Stored } from "./store.js"
 import type { StoredUnit } from "./unit.js"
 
@@ -57,13 +57,19 @@ export const unitOutcome = (
   return { response, dataset_id: unit.dataset.id, artifact_id: unit.artifact.id }
 }
 
-/** The response for a chunked text: the document (the first chunk's parent) and its chunks in order. */
+/**
+ * The response for a chunked text: the document (the first chunk's parent) and its chunks in
+ * order. A run that went on after `skipped` chunks an earlier attempt stored reports the
+ * chunks it stored itself, under the `document` they share.
+ */
 export const documentOutcome = (
   embeddings: boolean,
   units: ReadonlyArray<StoredUnit>,
-  final: (e: EdgeWithNames) => EdgeWithNames
+  final: (e: EdgeWithNames) => EdgeWithNames,
+  document: ArtifactRow | null = null,
+  skipped = 0
 ): RememberOutcome => {
-  const parent = units[0]!.parent!
+  const parent = document ?? units[0]!.parent!
   const byId = <A extends { readonly id: number }>(
     rows: ReadonlyArray<A>
   ) => [...new Map(rows.map((r) => [r.id, r])).values()]
@@ -100,6 +106,7 @@ export const documentOutcome = (
     edges: byId(units.flatMap((u) => u.edges)).map((e) => edgeOut(final(e))),
     invalidated_edges: [...new Set(units.flatMap((u) => u.invalidated))],
     chunks,
+    ...(skipped > 0 ? { resumed_after_chunks: skipped } : {}),
     ...embedded(embeddings, units),
     ...(embeddings
       ? {

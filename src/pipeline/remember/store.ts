@@ -347,6 +347,10 @@ export const store = Effect.fn("remember.store")(
           vectors
         })
         const written = series === undefined ? [] : yield* storeTextSeries(deps, series, text)
+        // a run taken over or retried goes on after the last chunk this commit stores
+        if (unit.chunk !== null) {
+          yield* deps.runLog.chunkStored(ctx.runId, text.parent?.id ?? unit.parentId!, unit.chunk.index + 1)
+        }
         return { ...text, series: written } satisfies StoredText
       })
     const stored = ctx.recorder.stage(
