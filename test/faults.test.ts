@@ -232,7 +232,6 @@ describe("SIGKILL during a chunked document", () => {
   let anthropic: FakeAnthropic
   let openai: FakeOpenAi
   let env: Record<string, string>
-  let killedAt = 0
   let runId = 0
   let afterKill: ReturnType<typeof fileChecks>
   let quick: SpawnedServer | undefined
@@ -261,7 +260,6 @@ describe("SIGKILL during a chunked document", () => {
     runId = all(db, "SELECT id FROM gb_remember_runs")[0]!.id
     expect(runRow(db, runId)!.status).toBe("started")
     await kill(first)
-    killedAt = Date.now()
     holding = false
     await pending
     // the file as the dead process left it (opening it runs SQLite's crash recovery, as the next process would)
