@@ -148,9 +148,26 @@ export interface PlannedClose {
   readonly expired_at: string
 }
 
+/**
+ * One closing decision, kept so a forget can undo it (docs/FORGET.md): every pair that closes,
+ * not only the earliest per fact, so the next one still holds when one closer is forgotten.
+ * - close: a new fact closes a stored one (rules 2 and 4);
+ * - born_closed: a new fact is stored closed because of a stored one (rule 3);
+ * - repeat_end: a repeat that states an end closes the stored fact it repeats.
+ */
+export type PlannedDecision =
+  | {
+    readonly kind: "close" | "repeat_end"
+    readonly stored_id: number
+    readonly new_index: number
+    readonly invalid_at: string
+  }
+  | { readonly kind: "born_closed"; readonly new_index: number; readonly stored_id: number; readonly invalid_at: string }
+
 export interface ReconciliationPlan {
   /** one per new fact, in newFacts order */
   readonly facts: ReadonlyArray<PlannedFact>
+  readonly decisions: ReadonlyArray<PlannedDecision>
   /** stored edges to close, each once, in the order they were first closed */
   readonly closes: ReadonlyArray<PlannedClose>
   /** the ids of `closes`, same order (the response's invalidated_edges) */
@@ -195,6 +212,7 @@ export const planReconciliation = (input: ReconciliationInput): ReconciliationPl
   }
 
   const facts: Array<PlannedFact> = []
+  const decisions: Array<PlannedDecision> = []
   // stored id -> the invalid_at it gets (the earliest closing valid_at); Map keeps first-close order
   const closeAt = new Map<number, string>()
   for (const fact of input.newFacts) {
@@ -209,6 +227,12 @@ export const planReconciliation = (input: ReconciliationInput): ReconciliationPl
         instant(fact.invalid_at) > instant(stored.valid_at)
       ) {
         closeAt.set(duplicateOf, earlier(closeAt.get(duplicateOf) ?? null, fact.invalid_at))
+        decisions.push({
+          kind: "repeat_end",
+          stored_id: duplicateOf,
+          new_index: fact.index,
+          invalid_at: fact.invalid_at
+        })
       }
       continue
     }
@@ -219,9 +243,11 @@ export const planReconciliation = (input: ReconciliationInput): ReconciliationPl
       if (instant(existing.valid_at) <= instant(fact.valid_at)) {
         // rules 2 and 4: the stored fact ended when the new one began
         closeAt.set(id, earlier(closeAt.get(id) ?? null, fact.valid_at))
+        decisions.push({ kind: "close", stored_id: id, new_index: fact.index, invalid_at: fact.valid_at })
       } else {
         // rule 3: the text reports an older state, which ended when the stored one began
         closedAt = earlier(closedAt, existing.valid_at)
+        decisions.push({ kind: "born_closed", new_index: fact.index, stored_id: id, invalid_at: existing.valid_at })
       }
     }
     facts.push(
@@ -232,5 +258,5 @@ export const planReconciliation = (input: ReconciliationInput): ReconciliationPl
   }
 
   const closes = [...closeAt].map(([id, invalid_at]) => ({ id, invalid_at, expired_at: input.now }))
-  return { facts, closes, invalidated: closes.map((close) => close.id) }
+  return { facts, decisions, closes, invalidated: closes.map((close) => close.id) }
 }

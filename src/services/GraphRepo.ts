@@ -51,6 +51,21 @@ export interface EdgeClose {
   readonly expired_at: string
 }
 
+/** A closing decision: `edge_id` was closed at `invalid_at` because of `by_edge_id` (or by hand). */
+export interface EdgeClosure {
+  readonly edge_id: number
+  /** the fact whose arrival (close, repeat_end: null) or presence (born_closed) closed it */
+  readonly by_edge_id: number | null
+  /** the artifact whose store decided it; null: by hand */
+  readonly artifact_id: number | null
+  readonly kind: "close" | "born_closed" | "repeat_end" | "inherited" | "hand"
+  readonly invalid_at: string
+  readonly expired_at: string
+  /** the invalid_at it replaced */
+  readonly prev_invalid_at: string | null
+  readonly created_at: string
+}
+
 /**
  * The graph tables: artifacts, entities, edges and their artifact and session links.
  * Every method is one or a few indexed statements; infrastructure errors are defects.
@@ -122,6 +137,30 @@ export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
       afterId: number,
       limit: number
     ) => Effect.Effect<ReadonlyArray<EdgeRow>>
+    /**
+     * provenance links with what the artifact stated (docs/FORGET.md): an entity's spelling and
+     * description (null for an entity it named only as an endpoint), a fact's description and
+     * times; the first statement of a pair wins
+     */
+    readonly linkEntityStatements: (
+      artifactId: number,
+      rows: ReadonlyArray<
+        { readonly entity_id: number; readonly name: string | null; readonly description: string | null }
+      >
+    ) => Effect.Effect<void>
+    readonly linkEdgeStatements: (
+      artifactId: number,
+      rows: ReadonlyArray<
+        {
+          readonly edge_id: number
+          readonly description: string
+          readonly valid_at: string
+          readonly invalid_at: string | null
+        }
+      >
+    ) => Effect.Effect<void>
+    /** the closing decisions of a store (gb_edge_closures), in its transaction */
+    readonly recordClosures: (rows: ReadonlyArray<EdgeClosure>) => Effect.Effect<void>
     /** idempotent link writes: one row per pair */
     readonly linkEntityArtifacts: (artifactId: number, entityIds: ReadonlyArray<number>) => Effect.Effect<void>
     readonly linkEdgeArtifacts: (artifactId: number, edgeIds: ReadonlyArray<number>) => Effect.Effect<void>

@@ -399,7 +399,7 @@ forEachDialect((_dialect, makeLayer) => {
         GraphRepo,
         Effect.map(GraphRepo, (repo) => ({
           ...repo,
-          linkEdgeArtifacts: () => Effect.die(new Error("disk full"))
+          linkEdgeStatements: () => Effect.die(new Error("disk full"))
         }))
       ).pipe(Layer.provideMerge(makeLayer())) as unknown as StorageLayer
     return run(

@@ -133,6 +133,7 @@ describe("planReconciliation properties", () => {
         })
         expect(plan).toEqual({
           facts: [{ index: 0, action: "insert", invalid_at: n.invalid_at, expired_at: null }],
+          decisions: [],
           closes: [],
           invalidated: []
         })

@@ -120,6 +120,7 @@ describe("planReconciliation", () => {
   it("inserts a fact with no duplicate or contradiction as it is", () => {
     expect(plan({ newFacts: [fresh(0, "2025-01-15", "2025-01-20")], stored: [] })).toEqual({
       facts: [{ index: 0, action: "insert", invalid_at: t("2025-01-20"), expired_at: null }],
+      decisions: [],
       closes: [],
       invalidated: []
     })
@@ -133,6 +134,7 @@ describe("planReconciliation", () => {
     })
     expect(result).toEqual({
       facts: [{ index: 0, action: "insert", invalid_at: null, expired_at: null }],
+      decisions: [{ kind: "close", stored_id: 12, new_index: 0, invalid_at: t("2025-01-15") }],
       closes: [{ id: 12, invalid_at: t("2025-01-15"), expired_at: NOW }],
       invalidated: [12]
     })
@@ -155,6 +157,11 @@ describe("planReconciliation", () => {
     })
     expect(result).toEqual({
       facts: [{ index: 0, action: "insert", invalid_at: t("2022-01-01"), expired_at: NOW }],
+      // each stored fact that closes it is a decision: forgetting one leaves the other
+      decisions: [
+        { kind: "born_closed", new_index: 0, stored_id: 12, invalid_at: t("2024-03-01") },
+        { kind: "born_closed", new_index: 0, stored_id: 13, invalid_at: t("2022-01-01") }
+      ],
       closes: [],
       invalidated: []
     })
@@ -171,6 +178,7 @@ describe("planReconciliation", () => {
         { index: 0, action: "insert", invalid_at: null, expired_at: null },
         { index: 1, action: "insert", invalid_at: t("2012-01-01"), expired_at: null }
       ],
+      decisions: [],
       closes: [],
       invalidated: []
     })
@@ -216,6 +224,7 @@ describe("planReconciliation", () => {
         { index: 0, action: "duplicate", edge_id: 12 },
         { index: 1, action: "duplicate", edge_id: 13 }
       ],
+      decisions: [],
       closes: [],
       invalidated: []
     })
@@ -225,6 +234,7 @@ describe("planReconciliation", () => {
     const input = { newFacts: [fresh(0, "2024-03-01", "2025-01-10", "berlin")], stored: [stored(7, "2024-03-01")] }
     const p = plan({ ...input, exact: exactRepeats(input.newFacts, input.stored) })
     expect(p.facts).toEqual([{ index: 0, action: "duplicate", edge_id: 7 }])
+    expect(p.decisions).toEqual([{ kind: "repeat_end", stored_id: 7, new_index: 0, invalid_at: t("2025-01-10") }])
     expect(p.closes).toEqual([{ id: 7, invalid_at: t("2025-01-10"), expired_at: NOW }])
     expect(p.invalidated).toEqual([7])
   })
@@ -255,6 +265,10 @@ describe("planReconciliation", () => {
     })
     expect(result).toEqual({
       facts: [{ index: 0, action: "insert", invalid_at: t("2024-01-01"), expired_at: NOW }],
+      decisions: [
+        { kind: "close", stored_id: 12, new_index: 0, invalid_at: t("2022-01-01") },
+        { kind: "born_closed", new_index: 0, stored_id: 13, invalid_at: t("2024-01-01") }
+      ],
       closes: [{ id: 12, invalid_at: t("2022-01-01"), expired_at: NOW }],
       invalidated: [12]
     })

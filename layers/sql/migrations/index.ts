@@ -7,6 +7,7 @@ import inferencesStarted from "./0005_inferences_started.js"
 import rememberQueue from "./0006_remember_queue.js"
 import queueIndexes from "./0007_queue_indexes.js"
 import queueProgress from "./0008_queue_progress.js"
+import forget from "./0009_forget.js"
 
 export const migrations = {
   "0001_init": init,
@@ -16,5 +17,6 @@ export const migrations = {
   "0005_inferences_started": inferencesStarted,
   "0006_remember_queue": rememberQueue,
   "0007_queue_indexes": queueIndexes,
-  "0008_queue_progress": queueProgress
+  "0008_queue_progress": queueProgress,
+  "0009_forget": forget
 }

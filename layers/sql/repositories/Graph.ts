@@ -300,6 +300,14 @@ export const make = Effect.gen(function*() {
     loadCandidateEdgesByNameKeys,
     loadCandidateEdgesByEntityIds,
     loadLiveEdgesByTriples,
+    linkEntityStatements: (artifactId, rows) =>
+      link("gb_entity_artifacts", rows.map((r) => ({ ...r, artifact_id: artifactId }))),
+    linkEdgeStatements: (artifactId, rows) =>
+      link("gb_edge_artifacts", rows.map((r) => ({ ...r, artifact_id: artifactId }))),
+    recordClosures: (rows) =>
+      Effect.forEach(chunksOf(rows), (chunk) => sql`INSERT INTO gb_edge_closures ${sql.insert(chunk.map((c) => ({ ...c })))}`, {
+        discard: true
+      }).pipe(Effect.orDie),
     linkEntityArtifacts: (artifactId, entityIds) =>
       link("gb_entity_artifacts", unique(entityIds).map((entity_id) => ({ entity_id, artifact_id: artifactId }))),
     linkEdgeArtifacts: (artifactId, edgeIds) =>

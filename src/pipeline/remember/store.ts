@@ -129,13 +129,23 @@ export const writeText = (
         ? endpoint.id
         : idByKey.get(entityKey(endpoint.entity.name_key, endpoint.entity.type))!
 
-    // Every entity the artifact yields is linked, including stored ones an edge names.
+    // Every entity the artifact yields is linked, including stored ones an edge names; the
+    // link keeps the spelling and description this text gave (none for an endpoint only).
     const entityIds = new Set(written.map((row) => row.id))
     for (const r of input.candidates.resolved) {
       entityIds.add(idOf(r.source))
       entityIds.add(idOf(r.target))
     }
-    yield* graph.linkEntityArtifacts(artifact.id, [...entityIds])
+    const statedBy = new Map(
+      [...toWrite.values()].map((e) => [idByKey.get(entityKey(e.name_key, e.type))!, e] as const)
+    )
+    yield* graph.linkEntityStatements(
+      artifact.id,
+      [...entityIds].map((id) => {
+        const stated = statedBy.get(id)
+        return { entity_id: id, name: stated?.name ?? null, description: stated?.description ?? null }
+      })
+    )
 
     const inserts: Array<{ readonly index: number; readonly edge: NewEdge }> = []
     const edgeIdOfFact = new Map<number, number>()
@@ -165,10 +175,36 @@ export const writeText = (
     const insertedRows = yield* graph.insertEdges(inserts.map((i) => i.edge))
     inserts.forEach((i, n) => edgeIdOfFact.set(i.index, insertedRows[n]!.id))
     yield* graph.closeEdges(input.plan.closes)
+    // every closing decision, so a forget of either side can undo it (docs/FORGET.md)
+    const storedFacts = new Map(input.candidates.facts.map((e) => [e.id, e] as const))
+    yield* graph.recordClosures(input.plan.decisions.map((d) => {
+      const born = d.kind === "born_closed"
+      return {
+        edge_id: born ? edgeIdOfFact.get(d.new_index)! : d.stored_id,
+        by_edge_id: born ? d.stored_id : d.kind === "close" ? edgeIdOfFact.get(d.new_index)! : null,
+        artifact_id: artifact.id,
+        kind: d.kind,
+        invalid_at: d.invalid_at,
+        expired_at: input.now,
+        prev_invalid_at: born
+          ? input.candidates.resolved[d.new_index]!.edge.invalid_at
+          : storedFacts.get(d.stored_id)?.invalid_at ?? null,
+        created_at: input.now
+      }
+    }))
 
-    // Inserted edges and merged repeats are linked; contradicted edges are not.
+    // Inserted edges and merged repeats are linked, with what this text stated of them;
+    // contradicted edges are not.
     const edgeIds = [...new Set(edgeIdOfFact.values())]
-    yield* graph.linkEdgeArtifacts(artifact.id, edgeIds)
+    const statements = new Map<number, { description: string; valid_at: string; invalid_at: string | null }>()
+    for (const fact of input.plan.facts) {
+      const id = edgeIdOfFact.get(fact.index)!
+      const stated = input.candidates.resolved[fact.index]!.edge
+      if (!statements.has(id)) {
+        statements.set(id, { description: stated.description, valid_at: stated.valid_at, invalid_at: stated.invalid_at })
+      }
+    }
+    yield* graph.linkEdgeStatements(artifact.id, [...statements].map(([edge_id, s]) => ({ edge_id, ...s })))
     if (input.sessionId !== null) {
       yield* graph.linkEntitySessions(input.sessionId, [...entityIds])
       yield* graph.linkEdgeSessions(input.sessionId, edgeIds)
