@@ -17,6 +17,7 @@ import type { GraphRepo } from "../../src/services/GraphRepo.js"
 import type { ImagesRepo } from "../../src/services/ImagesRepo.js"
 import type { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import type { RunLogRepo } from "../../src/services/RunLogRepo.js"
+import type { ForgetRepo } from "../../src/services/ForgetRepo.js"
 import type { SearchRepo } from "../../src/services/SearchRepo.js"
 import type { SeriesRepo } from "../../src/services/SeriesRepo.js"
 import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
@@ -24,6 +25,7 @@ import { DatabaseLive } from "./Database.js"
 import { PgMigratedLive } from "./Pg.js"
 import { AdminRepoLive } from "./repositories/Admin.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
+import { ForgetRepoLive } from "./repositories/Forget.js"
 import { GeoRepoLive } from "./repositories/Geo.js"
 import { GraphRepoLive } from "./repositories/Graph.js"
 import { ImagesRepoLive } from "./repositories/Images.js"
@@ -38,6 +40,7 @@ export type Repositories =
   | AdminRepo
   | Database
   | DatasetsRepo
+  | ForgetRepo
   | GeoRepo
   | GraphRepo
   | ImagesRepo
@@ -57,6 +60,7 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   AdminRepoLive,
   DatabaseLive,
   DatasetsRepoLive,
+  ForgetRepoLive,
   GeoRepoLive,
   GraphRepoLive,
   ImagesRepoLive,

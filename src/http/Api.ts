@@ -33,6 +33,7 @@ import {
   Error502,
   Error503
 } from "./ErrorBodies.js"
+import { ForgetGroup } from "./ForgetApi.js"
 import { ReadGroup } from "./ReadApi.js"
 import { RunEventsGroup } from "./RunEventsApi.js"
 
@@ -198,6 +199,7 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(ImagesGroup)
   .add(HealthGroup)
   .add(ReadGroup)
+  .add(ForgetGroup)
   .add(AdminApiGroup)
   .add(AdminPageGroup)
   .add(RunEventsGroup)

@@ -29,6 +29,7 @@ import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller } from "./authentication.js"
 import { parseJsonBytes, readBytesUpTo, readJsonUpTo } from "./readBody.js"
+import { ForgetHandlersLive } from "./ForgetHandlers.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
 import { RunEventsHandlersLive } from "./RunEventsHandlers.js"
@@ -221,6 +222,7 @@ export const ApiHandlersLive = Layer.mergeAll(
   ImagesHandlersLive,
   HealthHandlersLive,
   ReadHandlersLive,
+  ForgetHandlersLive,
   AdminHandlersLive,
   RunEventsHandlersLive
 )

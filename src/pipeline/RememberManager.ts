@@ -60,7 +60,7 @@ import {
 import { decodeRememberBody, type RememberResult } from "../domain/Responses.js"
 import type { RunRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
-import { beforeCommit, Database } from "../services/Database.js"
+import { beforeCommit, Database, datasetLockKey } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
 import { type Enqueued, RunLogRepo } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
@@ -141,8 +141,7 @@ export class RememberManager extends Context.Tag("gligabao/RememberManager")<
   }
 >() {}
 
-const lockKey = (request: { readonly user_id: string; readonly dataset: string }): string =>
-  `remember\u0000${request.user_id}\u0000${request.dataset}`
+const lockKey = datasetLockKey
 
 const nowIso = Clock.currentTimeMillis.pipe(Effect.map(toIso))
 

@@ -65,7 +65,7 @@ export const normalizeTimestamp = (text: string): string | undefined => {
 }
 
 /** Epoch ms of a wire time (RFC 3339); Date.parse is only a fallback for other ISO forms. */
-const instant = (time: string): number => parseTimestamp(time) ?? Date.parse(time)
+export const instant = (time: string): number => parseTimestamp(time) ?? Date.parse(time)
 
 // ---------------------------------------------------------------------------------------
 // Facts

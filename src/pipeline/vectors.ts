@@ -44,12 +44,17 @@ export const drainOutbox = (
     }
     let written = 0
     for (const [index, list] of byIndex) {
-      // a later row for the same vector id wins (it was queued later)
-      const latest = new Map(list.map((r) => [r.vector_id, r] as const))
+      // a later row for the same vector id wins (it was queued later): a delete after an upsert deletes
+      const latest = [...new Map(list.map((r) => [r.vector_id, r] as const)).values()]
+      const deletes = latest.filter((r) => r.op === "delete").map((r) => r.vector_id)
+      const upserts = latest.filter((r) => r.op !== "delete")
       const outcome = yield* Effect.either(
-        deps.vectors.upsert(
-          index,
-          [...latest.values()].map((r) => ({ id: r.vector_id, values: r.values, metadata: r.metadata }))
+        Effect.zipRight(
+          deletes.length === 0 ? Effect.void : deps.vectors.delete(index, deletes),
+          upserts.length === 0 ? Effect.void : deps.vectors.upsert(
+            index,
+            upserts.map((r) => ({ id: r.vector_id, values: r.values, metadata: r.metadata }))
+          )
         )
       )
       if (outcome._tag === "Left") {

@@ -10,6 +10,10 @@ export const beforeCommit: FiberRef.FiberRef<ReadonlyArray<Effect.Effect<void>>>
   ReadonlyArray<Effect.Effect<void>>
 >([])
 
+/** The lock of a (user, dataset): every run's reads and writes of the dataset, and every forget, hold it. */
+export const datasetLockKey = (scope: { readonly user_id: string; readonly dataset: string }): string =>
+  `remember\u0000${scope.user_id}\u0000${scope.dataset}`
+
 /**
  * What the core needs of the database itself, beyond the repositories: transactions and the
  * per-dataset lock the remember manager holds for a whole pipeline run.

@@ -6,6 +6,8 @@ export interface OutboxItem {
   readonly vector_id: string
   readonly values: ReadonlyArray<number>
   readonly metadata: Record<string, string | number | boolean>
+  /** default upsert; a delete (a forget) carries no values */
+  readonly op?: "upsert" | "delete"
 }
 
 export interface OutboxRow extends OutboxItem {

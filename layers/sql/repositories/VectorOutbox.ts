@@ -17,6 +17,7 @@ interface OutboxRecord {
   readonly text_or_values: string
   readonly metadata: string | null
   readonly attempts: number
+  readonly op: string
 }
 
 const F64 = "f64:"
@@ -40,7 +41,8 @@ const decode = (r: OutboxRecord): OutboxRow => ({
   vector_id: r.vector_id,
   values: decodeValues(r.text_or_values),
   metadata: decodeJson<Record<string, string | number | boolean>>(r.metadata) ?? {},
-  attempts: r.attempts
+  attempts: r.attempts,
+  op: r.op === "delete" ? "delete" : "upsert"
 })
 
 // a row holds a whole vector (16 KB at 1536 dimensions): keep statements small
@@ -48,7 +50,7 @@ const OUTBOX_BATCH = 50
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const COLUMNS = sql.literal("id, dataset_id, index_name, vector_id, text_or_values, metadata, attempts")
+  const COLUMNS = sql.literal("id, dataset_id, index_name, vector_id, text_or_values, metadata, attempts, op")
   return VectorOutbox.of({
     enqueue: (items, now) =>
       Effect.forEach(
@@ -61,7 +63,8 @@ const make = Effect.gen(function*() {
               vector_id: i.vector_id,
               text_or_values: encodeValues(i.values),
               metadata: encodeJson(i.metadata),
-              created_at: now
+              created_at: now,
+              op: i.op ?? "upsert"
             })))
           } RETURNING id`
       ).pipe(

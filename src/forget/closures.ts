@@ -1,0 +1,120 @@
+/**
+ * The pure decisions of a forget (docs/FORGET.md): which recorded closures still hold, the
+ * state a fact returns to, and the closures a forgotten fact passes on.
+ */
+import { instant, intervalsOverlap } from "../pipeline/temporal.js"
+import type { StoredClosure } from "../services/ForgetRepo.js"
+import type { EdgeClosure } from "../services/GraphRepo.js"
+
+export interface FactState {
+  readonly id: number
+  readonly source_id: number
+  readonly target_id: number
+  readonly relation: string
+  readonly valid_at: string
+  readonly invalid_at: string | null
+  readonly expired_at: string | null
+}
+
+/** A closure holds while the fact that caused it remains and the artifact of a repeat's end remains. */
+export const closureHolds = (
+  closure: EdgeClosure,
+  forgottenFacts: ReadonlySet<number>,
+  forgottenArtifacts: ReadonlySet<number>
+): boolean => {
+  if (closure.by_edge_id !== null && forgottenFacts.has(closure.by_edge_id)) return false
+  if (closure.kind === "repeat_end") return closure.artifact_id !== null && !forgottenArtifacts.has(closure.artifact_id)
+  return true
+}
+
+/** When a closure ends its fact now: at its closer's begin (which a re-anchor may have moved), else as recorded. */
+export const closureTime = (closure: EdgeClosure, validAtOf: (id: number) => string | undefined): string =>
+  closure.by_edge_id !== null && closure.kind !== "repeat_end" && closure.kind !== "hand"
+    ? validAtOf(closure.by_edge_id) ?? closure.invalid_at
+    : closure.invalid_at
+
+/**
+ * The state of a fact given the closures that still hold: the earliest closes it; with none it
+ * is open again, with the end its own statement gave (`natural`).
+ */
+export const stateFrom = (
+  holding: ReadonlyArray<EdgeClosure>,
+  natural: string | null,
+  validAtOf: (id: number) => string | undefined
+): { readonly invalid_at: string | null; readonly expired_at: string | null } => {
+  let best: { readonly at: string; readonly closure: EdgeClosure } | undefined
+  for (const closure of holding) {
+    const at = closureTime(closure, validAtOf)
+    if (best === undefined || instant(at) < instant(best.at)) best = { at, closure }
+  }
+  return best === undefined
+    ? { invalid_at: natural, expired_at: null }
+    : { invalid_at: best.at, expired_at: best.closure.expired_at }
+}
+
+/** A fact's own end as first stored: the value its earliest closure replaced, else its current one. */
+export const naturalEnd = (fact: FactState, closures: ReadonlyArray<StoredClosure>): string | null => {
+  const first = closures.filter((c) => c.edge_id === fact.id).sort((a, b) => a.id - b.id)[0]
+  return first === undefined ? fact.invalid_at : first.prev_invalid_at
+}
+
+const sameTriple = (a: FactState, b: FactState) =>
+  a.source_id === b.source_id && a.target_id === b.target_id && a.relation === b.relation
+
+/**
+ * What a forgotten fact passes on: the facts it contradicted (it closed them, they closed it, or
+ * they were stored closed because of it) are taken to contradict each other, as they would
+ * have been compared had it never been stored. Within that group, the rules of the temporal
+ * contract by time: of two overlapping facts the older ends when the newer begins. Pairs with
+ * the same triple are repeats, not contradictions (left to the repeat merge), and a pair one
+ * of whose closures already relates them is left as it is.
+ */
+export const inheritedClosures = (
+  forgotten: ReadonlySet<number>,
+  closures: ReadonlyArray<StoredClosure>,
+  factOf: (id: number) => FactState | undefined,
+  now: string
+): ReadonlyArray<EdgeClosure> => {
+  const related = new Set(
+    closures.flatMap((c) =>
+      c.by_edge_id === null ? [] : [`${c.edge_id}:${c.by_edge_id}`, `${c.by_edge_id}:${c.edge_id}`]
+    )
+  )
+  const out: Array<EdgeClosure> = []
+  const seen = new Set<string>()
+  for (const gone of forgotten) {
+    const group = new Set<number>()
+    for (const c of closures) {
+      if (c.kind === "repeat_end" || c.kind === "hand") continue
+      if (c.by_edge_id === gone && !forgotten.has(c.edge_id)) group.add(c.edge_id)
+      if (c.edge_id === gone && c.by_edge_id !== null && !forgotten.has(c.by_edge_id)) group.add(c.by_edge_id)
+    }
+    const members = [...group].flatMap((id) => {
+      const fact = factOf(id)
+      return fact === undefined ? [] : [fact]
+    })
+    for (const older of members) {
+      for (const newer of members) {
+        if (older.id === newer.id || sameTriple(older, newer)) continue
+        if (instant(older.valid_at) > instant(newer.valid_at)) continue
+        if (instant(older.valid_at) === instant(newer.valid_at) && older.id > newer.id) continue
+        const key = `${older.id}:${newer.id}`
+        if (related.has(key) || seen.has(key)) continue
+        const natural = naturalEnd(older, closures)
+        if (!intervalsOverlap({ valid_at: older.valid_at, invalid_at: natural }, newer)) continue
+        seen.add(key)
+        out.push({
+          edge_id: older.id,
+          by_edge_id: newer.id,
+          artifact_id: null,
+          kind: "inherited",
+          invalid_at: newer.valid_at,
+          expired_at: now,
+          prev_invalid_at: natural,
+          created_at: now
+        })
+      }
+    }
+  }
+  return out
+}

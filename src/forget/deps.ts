@@ -1,0 +1,30 @@
+/** What the forget programs use, gathered from the context (a handler's layer, the CLI, the library). */
+import { Effect, Option } from "effect"
+import { DEFAULT_PRICES } from "../pipeline/cost.js"
+import { RememberSettings } from "../pipeline/Settings.js"
+import { Database } from "../services/Database.js"
+import { DatasetsRepo } from "../services/DatasetsRepo.js"
+import { Embeddings } from "../services/Embeddings.js"
+import { ForgetRepo } from "../services/ForgetRepo.js"
+import { GraphRepo } from "../services/GraphRepo.js"
+import { InferencesRepo } from "../services/InferencesRepo.js"
+import { VectorOutbox } from "../services/VectorOutbox.js"
+import { VectorStore } from "../services/VectorStore.js"
+import type { ForgetDeps } from "./forgetArtifact.js"
+
+/** The dependencies when storage, embeddings and a vector store are all present (else None: a 503). */
+export const forgetDepsOption: Effect.Effect<Option.Option<ForgetDeps>> = Effect.gen(function*() {
+  const all = Option.all({
+    database: yield* Effect.serviceOption(Database),
+    datasets: yield* Effect.serviceOption(DatasetsRepo),
+    graph: yield* Effect.serviceOption(GraphRepo),
+    inferences: yield* Effect.serviceOption(InferencesRepo),
+    embeddings: yield* Effect.serviceOption(Embeddings),
+    vectors: yield* Effect.serviceOption(VectorStore),
+    outbox: yield* Effect.serviceOption(VectorOutbox),
+    forget: yield* Effect.serviceOption(ForgetRepo)
+  })
+  const settings = yield* Effect.serviceOption(RememberSettings)
+  const prices = Option.match(settings, { onNone: () => DEFAULT_PRICES, onSome: (s) => s.prices })
+  return Option.map(all, (deps): ForgetDeps => ({ ...deps, prices }))
+})

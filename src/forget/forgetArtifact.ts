@@ -1,0 +1,277 @@
+/**
+ * Forget an artifact, exactly (docs/FORGET.md): the artifact and everything derived from it go;
+ * a fact no remaining artifact supports goes, one still supported takes the words of its oldest
+ * remaining supporter; what the forgotten facts closed is reopened, unless a remaining decision
+ * still closes it (the earliest wins); entities nothing supports go; vector deletes go through
+ * the outbox. Under the dataset's lock, in one transaction; vectors are written after it.
+ */
+import { Clock, Effect, Option } from "effect"
+import { NotFound } from "../domain/Errors.js"
+import { toIso } from "../domain/time.js"
+import { reembed, type ReembedDeps } from "../pipeline/reembed.js"
+import { instant } from "../pipeline/temporal.js"
+import {
+  chunkVectorId,
+  drainOutbox,
+  edgeVectorId,
+  entityVectorId,
+  indexName,
+  summaryVectorId
+} from "../pipeline/vectors.js"
+import { datasetLockKey } from "../services/Database.js"
+import type { ForgetFact, ForgetRepo } from "../services/ForgetRepo.js"
+import type { OutboxItem } from "../services/VectorOutbox.js"
+import { closureHolds, type FactState, inheritedClosures, naturalEnd, stateFrom } from "./closures.js"
+import type { ForgetArtifactResponse } from "./schemas.js"
+
+export interface ForgetDeps extends ReembedDeps {
+  readonly forget: ForgetRepo["Type"]
+}
+
+export interface ForgetScope {
+  readonly user_id: string
+  readonly dataset: string
+}
+
+/** How many rounds of reopen-then-merge a forget may take before it stops (each removes a fact). */
+const MAX_ROUNDS = 64
+
+interface Outcome {
+  readonly artifacts: number
+  readonly entities: number
+  readonly facts: number
+  readonly vectors: number
+  readonly reopened: ReadonlyArray<number>
+  readonly reanchored: ReadonlyArray<number>
+  readonly outboxIds: ReadonlyArray<number>
+}
+
+const vectorDelete = (datasetId: number, kind: "entities" | "edges" | "chunks" | "summaries", id: string) =>
+  ({
+    dataset_id: datasetId,
+    index_name: indexName(datasetId, kind),
+    vector_id: id,
+    values: [],
+    metadata: {},
+    op: "delete" as const
+  }) satisfies OutboxItem
+
+/** The forget's reads and writes, inside the transaction. */
+const forgetRows = (deps: ForgetDeps, datasetId: number, artifactId: number, now: string) =>
+  Effect.gen(function*() {
+    const repo = deps.forget
+    const doomed = yield* repo.descendants(datasetId, artifactId)
+    if (doomed.length === 0) {
+      return yield* new NotFound({ message: `artifact ${artifactId} not found in this dataset` })
+    }
+    const D = doomed.map((a) => a.id)
+    const forgottenArtifacts = new Set(D)
+    const touched = yield* repo.factsOfArtifacts(D)
+    const facts = new Map<number, ForgetFact>()
+    const load = (ids: ReadonlyArray<number>) =>
+      Effect.map(repo.facts(ids.filter((id) => !facts.has(id)), D), (rows) => {
+        for (const row of rows) facts.set(row.id, row)
+      })
+    yield* load(touched)
+
+    const gone = new Set<number>()
+    const reanchored: Array<number> = []
+    const vectorDeletes: Array<OutboxItem> = []
+    // the words and end a fact keeps once its anchor is forgotten: its oldest remaining supporter's
+    const natural = new Map<number, string | null>()
+    for (const id of touched) {
+      const fact = facts.get(id)!
+      const anchor = fact.supporters[0]
+      if (anchor === undefined) {
+        gone.add(id)
+        continue
+      }
+      if (fact.artifact_id !== null && !forgottenArtifacts.has(fact.artifact_id)) continue
+      const description = anchor.description ?? fact.description
+      const updated: ForgetFact = {
+        ...fact,
+        artifact_id: anchor.artifact_id,
+        description,
+        valid_at: anchor.valid_at ?? fact.valid_at
+      }
+      facts.set(id, updated)
+      natural.set(id, anchor.valid_at === null ? fact.invalid_at : anchor.invalid_at)
+      reanchored.push(id)
+      yield* repo.updateFact(id, {
+        artifact_id: updated.artifact_id,
+        description,
+        valid_at: updated.valid_at,
+        invalid_at: fact.invalid_at,
+        expired_at: fact.expired_at,
+        reembed: description !== fact.description && fact.embedded
+      })
+    }
+
+    const reopened = new Set<number>()
+    const wasLive = new Map<number, boolean>()
+    let pending = new Set<number>([...touched].filter((id) => !gone.has(id)))
+    let newlyGone = new Set(gone)
+    for (let round = 0; round < MAX_ROUNDS && (pending.size > 0 || newlyGone.size > 0); round++) {
+      // the decisions the forgotten facts took part in, and what they pass on
+      const around = yield* repo.closuresTouching([...newlyGone, ...pending])
+      yield* load(around.flatMap((c) => [c.edge_id, ...(c.by_edge_id === null ? [] : [c.by_edge_id])]))
+      const factOf = (id: number): FactState | undefined => (gone.has(id) ? undefined : facts.get(id))
+      const inherited = inheritedClosures(newlyGone, around, factOf, now)
+      if (inherited.length > 0) yield* deps.graph.recordClosures(inherited)
+      const affected = new Set<number>(pending)
+      for (const c of around) {
+        if (c.by_edge_id !== null && (newlyGone.has(c.by_edge_id) || pending.has(c.by_edge_id))) {
+          affected.add(c.edge_id)
+        }
+        if (c.kind === "repeat_end" && c.artifact_id !== null && forgottenArtifacts.has(c.artifact_id)) {
+          affected.add(c.edge_id)
+        }
+      }
+      for (const c of inherited) affected.add(c.edge_id)
+      for (const id of gone) affected.delete(id)
+      newlyGone = new Set()
+      pending = new Set()
+
+      // each affected fact's state from the closures that still hold
+      const closures = yield* repo.closuresTouching([...affected])
+      const validAtOf = (id: number) => (gone.has(id) ? undefined : facts.get(id)?.valid_at)
+      const becameLive: Array<ForgetFact> = []
+      for (const id of affected) {
+        const fact = facts.get(id)!
+        const own = closures.filter((c) => c.edge_id === id)
+        if (own.length === 0 && !natural.has(id)) continue // stored before decisions were kept
+        const holding = own.filter((c) => closureHolds(c, gone, forgottenArtifacts))
+        const state = stateFrom(holding, natural.get(id) ?? naturalEnd(fact, own), validAtOf)
+        if (!wasLive.has(id)) wasLive.set(id, fact.expired_at === null)
+        if (state.invalid_at === fact.invalid_at && state.expired_at === fact.expired_at) continue
+        const updated = { ...fact, ...state }
+        facts.set(id, updated)
+        yield* repo.updateFact(id, { ...updated, reembed: false })
+        if (fact.expired_at !== null && state.expired_at === null) becameLive.push(updated)
+      }
+
+      // a fact live again beside a live repeat of it: one fact, as if the later had merged into the earlier
+      for (const fact of becameLive) {
+        if (gone.has(fact.id)) continue
+        const twins = (yield* repo.liveWithTriples(datasetId, [fact])).filter((id) => id !== fact.id && !gone.has(id))
+        if (twins.length === 0) continue
+        yield* load(twins)
+        for (const twin of twins) {
+          const other = facts.get(twin)!
+          const [keep, drop] = earlierFirst(fact, other)
+          yield* repo.moveFactLinks(drop.id, keep.id)
+          gone.add(drop.id)
+          newlyGone.add(drop.id)
+          pending.add(keep.id)
+        }
+      }
+    }
+    for (const id of facts.keys()) {
+      const live = facts.get(id)!.expired_at === null
+      if (!gone.has(id) && wasLive.get(id) === false && live) reopened.add(id)
+    }
+
+    // what goes: pending vector writes of it first, then its rows
+    const goneFacts = [...gone].map((id) => facts.get(id)!).filter((f) => f !== undefined)
+    const entityCandidates = yield* repo.entitiesOf(D, [...touched, ...gone])
+    const sessions = yield* repo.sessionsOf(D)
+    yield* repo.removeSessionLinks(sessions, entityCandidates, touched.filter((id) => !gone.has(id)), D)
+    yield* repo.discardPendingVectors(indexName(datasetId, "edges"), goneFacts.map((f) => edgeVectorId(f.id)))
+    for (const f of goneFacts) if (f.embedded) vectorDeletes.push(vectorDelete(datasetId, "edges", edgeVectorId(f.id)))
+    for (const id of reanchored) {
+      const fact = facts.get(id)!
+      if (!gone.has(id) && fact.embedded) vectorDeletes.push(vectorDelete(datasetId, "edges", edgeVectorId(id)))
+    }
+    yield* repo.scrubRuns(D)
+    yield* repo.deleteFacts([...gone])
+    for (const a of doomed) {
+      if (a.kind === "chunk") vectorDeletes.push(vectorDelete(datasetId, "chunks", chunkVectorId(a.id)))
+      if (a.kind === "chunk_summary") vectorDeletes.push(vectorDelete(datasetId, "summaries", summaryVectorId(a.id)))
+    }
+    yield* repo.discardPendingVectors(indexName(datasetId, "chunks"), D.map(chunkVectorId))
+    yield* repo.discardPendingVectors(indexName(datasetId, "summaries"), D.map(summaryVectorId))
+    yield* repo.deleteArtifacts(datasetId, D)
+
+    const orphans = yield* repo.deleteOrphanEntities(entityCandidates)
+    yield* repo.discardPendingVectors(indexName(datasetId, "entities"), orphans.map((e) => entityVectorId(e.id)))
+    for (const e of orphans) {
+      if (e.embedded) vectorDeletes.push(vectorDelete(datasetId, "entities", entityVectorId(e.id)))
+    }
+    // an entity that stays takes the first spelling and the latest description that remain
+    const orphanIds = new Set(orphans.map((e) => e.id))
+    const staying = yield* repo.entityStatements(entityCandidates.filter((id) => !orphanIds.has(id)))
+    for (const entity of staying) {
+      const named = entity.statements.filter((s) => s.name !== null)
+      if (named.length === 0) continue
+      const name = named[0]!.name!
+      const description = [...named].reverse().find((s) => (s.description ?? "") !== "")?.description ?? ""
+      if (name === entity.name && description === entity.description) continue
+      yield* repo.updateEntity(entity.entity_id, { name, description })
+      if (entity.embedded) vectorDeletes.push(vectorDelete(datasetId, "entities", entityVectorId(entity.entity_id)))
+    }
+    const outboxIds = yield* deps.outbox.enqueue(vectorDeletes, now)
+    return {
+      artifacts: D.length,
+      entities: orphans.length,
+      facts: gone.size,
+      vectors: vectorDeletes.length,
+      reopened: [...reopened].sort((a, b) => a - b),
+      reanchored: reanchored.filter((id) => !gone.has(id)).sort((a, b) => a - b),
+      outboxIds
+    } satisfies Outcome
+  })
+
+/** Of two repeats, the one stated first stays (the later would have merged into it). */
+const earlierFirst = (a: ForgetFact, b: ForgetFact): readonly [ForgetFact, ForgetFact] => {
+  const anchorA = a.artifact_id ?? Number.MAX_SAFE_INTEGER
+  const anchorB = b.artifact_id ?? Number.MAX_SAFE_INTEGER
+  if (anchorA !== anchorB) return anchorA < anchorB ? [a, b] : [b, a]
+  return instant(a.valid_at) <= instant(b.valid_at) ? [a, b] : [b, a]
+}
+
+/**
+ * `DELETE /v1/gb/artifacts/{id}`: the program the handler, the library and the CLI run. A
+ * dataset or artifact of another user is a 404, as a missing one.
+ */
+export const forgetArtifact = (
+  deps: ForgetDeps,
+  scope: ForgetScope,
+  artifactId: number
+): Effect.Effect<ForgetArtifactResponse, NotFound> =>
+  Effect.gen(function*() {
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const { dataset, outcome } = yield* deps.database.withLock(datasetLockKey(scope))(
+      deps.database.withTransaction(Effect.gen(function*() {
+        const found = yield* deps.datasets.find(scope.user_id, scope.dataset)
+        if (Option.isNone(found)) return yield* new NotFound({ message: `artifact ${artifactId} not found` })
+        const outcome = yield* forgetRows(deps, found.value.id, artifactId, now)
+        return { dataset: found.value, outcome }
+      }))
+    )
+    // after the commit: the vector deletes, then the vectors of what changed words; a failure
+    // leaves them in the outbox, written by the next remember or at startup
+    const pending = yield* drainOutbox(deps, outcome.outboxIds).pipe(
+      Effect.as(0),
+      Effect.catchAll((e) =>
+        Effect.logWarning("forget: vector deletes stay in the outbox", { error: e.message }).pipe(
+          Effect.as(outcome.outboxIds.length)
+        )
+      )
+    )
+    if (deps.embeddings.enabled) {
+      yield* reembed(deps, { userId: dataset.user_id, dataset: dataset.name }).pipe(
+        Effect.catchAll((e) => Effect.logWarning("forget: re-embedding changed rows failed", { error: e.message }))
+      )
+    }
+    return {
+      deleted: {
+        artifacts: outcome.artifacts,
+        entities: outcome.entities,
+        facts: outcome.facts,
+        vectors: outcome.vectors
+      },
+      reopened_facts: outcome.reopened,
+      reanchored_facts: outcome.reanchored,
+      ...(pending > 0 ? { vectors_pending: pending } : {})
+    }
+  })

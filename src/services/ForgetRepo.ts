@@ -1,0 +1,115 @@
+import { Context, type Effect } from "effect"
+import type { ArtifactKind } from "../domain/Stages.js"
+import type { EdgeClosure } from "./GraphRepo.js"
+
+/** A provenance link of a fact with what its artifact stated (null: stored before statements were kept). */
+export interface FactSupport {
+  readonly artifact_id: number
+  readonly artifact_created_at: string
+  readonly description: string | null
+  readonly valid_at: string | null
+  readonly invalid_at: string | null
+}
+
+/** A fact as the forget needs it: its row and its remaining supporters. */
+export interface ForgetFact {
+  readonly id: number
+  readonly source_id: number
+  readonly target_id: number
+  readonly relation: string
+  readonly description: string
+  readonly valid_at: string
+  readonly invalid_at: string | null
+  readonly expired_at: string | null
+  readonly artifact_id: number | null
+  readonly embedded: boolean
+  /** the links of artifacts that are not being forgotten, oldest first */
+  readonly supporters: ReadonlyArray<FactSupport>
+}
+
+export interface StoredClosure extends EdgeClosure {
+  readonly id: number
+}
+
+/** An entity's remaining statements, oldest first (for its spelling and description). */
+export interface EntityStatements {
+  readonly entity_id: number
+  readonly name: string
+  readonly description: string
+  readonly embedded: boolean
+  readonly statements: ReadonlyArray<{ readonly name: string | null; readonly description: string | null }>
+}
+
+/**
+ * The reads and writes of an exact forget (docs/FORGET.md), each a few indexed statements.
+ * The caller holds the dataset's lock and one transaction. Infrastructure errors are defects.
+ */
+export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
+  ForgetRepo,
+  {
+    /** the artifact and everything whose parent chain leads to it (chunks, summaries, web results, observations) */
+    readonly descendants: (
+      datasetId: number,
+      artifactId: number
+    ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly kind: ArtifactKind }>>
+    /** the facts linked to or anchored in the artifacts */
+    readonly factsOfArtifacts: (artifactIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
+    /** the facts with their supporters outside `forgotten` */
+    readonly facts: (
+      ids: ReadonlyArray<number>,
+      forgotten: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<ForgetFact>>
+    /** the closing decisions that close any of `edgeIds` or were made by any of them */
+    readonly closuresTouching: (edgeIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<StoredClosure>>
+    /** the live facts of the dataset with one of these triples */
+    readonly liveWithTriples: (
+      datasetId: number,
+      triples: ReadonlyArray<{ readonly source_id: number; readonly target_id: number; readonly relation: string }>
+    ) => Effect.Effect<ReadonlyArray<number>>
+    readonly deleteClosures: (ids: ReadonlyArray<number>) => Effect.Effect<void>
+    /** a fact's anchor, words and state as the forget decided them */
+    readonly updateFact: (
+      id: number,
+      values: {
+        readonly artifact_id: number | null
+        readonly description: string
+        readonly valid_at: string
+        readonly invalid_at: string | null
+        readonly expired_at: string | null
+        /** its vector must be written again */
+        readonly reembed: boolean
+      }
+    ) => Effect.Effect<void>
+    /** moves the links, sessions and series anchors of `from` to `into` (a repeat merged) */
+    readonly moveFactLinks: (from: number, into: number) => Effect.Effect<void>
+    readonly deleteFacts: (ids: ReadonlyArray<number>) => Effect.Effect<void>
+    /** the entities linked to the artifacts or touching the facts */
+    readonly entitiesOf: (
+      artifactIds: ReadonlyArray<number>,
+      factIds: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<number>>
+    /** session links of `sessions` on these rows that no artifact outside `forgotten` of that session gives */
+    readonly removeSessionLinks: (
+      sessions: ReadonlyArray<string>,
+      entityIds: ReadonlyArray<number>,
+      factIds: ReadonlyArray<number>,
+      forgotten: ReadonlyArray<number>
+    ) => Effect.Effect<void>
+    readonly sessionsOf: (artifactIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<string>>
+    /** deletes the artifacts (their links and series anchors cascade) and series left without anchors */
+    readonly deleteArtifacts: (datasetId: number, ids: ReadonlyArray<number>) => Effect.Effect<void>
+    /** deletes the entities no artifact links and no fact touches; the ids deleted, with whether they had a vector */
+    readonly deleteOrphanEntities: (
+      ids: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly embedded: boolean }>>
+    readonly entityStatements: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EntityStatements>>
+    readonly updateEntity: (
+      id: number,
+      values: { readonly name: string; readonly description: string }
+    ) => Effect.Effect<void>
+    /** pending outbox upserts of these vectors are dropped (they would write back what is forgotten) */
+    readonly discardPendingVectors: (index: string, vectorIds: ReadonlyArray<string>) => Effect.Effect<void>
+    /** the remember runs whose artifact is one of these: their kept response and request traces go */
+    readonly scrubRuns: (artifactIds: ReadonlyArray<number>) => Effect.Effect<void>
+  }
+>() {}
