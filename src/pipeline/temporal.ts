@@ -162,7 +162,12 @@ export type PlannedDecision =
     readonly new_index: number
     readonly invalid_at: string
   }
-  | { readonly kind: "born_closed"; readonly new_index: number; readonly stored_id: number; readonly invalid_at: string }
+  | {
+    readonly kind: "born_closed"
+    readonly new_index: number
+    readonly stored_id: number
+    readonly invalid_at: string
+  }
 
 export interface ReconciliationPlan {
   /** one per new fact, in newFacts order */

@@ -305,9 +305,13 @@ export const make = Effect.gen(function*() {
     linkEdgeStatements: (artifactId, rows) =>
       link("gb_edge_artifacts", rows.map((r) => ({ ...r, artifact_id: artifactId }))),
     recordClosures: (rows) =>
-      Effect.forEach(chunksOf(rows), (chunk) => sql`INSERT INTO gb_edge_closures ${sql.insert(chunk.map((c) => ({ ...c })))}`, {
-        discard: true
-      }).pipe(Effect.orDie),
+      Effect.forEach(
+        chunksOf(rows),
+        (chunk) => sql`INSERT INTO gb_edge_closures ${sql.insert(chunk.map((c) => ({ ...c })))}`,
+        {
+          discard: true
+        }
+      ).pipe(Effect.orDie),
     linkEntityArtifacts: (artifactId, entityIds) =>
       link("gb_entity_artifacts", unique(entityIds).map((entity_id) => ({ entity_id, artifact_id: artifactId }))),
     linkEdgeArtifacts: (artifactId, edgeIds) =>

@@ -201,7 +201,11 @@ export const writeText = (
       const id = edgeIdOfFact.get(fact.index)!
       const stated = input.candidates.resolved[fact.index]!.edge
       if (!statements.has(id)) {
-        statements.set(id, { description: stated.description, valid_at: stated.valid_at, invalid_at: stated.invalid_at })
+        statements.set(id, {
+          description: stated.description,
+          valid_at: stated.valid_at,
+          invalid_at: stated.invalid_at
+        })
       }
     }
     yield* graph.linkEdgeStatements(artifact.id, [...statements].map(([edge_id, s]) => ({ edge_id, ...s })))
