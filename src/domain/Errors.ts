@@ -101,6 +101,15 @@ export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>
   }
 }
 
+/** The request contradicts the row's state, e.g. invalidating a fact that is not live (409). */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 409 })) {
+  get httpStatus(): 409 {
+    return 409
+  }
+}
+
 /** A feature the request needs is not configured on this server (503). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   message: Schema.String
@@ -141,6 +150,7 @@ export type DomainError =
   | VectorWriteFailed
   | AnchorNotFound
   | IdempotencyConflict
+  | Conflict
   | ServiceUnavailable
   | InternalFailure
 
@@ -157,6 +167,7 @@ const DOMAIN_TAGS: ReadonlySet<string> = new Set<DomainError["_tag"]>([
   "VectorWriteFailed",
   "AnchorNotFound",
   "IdempotencyConflict",
+  "Conflict",
   "ServiceUnavailable",
   "InternalFailure"
 ])

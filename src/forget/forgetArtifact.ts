@@ -56,17 +56,25 @@ const vectorDelete = (datasetId: number, kind: "entities" | "edges" | "chunks" |
     op: "delete" as const
   }) satisfies OutboxItem
 
-/** The forget's reads and writes, inside the transaction. */
-const forgetRows = (deps: ForgetDeps, datasetId: number, artifactId: number, now: string) =>
+/**
+ * What a forget removes: artifacts (with everything derived from them), facts and entities
+ * named by hand (a fact or entity removed by hand goes whatever supports it).
+ */
+export interface ForgetTarget {
+  readonly artifacts: ReadonlyArray<{ readonly id: number; readonly kind: string }>
+  readonly facts: ReadonlyArray<number>
+  readonly entities: ReadonlyArray<number>
+}
+
+/** The forget's reads and writes, inside the transaction (the caller holds the dataset's lock). */
+export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTarget, now: string) =>
   Effect.gen(function*() {
     const repo = deps.forget
-    const doomed = yield* repo.descendants(datasetId, artifactId)
-    if (doomed.length === 0) {
-      return yield* new NotFound({ message: `artifact ${artifactId} not found in this dataset` })
-    }
+    const doomed = target.artifacts
     const D = doomed.map((a) => a.id)
     const forgottenArtifacts = new Set(D)
-    const touched = yield* repo.factsOfArtifacts(D)
+    const named = new Set(target.facts)
+    const touched = [...new Set([...(yield* repo.factsOfArtifacts(D)), ...target.facts])]
     const facts = new Map<number, ForgetFact>()
     const load = (ids: ReadonlyArray<number>) =>
       Effect.map(repo.facts(ids.filter((id) => !facts.has(id)), D), (rows) => {
@@ -82,7 +90,7 @@ const forgetRows = (deps: ForgetDeps, datasetId: number, artifactId: number, now
     for (const id of touched) {
       const fact = facts.get(id)!
       const anchor = fact.supporters[0]
-      if (anchor === undefined) {
+      if (anchor === undefined || named.has(id)) {
         gone.add(id)
         continue
       }
@@ -173,7 +181,7 @@ const forgetRows = (deps: ForgetDeps, datasetId: number, artifactId: number, now
 
     // what goes: pending vector writes of it first, then its rows
     const goneFacts = [...gone].map((id) => facts.get(id)!).filter((f) => f !== undefined)
-    const entityCandidates = yield* repo.entitiesOf(D, [...touched, ...gone])
+    const entityCandidates = [...new Set([...(yield* repo.entitiesOf(D, [...touched, ...gone])), ...target.entities])]
     const sessions = yield* repo.sessionsOf(D)
     yield* repo.removeSessionLinks(sessions, entityCandidates, touched.filter((id) => !gone.has(id)), D)
     yield* repo.discardPendingVectors(indexName(datasetId, "edges"), goneFacts.map((f) => edgeVectorId(f.id)))
@@ -192,7 +200,11 @@ const forgetRows = (deps: ForgetDeps, datasetId: number, artifactId: number, now
     yield* repo.discardPendingVectors(indexName(datasetId, "summaries"), D.map(summaryVectorId))
     yield* repo.deleteArtifacts(datasetId, D)
 
-    const orphans = yield* repo.deleteOrphanEntities(entityCandidates)
+    const forced = target.entities.length === 0 ? [] : yield* repo.deleteEntities(target.entities)
+    const orphans = [
+      ...forced,
+      ...(yield* repo.deleteOrphanEntities(entityCandidates.filter((id) => !target.entities.includes(id))))
+    ]
     yield* repo.discardPendingVectors(indexName(datasetId, "entities"), orphans.map((e) => entityVectorId(e.id)))
     for (const e of orphans) {
       if (e.embedded) vectorDeletes.push(vectorDelete(datasetId, "entities", entityVectorId(e.id)))
@@ -244,7 +256,11 @@ export const forgetArtifact = (
       deps.database.withTransaction(Effect.gen(function*() {
         const found = yield* deps.datasets.find(scope.user_id, scope.dataset)
         if (Option.isNone(found)) return yield* new NotFound({ message: `artifact ${artifactId} not found` })
-        const outcome = yield* forgetRows(deps, found.value.id, artifactId, now)
+        const doomed = yield* deps.forget.descendants(found.value.id, artifactId)
+        if (doomed.length === 0) {
+          return yield* new NotFound({ message: `artifact ${artifactId} not found in this dataset` })
+        }
+        const outcome = yield* forgetRows(deps, found.value.id, { artifacts: doomed, facts: [], entities: [] }, now)
         return { dataset: found.value, outcome }
       }))
     )

@@ -1,5 +1,18 @@
 /** The forget endpoints' request and response schemas (docs/FORGET.md). */
 import { Schema } from "effect"
+import { Edge, Entity } from "../domain/Responses.js"
+import {
+  ArrayWithin,
+  Dataset,
+  DEFAULT_DATASET,
+  documented,
+  IntegerIn,
+  optional,
+  required,
+  Rfc3339,
+  UserId,
+  withDefault
+} from "../domain/Wire.js"
 
 const count = (description: string) => Schema.Number.annotations({ description })
 
@@ -29,3 +42,56 @@ export const ForgetArtifactResponse = Schema.Struct({
   }]
 })
 export type ForgetArtifactResponse = Schema.Schema.Type<typeof ForgetArtifactResponse>
+
+/** `DELETE /v1/gb/facts/{id}` and `DELETE /v1/gb/entities/{id}` answer what the forget did, as for an artifact. */
+export const ForgetResponse = ForgetArtifactResponse
+
+const scope = {
+  user_id: required(documented(UserId, "the owner of the dataset")),
+  dataset: withDefault(documented(Dataset, "the dataset (default main)"), () => DEFAULT_DATASET)
+}
+
+/** `POST /v1/gb/facts/{id}/invalidate`: close a live fact by hand, at `invalid_at` (default now). */
+export const InvalidateFactRequest = Schema.Struct({
+  ...scope,
+  invalid_at: optional(documented(Rfc3339, "when the fact stopped being true (default now); after its valid_at"))
+}).annotations({ examples: [{ user_id: "alice", dataset: "main" }] })
+export type InvalidateFactRequest = Schema.Schema.Type<typeof InvalidateFactRequest>
+
+/** `POST /v1/gb/facts/{id}/reopen`: undo a closing by hand. */
+export const ReopenFactRequest = Schema.Struct(scope).annotations({
+  examples: [{ user_id: "alice", dataset: "main" }]
+})
+export type ReopenFactRequest = Schema.Schema.Type<typeof ReopenFactRequest>
+
+/** The fact as it is after a correction. */
+export const FactResponse = Schema.Struct({ fact: Edge }).annotations({ identifier: "FactResponse" })
+export type FactResponse = Schema.Schema.Type<typeof FactResponse>
+
+const EntityId = IntegerIn(1, Number.MAX_SAFE_INTEGER)
+
+/** `POST /v1/gb/entities/merge`: `from` becomes `into`. */
+export const MergeEntitiesRequest = Schema.Struct({
+  ...scope,
+  into: required(documented(EntityId, "the entity that stays")),
+  from: required(documented(
+    ArrayWithin(EntityId, {
+      notArray: "must be an array of entity ids",
+      min: 1,
+      max: 100,
+      length: (n) => (n === 0 ? "must not be empty" : n > 100 ? "must have at most 100 ids" : undefined)
+    }),
+    "the entities merged into `into` and then deleted (1 to 100, distinct, not `into`)"
+  ))
+}).annotations({ examples: [{ user_id: "alice", dataset: "main", into: 1, from: [2] }] })
+export type MergeEntitiesRequest = Schema.Schema.Type<typeof MergeEntitiesRequest>
+
+export const MergeEntitiesResponse = Schema.Struct({
+  into: Entity,
+  merged: Schema.Array(Schema.Number).annotations({ description: "the ids merged and deleted" }),
+  moved_facts: Schema.Number.annotations({ description: "facts whose endpoint moved to `into`" }),
+  merged_facts: Schema.Array(Schema.Number).annotations({
+    description: "facts that became exact repeats and were merged into the earlier one (their provenance united)"
+  })
+}).annotations({ identifier: "MergeEntitiesResponse" })
+export type MergeEntitiesResponse = Schema.Schema.Type<typeof MergeEntitiesResponse>

@@ -22,6 +22,7 @@ import { RememberRun, RunsParams, RunsResponse } from "../domain/runView.js"
 import { PathId } from "../domain/Wire.js"
 import { Trajectory } from "../eval/Atif.js"
 import { AdminApiGroup, AdminPageGroup } from "./AdminApi.js"
+import { CorrectGroup } from "./CorrectApi.js"
 import {
   Error400,
   Error401,
@@ -198,6 +199,7 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(RememberGroup)
   .add(ImagesGroup)
   .add(HealthGroup)
+  .add(CorrectGroup)
   .add(ForgetGroup)
   .add(ReadGroup)
   .add(AdminApiGroup)

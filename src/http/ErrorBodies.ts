@@ -20,6 +20,7 @@ export const Error403 = ErrorBody(
 )
 export const Error404 = ErrorBody(404, "Not found.")
 export const Error413 = ErrorBody(413, "The body is over the size limit.")
+export const Error409 = ErrorBody(409, "The row is not in the state the request needs (e.g. the fact is not live).")
 export const Error422 = ErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored.")
 export const Error502 = ErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed.")
 export const Error503 = ErrorBody(503, "A provider the request needs is not configured.")

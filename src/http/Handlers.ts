@@ -28,6 +28,7 @@ import { RunLogRepo } from "../services/RunLogRepo.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller } from "./authentication.js"
+import { CorrectHandlersLive } from "./CorrectHandlers.js"
 import { ForgetHandlersLive } from "./ForgetHandlers.js"
 import { parseJsonBytes, readBytesUpTo, readJsonUpTo } from "./readBody.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
@@ -223,6 +224,7 @@ export const ApiHandlersLive = Layer.mergeAll(
   HealthHandlersLive,
   ReadHandlersLive,
   ForgetHandlersLive,
+  CorrectHandlersLive,
   AdminHandlersLive,
   RunEventsHandlersLive
 )

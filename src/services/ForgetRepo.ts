@@ -83,6 +83,8 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     /** moves the links, sessions and series anchors of `from` to `into` (a repeat merged) */
     readonly moveFactLinks: (from: number, into: number) => Effect.Effect<void>
     readonly deleteFacts: (ids: ReadonlyArray<number>) => Effect.Effect<void>
+    /** the closing decisions of `from` (either side) become `into`'s (a repeat merged by an entity merge) */
+    readonly repointClosures: (from: number, into: number) => Effect.Effect<void>
     /** the entities linked to the artifacts or touching the facts */
     readonly entitiesOf: (
       artifactIds: ReadonlyArray<number>,
@@ -100,6 +102,25 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     readonly deleteArtifacts: (datasetId: number, ids: ReadonlyArray<number>) => Effect.Effect<void>
     /** deletes the entities no artifact links and no fact touches; the ids deleted, with whether they had a vector */
     readonly deleteOrphanEntities: (
+      ids: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly embedded: boolean }>>
+    /** which of these facts and entities are the dataset's (the others are another user's or missing) */
+    readonly factsIn: (datasetId: number, ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
+    readonly entitiesIn: (datasetId: number, ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
+    readonly entityRows: (
+      ids: ReadonlyArray<number>
+    ) => Effect.Effect<
+      ReadonlyArray<{ readonly id: number; readonly name: string; readonly type: string; readonly description: string }>
+    >
+    /** every fact touching one of the entities, in any state */
+    readonly factsTouching: (entityIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
+    /**
+     * an entity merge: the facts, provenance links (with their statements), sessions and series
+     * anchors of `from` move to `into`; the facts moved, which must be re-embedded
+     */
+    readonly moveEntities: (from: ReadonlyArray<number>, into: number) => Effect.Effect<ReadonlyArray<number>>
+    /** deletes these entities whatever links them (their links, sessions and anchors cascade) */
+    readonly deleteEntities: (
       ids: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly embedded: boolean }>>
     readonly entityStatements: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EntityStatements>>

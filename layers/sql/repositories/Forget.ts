@@ -197,6 +197,46 @@ const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  const idsIn = (table: string) => (datasetId: number, ids: ReadonlyArray<number>) =>
+    inChunks(ids, (chunk) =>
+      sql<{ id: number }>`SELECT id FROM ${sql(table)} WHERE id IN ${sql.in(chunk)} AND dataset_id = ${datasetId}`).pipe(
+        Effect.map((rows) => rows.map((r) => Number(r.id))),
+        Effect.orDie
+      )
+
+  const factsTouching = (entityIds: ReadonlyArray<number>) =>
+    inChunks(entityIds, (chunk) =>
+      sql<{ id: number }>`SELECT id FROM gb_edges WHERE source_id IN ${sql.in(chunk)}
+        UNION SELECT id FROM gb_edges WHERE target_id IN ${sql.in(chunk)}`).pipe(
+        Effect.map((rows) => unique(rows.map((r) => Number(r.id)))),
+        Effect.orDie
+      )
+
+  const moveEntities = (from: ReadonlyArray<number>, into: number) =>
+    Effect.gen(function*() {
+      const moved = yield* factsTouching(from)
+      for (const chunk of chunksOf(unique(from))) {
+        yield* sql`UPDATE gb_edges SET source_id = ${into}, embedded_at = NULL WHERE source_id IN ${sql.in(chunk)}`
+        yield* sql`UPDATE gb_edges SET target_id = ${into}, embedded_at = NULL WHERE target_id IN ${sql.in(chunk)}`
+        yield* sql`INSERT INTO gb_entity_artifacts (entity_id, artifact_id, name, description)
+          SELECT ${into}, artifact_id, name, description FROM gb_entity_artifacts WHERE entity_id IN ${sql.in(chunk)}
+          ON CONFLICT DO NOTHING`
+        yield* sql`INSERT INTO gb_entity_sessions (entity_id, session_id)
+          SELECT ${into}, session_id FROM gb_entity_sessions WHERE entity_id IN ${sql.in(chunk)} ON CONFLICT DO NOTHING`
+        yield* sql`UPDATE gb_series_anchors SET entity_id = ${into} WHERE entity_id IN ${sql.in(chunk)}`
+      }
+      yield* sql`UPDATE gb_entities SET embedded_at = NULL WHERE id = ${into}`
+      return moved
+    }).pipe(Effect.orDie)
+
+  const deleteEntities = (ids: ReadonlyArray<number>) =>
+    inChunks(ids, (chunk) =>
+      sql<{ id: number; embedded_at: string | null }>`DELETE FROM gb_entities WHERE id IN ${sql.in(chunk)}
+        RETURNING id, embedded_at`).pipe(
+        Effect.map((rows) => rows.map((r) => ({ id: Number(r.id), embedded: r.embedded_at !== null }))),
+        Effect.orDie
+      )
+
   const entityStatements = (ids: ReadonlyArray<number>) =>
     Effect.gen(function*() {
       const rows = yield* inChunks(ids, (chunk) =>
@@ -245,11 +285,30 @@ const make = Effect.gen(function*() {
     updateFact,
     moveFactLinks,
     deleteFacts: (ids) => deleteWhereIdIn("gb_edges", ids),
+    repointClosures: (from, into) =>
+      Effect.all([
+        sql`UPDATE gb_edge_closures SET edge_id = ${into} WHERE edge_id = ${from}`,
+        sql`UPDATE gb_edge_closures SET by_edge_id = ${into} WHERE by_edge_id = ${from}`,
+        // a fact does not close itself
+        sql`DELETE FROM gb_edge_closures WHERE edge_id = ${into} AND by_edge_id = ${into}`
+      ], { discard: true }).pipe(Effect.orDie),
     entitiesOf,
     removeSessionLinks,
     sessionsOf,
     deleteArtifacts,
     deleteOrphanEntities,
+    deleteEntities,
+    factsIn: idsIn("gb_edges"),
+    entitiesIn: idsIn("gb_entities"),
+    factsTouching,
+    moveEntities,
+    entityRows: (ids) =>
+      inChunks(ids, (chunk) =>
+        sql<{ id: number; name: string; type: string; description: string }>`SELECT id, name, type, description
+          FROM gb_entities WHERE id IN ${sql.in(chunk)}`).pipe(
+          Effect.map((rows) => rows.map((r) => ({ ...r, id: Number(r.id) }))),
+          Effect.orDie
+        ),
     entityStatements,
     updateEntity,
     discardPendingVectors,

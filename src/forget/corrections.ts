@@ -1,0 +1,171 @@
+/**
+ * Corrections by hand (docs/FORGET.md): delete a fact or an entity (through the forget, so what
+ * they closed is reopened), close a live fact or undo that, merge entities. Each under the
+ * dataset's lock, in one transaction, scoped by user and dataset: another user's row is a 404.
+ */
+import { Clock, Effect, Option } from "effect"
+import { Conflict, InvalidRequest, NotFound } from "../domain/Errors.js"
+import { toIso } from "../domain/time.js"
+import { reembed } from "../pipeline/reembed.js"
+import { edgeOut } from "../pipeline/remember/response.js"
+import { instant } from "../pipeline/temporal.js"
+import { datasetLockKey } from "../services/Database.js"
+import { closureHolds, naturalEnd, stateFrom } from "./closures.js"
+import { type ForgetDeps, forgetRows, type ForgetScope } from "./forgetArtifact.js"
+import type {
+  FactResponse,
+  ForgetArtifactResponse,
+  InvalidateFactRequest,
+  MergeEntitiesRequest,
+  MergeEntitiesResponse,
+  ReopenFactRequest
+} from "./schemas.js"
+
+const NO_SET: ReadonlySet<number> = new Set()
+
+/** `effect` with the dataset, under its lock and in one transaction; then the vectors of what changed. */
+const inDataset = <A, E>(
+  deps: ForgetDeps,
+  scope: ForgetScope,
+  what: string,
+  effect: (datasetId: number, now: string) => Effect.Effect<A, E>
+): Effect.Effect<A, E | NotFound> =>
+  Effect.gen(function*() {
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const result = yield* deps.database.withLock(datasetLockKey(scope))(
+      deps.database.withTransaction(Effect.gen(function*() {
+        const found = yield* deps.datasets.find(scope.user_id, scope.dataset)
+        if (Option.isNone(found)) return yield* new NotFound({ message: `${what} not found` })
+        return yield* effect(found.value.id, now)
+      }))
+    )
+    if (deps.embeddings.enabled) {
+      yield* reembed(deps, { userId: scope.user_id, dataset: scope.dataset }).pipe(
+        Effect.catchAll((e) => Effect.logWarning("re-embedding corrected rows failed", { error: e.message }))
+      )
+    }
+    return result
+  })
+
+const answer = (outcome: Effect.Effect.Success<ReturnType<typeof forgetRows>>): ForgetArtifactResponse => ({
+  deleted: { artifacts: outcome.artifacts, entities: outcome.entities, facts: outcome.facts, vectors: outcome.vectors },
+  reopened_facts: outcome.reopened,
+  reanchored_facts: outcome.reanchored
+})
+
+/** `DELETE /v1/gb/facts/{id}`: the fact goes, whatever supports it; what it closed reopens. */
+export const deleteFact = (deps: ForgetDeps, scope: ForgetScope, id: number) =>
+  inDataset(deps, scope, `fact ${id}`, (datasetId, now) =>
+    Effect.gen(function*() {
+      if ((yield* deps.forget.factsIn(datasetId, [id])).length === 0) {
+        return yield* new NotFound({ message: `fact ${id} not found` })
+      }
+      return answer(yield* forgetRows(deps, datasetId, { artifacts: [], facts: [id], entities: [] }, now))
+    }))
+
+/** `DELETE /v1/gb/entities/{id}`: the entity and every fact that touches it. */
+export const deleteEntity = (deps: ForgetDeps, scope: ForgetScope, id: number) =>
+  inDataset(deps, scope, `entity ${id}`, (datasetId, now) =>
+    Effect.gen(function*() {
+      if ((yield* deps.forget.entitiesIn(datasetId, [id])).length === 0) {
+        return yield* new NotFound({ message: `entity ${id} not found` })
+      }
+      const facts = yield* deps.forget.factsTouching([id])
+      return answer(yield* forgetRows(deps, datasetId, { artifacts: [], facts, entities: [id] }, now))
+    }))
+
+const factOf = (deps: ForgetDeps, datasetId: number, id: number) =>
+  Effect.gen(function*() {
+    if ((yield* deps.forget.factsIn(datasetId, [id])).length === 0) {
+      return yield* new NotFound({ message: `fact ${id} not found` })
+    }
+    return (yield* deps.forget.facts([id], []))[0]!
+  })
+
+const factResponse = (deps: ForgetDeps, id: number) =>
+  Effect.map(deps.graph.getEdges([id]), (rows): FactResponse => ({ fact: edgeOut(rows[0]!) }))
+
+/**
+ * `POST /v1/gb/facts/{id}/invalidate`: a live fact closed by hand at `invalid_at` (default now),
+ * recorded as a decision with no artifact, so `reopen` undoes it.
+ */
+export const invalidateFact = (deps: ForgetDeps, id: number, request: InvalidateFactRequest) =>
+  inDataset(deps, request, `fact ${id}`, (datasetId, now) =>
+    Effect.gen(function*() {
+      const fact = yield* factOf(deps, datasetId, id)
+      if (fact.expired_at !== null) return yield* new Conflict({ message: `fact ${id} is not live` })
+      const at = request.invalid_at ?? now
+      if (instant(at) <= instant(fact.valid_at)) {
+        return yield* new InvalidRequest({ message: `invalid_at must be after the fact's valid_at (${fact.valid_at})` })
+      }
+      yield* deps.graph.recordClosures([{
+        edge_id: id,
+        by_edge_id: null,
+        artifact_id: null,
+        kind: "hand",
+        invalid_at: at,
+        expired_at: now,
+        prev_invalid_at: fact.invalid_at,
+        created_at: now
+      }])
+      yield* deps.forget.updateFact(id, { ...fact, invalid_at: at, expired_at: now, reembed: false })
+      return yield* factResponse(deps, id)
+    }))
+
+/** `POST /v1/gb/facts/{id}/reopen`: the closings by hand are undone; a remaining decision may still close it. */
+export const reopenFact = (deps: ForgetDeps, id: number, request: ReopenFactRequest) =>
+  inDataset(deps, request, `fact ${id}`, (datasetId) =>
+    Effect.gen(function*() {
+      const fact = yield* factOf(deps, datasetId, id)
+      const closures = (yield* deps.forget.closuresTouching([id])).filter((c) => c.edge_id === id)
+      const byHand = closures.filter((c) => c.kind === "hand")
+      if (byHand.length === 0) return yield* new Conflict({ message: `fact ${id} was not closed by hand` })
+      yield* deps.forget.deleteClosures(byHand.map((c) => c.id))
+      const holding = closures.filter((c) => c.kind !== "hand" && closureHolds(c, NO_SET, NO_SET))
+      const closers = yield* deps.forget.facts(holding.flatMap((c) => c.by_edge_id === null ? [] : [c.by_edge_id]), [])
+      const validAt = new Map(closers.map((f) => [f.id, f.valid_at] as const))
+      const state = stateFrom(holding, naturalEnd(fact, closures), (closer) => validAt.get(closer))
+      yield* deps.forget.updateFact(id, { ...fact, ...state, reembed: false })
+      return yield* factResponse(deps, id)
+    }))
+
+/**
+ * `POST /v1/gb/entities/merge`: the facts, links and sessions of `from` move to `into`; facts
+ * that become exact repeats merge into the earliest, their provenance united; `from` and its
+ * vectors are deleted and `into` is embedded again. Not undoable.
+ */
+export const mergeEntities = (deps: ForgetDeps, request: MergeEntitiesRequest) =>
+  inDataset(deps, request, `entity ${request.into}`, (datasetId, now) =>
+    Effect.gen(function*() {
+      const from = request.from
+      if (new Set(from).size !== from.length) return yield* new InvalidRequest({ message: "from has a repeated id" })
+      if (from.includes(request.into)) return yield* new InvalidRequest({ message: "from must not contain into" })
+      const found = new Set(yield* deps.forget.entitiesIn(datasetId, [request.into, ...from]))
+      const missing = [request.into, ...from].find((id) => !found.has(id))
+      if (missing !== undefined) return yield* new NotFound({ message: `entity ${missing} not found` })
+      const moved = yield* deps.forget.moveEntities(from, request.into)
+      // exact repeats now: the earliest stays, the others merge into it
+      const facts = (yield* deps.forget.facts(moved, [])).filter((f) => f.expired_at === null)
+      const merged: Array<number> = []
+      const seen = new Set<number>()
+      for (const fact of facts) {
+        if (seen.has(fact.id)) continue
+        const twins = [...(yield* deps.forget.liveWithTriples(datasetId, [fact]))].sort((a, b) => a - b)
+        for (const id of twins) seen.add(id)
+        const [keep, ...drops] = twins
+        for (const drop of drops) {
+          // both facts' decisions were made: what the repeat closed (or what closed it) stays so, for the one kept
+          yield* deps.forget.moveFactLinks(drop, keep!)
+          yield* deps.forget.repointClosures(drop, keep!)
+          merged.push(drop)
+        }
+      }
+      yield* forgetRows(deps, datasetId, { artifacts: [], facts: merged, entities: from }, now)
+      const into = (yield* deps.forget.entityRows([request.into]))[0]!
+      return {
+        into: { id: into.id, name: into.name, type: into.type, description: into.description },
+        merged: [...from],
+        moved_facts: moved.length,
+        merged_facts: merged
+      } satisfies MergeEntitiesResponse
+    }))
