@@ -14,6 +14,8 @@ export interface FactState {
   readonly valid_at: string
   readonly invalid_at: string | null
   readonly expired_at: string | null
+  /** the artifact it is anchored to (facts of one text were never compared with each other) */
+  readonly artifact_id: number | null
 }
 
 /** A closure holds while the fact that caused it remains and the artifact of a repeat's end remains. */
@@ -27,29 +29,43 @@ export const closureHolds = (
   return true
 }
 
-/** When a closure ends its fact now: at its closer's begin (which a re-anchor may have moved), else as recorded. */
-export const closureTime = (closure: EdgeClosure, validAtOf: (id: number) => string | undefined): string =>
-  closure.by_edge_id !== null && closure.kind !== "repeat_end" && closure.kind !== "hand"
-    ? validAtOf(closure.by_edge_id) ?? closure.invalid_at
-    : closure.invalid_at
+const PAIR_KINDS: ReadonlySet<EdgeClosure["kind"]> = new Set(["close", "born_closed", "inherited"])
+
+/** Of two contradicting facts, whether `a` is the one that ends: the older, or on equal times the one stored first (rule 4). */
+const endsFirst = (a: FactState, b: FactState): boolean =>
+  instant(a.valid_at) < instant(b.valid_at) || (instant(a.valid_at) === instant(b.valid_at) && a.id < b.id)
 
 /**
- * The state of a fact given the closures that still hold: the earliest closes it; with none it
- * is open again, with the end its own statement gave (`natural`).
+ * The state of a fact from the decisions that still hold. A decision between two facts (close,
+ * born_closed, inherited) records that they contradict; which of them it ends is decided again
+ * by their times now (a re-anchor may have moved a `valid_at`): the older ends when the newer
+ * begins; none holds between two facts anchored to one text. A repeat's end and a closing by hand end the fact at their recorded time. The
+ * earliest end wins; with none the fact is open, with the end its own statement gave (`natural`).
  */
-export const stateFrom = (
+export const stateOf = (
+  fact: FactState,
   holding: ReadonlyArray<EdgeClosure>,
   natural: string | null,
-  validAtOf: (id: number) => string | undefined
+  factOf: (id: number) => FactState | undefined
 ): { readonly invalid_at: string | null; readonly expired_at: string | null } => {
-  let best: { readonly at: string; readonly closure: EdgeClosure } | undefined
-  for (const closure of holding) {
-    const at = closureTime(closure, validAtOf)
-    if (best === undefined || instant(at) < instant(best.at)) best = { at, closure }
+  let best: { readonly at: string; readonly expired_at: string } | undefined
+  const consider = (at: string, expired_at: string) => {
+    if (best === undefined || instant(at) < instant(best.at)) best = { at, expired_at }
+  }
+  for (const c of holding) {
+    if (PAIR_KINDS.has(c.kind) && c.by_edge_id !== null) {
+      const other = factOf(c.edge_id === fact.id ? c.by_edge_id : c.edge_id)
+      if (other === undefined || other.id === fact.id) continue
+      // two facts of one text (as anchored now) were never compared with each other
+      if (other.artifact_id !== null && other.artifact_id === fact.artifact_id) continue
+      if (endsFirst(fact, other)) consider(other.valid_at, c.expired_at)
+    } else if (c.edge_id === fact.id) {
+      consider(c.invalid_at, c.expired_at)
+    }
   }
   return best === undefined
     ? { invalid_at: natural, expired_at: null }
-    : { invalid_at: best.at, expired_at: best.closure.expired_at }
+    : { invalid_at: best.at, expired_at: best.expired_at }
 }
 
 /** A fact's own end as first stored: the value its earliest closure replaced, else its current one. */
@@ -66,8 +82,8 @@ const sameTriple = (a: FactState, b: FactState) =>
  * they were stored closed because of it) are taken to contradict each other, as they would
  * have been compared had it never been stored. Within that group, the rules of the temporal
  * contract by time: of two overlapping facts the older ends when the newer begins. Pairs with
- * the same triple are repeats, not contradictions (left to the repeat merge), and a pair one
- * of whose closures already relates them is left as it is.
+ * the same triple are repeats, not contradictions (left to the repeat merge); two facts of one
+ * text were never compared; a pair one of whose closures already relates them is left as it is.
  */
 export const inheritedClosures = (
   forgotten: ReadonlySet<number>,
@@ -96,6 +112,7 @@ export const inheritedClosures = (
     for (const older of members) {
       for (const newer of members) {
         if (older.id === newer.id || sameTriple(older, newer)) continue
+        if (older.artifact_id !== null && older.artifact_id === newer.artifact_id) continue
         if (instant(older.valid_at) > instant(newer.valid_at)) continue
         if (instant(older.valid_at) === instant(newer.valid_at) && older.id > newer.id) continue
         const key = `${older.id}:${newer.id}`

@@ -10,7 +10,7 @@ import { reembed } from "../pipeline/reembed.js"
 import { edgeOut } from "../pipeline/remember/response.js"
 import { instant } from "../pipeline/temporal.js"
 import { datasetLockKey } from "../services/Database.js"
-import { closureHolds, naturalEnd, stateFrom } from "./closures.js"
+import { closureHolds, naturalEnd, stateOf } from "./closures.js"
 import { type ForgetDeps, forgetRows, type ForgetScope } from "./forgetArtifact.js"
 import type {
   FactResponse,
@@ -121,10 +121,14 @@ export const reopenFact = (deps: ForgetDeps, id: number, request: ReopenFactRequ
       const byHand = closures.filter((c) => c.kind === "hand")
       if (byHand.length === 0) return yield* new Conflict({ message: `fact ${id} was not closed by hand` })
       yield* deps.forget.deleteClosures(byHand.map((c) => c.id))
-      const holding = closures.filter((c) => c.kind !== "hand" && closureHolds(c, NO_SET, NO_SET))
-      const closers = yield* deps.forget.facts(holding.flatMap((c) => c.by_edge_id === null ? [] : [c.by_edge_id]), [])
-      const validAt = new Map(closers.map((f) => [f.id, f.valid_at] as const))
-      const state = stateFrom(holding, naturalEnd(fact, closures), (closer) => validAt.get(closer))
+      const all = (yield* deps.forget.closuresTouching([id])).filter((c) => c.kind !== "hand")
+      const holding = all.filter((c) => closureHolds(c, NO_SET, NO_SET))
+      const others = yield* deps.forget.facts(
+        holding.flatMap((c) => [c.edge_id, ...(c.by_edge_id === null ? [] : [c.by_edge_id])]),
+        []
+      )
+      const byId = new Map(others.map((f) => [f.id, f] as const))
+      const state = stateOf(fact, holding, naturalEnd(fact, closures), (other) => byId.get(other))
       yield* deps.forget.updateFact(id, { ...fact, ...state, reembed: false })
       return yield* factResponse(deps, id)
     }))

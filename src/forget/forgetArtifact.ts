@@ -21,7 +21,7 @@ import {
 import { datasetLockKey } from "../services/Database.js"
 import type { ForgetFact, ForgetRepo } from "../services/ForgetRepo.js"
 import type { OutboxItem } from "../services/VectorOutbox.js"
-import { closureHolds, type FactState, inheritedClosures, naturalEnd, stateFrom } from "./closures.js"
+import { closureHolds, type FactState, inheritedClosures, naturalEnd, stateOf } from "./closures.js"
 import type { ForgetArtifactResponse } from "./schemas.js"
 
 export interface ForgetDeps extends ReembedDeps {
@@ -128,9 +128,11 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
       if (inherited.length > 0) yield* deps.graph.recordClosures(inherited)
       const affected = new Set<number>(pending)
       for (const c of around) {
+        // both sides of a decision: which of two contradicting facts ends depends on both times
         if (c.by_edge_id !== null && (newlyGone.has(c.by_edge_id) || pending.has(c.by_edge_id))) {
           affected.add(c.edge_id)
         }
+        if (c.by_edge_id !== null && pending.has(c.edge_id)) affected.add(c.by_edge_id)
         if (c.kind === "repeat_end" && c.artifact_id !== null && forgottenArtifacts.has(c.artifact_id)) {
           affected.add(c.edge_id)
         }
@@ -142,14 +144,15 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
 
       // each affected fact's state from the closures that still hold
       const closures = yield* repo.closuresTouching([...affected])
-      const validAtOf = (id: number) => (gone.has(id) ? undefined : facts.get(id)?.valid_at)
+      yield* load(closures.flatMap((c) => [c.edge_id, ...(c.by_edge_id === null ? [] : [c.by_edge_id])]))
       const becameLive: Array<ForgetFact> = []
       for (const id of affected) {
         const fact = facts.get(id)!
-        const own = closures.filter((c) => c.edge_id === id)
-        if (own.length === 0 && !natural.has(id)) continue // stored before decisions were kept
-        const holding = own.filter((c) => closureHolds(c, gone, forgottenArtifacts))
-        const state = stateFrom(holding, natural.get(id) ?? naturalEnd(fact, own), validAtOf)
+        const mine = closures.filter((c) => c.edge_id === id || c.by_edge_id === id)
+        if (mine.length === 0 && !natural.has(id)) continue // stored before decisions were kept
+        const holding = mine.filter((c) => closureHolds(c, gone, forgottenArtifacts))
+        const own = mine.filter((c) => c.edge_id === id)
+        const state = stateOf(fact, holding, natural.get(id) ?? naturalEnd(fact, own), factOf)
         if (!wasLive.has(id)) wasLive.set(id, fact.expired_at === null)
         if (state.invalid_at === fact.invalid_at && state.expired_at === fact.expired_at) continue
         const updated = { ...fact, ...state }
@@ -167,9 +170,10 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
         for (const twin of twins) {
           const other = facts.get(twin)!
           const [keep, drop] = earlierFirst(fact, other)
+          // the decisions made against the repeat would have been made against the fact it repeats
           yield* repo.moveFactLinks(drop.id, keep.id)
+          yield* repo.repointClosures(drop.id, keep.id)
           gone.add(drop.id)
-          newlyGone.add(drop.id)
           pending.add(keep.id)
         }
       }
