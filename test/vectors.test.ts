@@ -132,6 +132,18 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
         expect(matches.map((m) => m.id)).toEqual(["entity-b", "entity-d"])
       }))
 
+    it.effect("compacts after deletes (twice is fine) and answers the same afterwards", () =>
+      Effect.gen(function*() {
+        const vectors = yield* VectorStore
+        const index = freshIndex()
+        yield* vectors.upsert(index, four)
+        yield* vectors.delete(index, ["entity-b"])
+        yield* vectors.compact
+        yield* vectors.compact
+        const matches = yield* vectors.query(index, [1, 0, 0, 0], 10, -1)
+        expect(matches.map((m) => m.id)).toEqual(["entity-a", "entity-c", "entity-d"])
+      }))
+
     it.effect("round-trips metadata values: strings, integers, decimals, booleans", () =>
       Effect.gen(function*() {
         const vectors = yield* VectorStore

@@ -1,7 +1,8 @@
 /**
- * The `Database` port from a SqlClient: transactions, and the per-key lock the remember manager
+ * The `Database` port from a SqlClient: transactions, the per-key lock the remember manager
  * holds for a whole pipeline run (an in-process lock always, plus a PostgreSQL session advisory
- * lock so that several processes on one database stay serial).
+ * lock so that several processes on one database stay serial), and compaction (SQLite only,
+ * SqliteCompact.ts).
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, SqlError } from "@effect/sql"
@@ -9,6 +10,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, FiberRef, Layer, Option } from "effect"
 import { beforeCommit, Database } from "../../src/services/Database.js"
 import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
+import { optimizeFullText, outsideTransaction, truncateWal } from "./SqliteCompact.js"
 
 /**
  * In-process keyed mutual exclusion: one 1-permit semaphore per key, dropped when no fiber
@@ -74,6 +76,17 @@ export const make = Effect.gen(function*() {
   const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
   const local = makeKeyedLock()
   const lockSql = dialect === "pg" ? yield* makeLockClient(sql) : sql
+  // PostgreSQL: a VACUUM would make the dead tuples' space reusable without zeroing it, and
+  // VACUUM FULL rewrites whole tables under an exclusive lock: neither is a forget's to run
+  const compact = dialect === "pg"
+    ? outsideTransaction("Database.compact")
+    : outsideTransaction("Database.compact").pipe(
+      Effect.zipRight(optimizeFullText(sql)),
+      Effect.zipRight(truncateWal(sql)),
+      Effect.asVoid,
+      Effect.orDie,
+      Effect.withSpan("Database.compact")
+    )
 
   return Database.of({
     dialect,
@@ -86,7 +99,8 @@ export const make = Effect.gen(function*() {
         Effect.catchIf(isSqlError, (error) => Effect.die(error))
       ) as Effect.Effect<A, E, R>,
     withLock: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      local.withLock(key)(dialect === "pg" ? withPgAdvisoryLock(lockSql, key)(effect) : effect)
+      local.withLock(key)(dialect === "pg" ? withPgAdvisoryLock(lockSql, key)(effect) : effect),
+    compact
   })
 })
 

@@ -1,6 +1,7 @@
 /**
  * The SQLite client: one better-sqlite3 connection with WAL and synchronous = NORMAL (files
- * only), foreign keys, a busy timeout, and sqlite-vec loaded into the same connection, migrated on build.
+ * only), foreign keys, secure_delete, a busy timeout, and sqlite-vec loaded into the same
+ * connection, migrated on build.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { NodeContext } from "@effect/platform-node"
@@ -34,6 +35,10 @@ export const SqliteClientLive = (
       const client = yield* SqliteClient.make({ filename, disableWAL: isMemory(filename) })
       // per connection, outside any transaction (foreign_keys is a no-op inside one)
       yield* client`PRAGMA foreign_keys = ON`
+      // deleted content is overwritten with zeros, not left in free space and freed pages: always,
+      // not only for a forget, since every request's full text has been in a queue row deleted
+      // long before anyone asks to forget it (docs/SECURITY.md, "Deleted data on disk")
+      yield* client`PRAGMA secure_delete = ON`
       // In WAL mode NORMAL syncs at checkpoints, not at every commit: a commit survives a crash of
       // the process (the WAL is in the OS's hands), and an OS crash or power loss can lose the last
       // commits but never corrupts the file. better-sqlite3 builds with this default already; said

@@ -79,7 +79,8 @@ export class MemoryVectorStore extends Context.Tag("gligabao/testing/MemoryVecto
           for (const id of ids) entries?.delete(id)
           if (entries?.size === 0) data.delete(index)
           return Effect.void
-        })
+        }),
+      compact: Effect.void
     })
 
     const contents = MemoryVectorStore.of({

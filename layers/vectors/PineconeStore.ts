@@ -216,7 +216,9 @@ export const makePineconeStore = (options: PineconeStoreOptions): Context.Tag.Se
           (batch) => call("delete", namespace, () => index.deleteMany({ ids: [...batch], namespace })),
           { discard: true }
         )
-      })
+      }),
+    // what Pinecone keeps of deleted records is Pinecone's (docs/SECURITY.md)
+    compact: Effect.void
   })
 }
 

@@ -54,6 +54,7 @@ import { dirname } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
+import { outsideTransaction, truncateWal } from "../sql/SqliteCompact.js"
 import { binaryCode, codeBits, CODES_VERSION } from "./binaryCodes.js"
 import { checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
 import { startVecReader, type VecReader } from "./VecReader.js"
@@ -385,7 +386,15 @@ export const makeSqliteVecStore = <E = never, R = never>(
           ? Effect.void
           : sql
             .withTransaction(deleteKeys([...new Set(ids)].map((id) => keyOf(index, id))))
-            .pipe(Effect.mapError(failed("delete", index)))
+            .pipe(Effect.mapError(failed("delete", index))),
+      // a deleted row is zeroed in the file by secure_delete (and sqlite-vec 0.1.9 zeroes a
+      // deleted vector's slot in its chunk itself), but the WAL still holds the pages as they
+      // were: in the graph's own file Database.compact truncates it too, harmlessly twice
+      compact: outsideTransaction("VectorStore.compact").pipe(
+        Effect.zipRight(truncateWal(sql)),
+        Effect.asVoid,
+        Effect.mapError(failed("compact", "the store"))
+      )
     })
   })
 
@@ -436,6 +445,8 @@ export const SqliteVecFileStoreLive = (
       if (!memory) yield* Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
       const client = yield* SqliteClient.make({ filename, disableWAL: memory })
       yield* client`PRAGMA busy_timeout = 5000`
+      // deleted vectors and their metadata (entity names) are zeroed, as in the graph's file
+      yield* client`PRAGMA secure_delete = ON`
       // this file holds vectors only: mapped, the code scans and rescoring reads cost about half
       // the CPU they do through read calls, and no graph shares its pages
       if (!memory) yield* client.unsafe(`PRAGMA mmap_size = ${VECTOR_FILE_MMAP}`)

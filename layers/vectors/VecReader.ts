@@ -38,6 +38,8 @@ const { parentPort, workerData } = require("node:worker_threads")
 const Database = require(workerData.betterSqlite3)
 const db = new Database(workerData.filename, { fileMustExist: true })
 db.pragma("busy_timeout = 5000")
+// it deletes nothing (query_only), but no connection of the server goes without it
+db.pragma("secure_delete = ON")
 db.pragma("query_only = 1")
 if (workerData.mmapBytes > 0) db.pragma("mmap_size = " + Math.floor(workerData.mmapBytes))
 db.loadExtension(workerData.extension)

@@ -15,8 +15,9 @@ export const datasetLockKey = (scope: { readonly user_id: string; readonly datas
   `remember\u0000${scope.user_id}\u0000${scope.dataset}`
 
 /**
- * What the core needs of the database itself, beyond the repositories: transactions and the
- * per-dataset lock the remember manager holds for a whole pipeline run.
+ * What the core needs of the database itself, beyond the repositories: transactions, the
+ * per-dataset lock the remember manager holds for a whole pipeline run, and the compaction a
+ * forget ends with.
  */
 export class Database extends Context.Tag("gligabao/Database")<
   Database,
@@ -29,5 +30,15 @@ export class Database extends Context.Tag("gligabao/Database")<
      * and a session advisory lock on PostgreSQL so several processes on one database stay serial
      */
     readonly withLock: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    /**
+     * Makes what was deleted unreadable in the database's own files, as far as the database
+     * can: on SQLite, FTS5 'optimize' of both full-text indexes, then the WAL checkpointed and
+     * truncated (deleted rows themselves are zeroed as they go, by secure_delete); on
+     * PostgreSQL nothing (VACUUM does not zero, docs/SECURITY.md). Run it after a forget has
+     * committed and its vector deletes have drained, never inside a transaction (it dies
+     * there). An index with deletes is rewritten whole, every dataset's, holding the SQLite
+     * connection: 60 ms at 100,000 facts, about a second at 1,000,000 (BENCHMARKS.md, "No trace").
+     */
+    readonly compact: Effect.Effect<void>
   }
 >() {}

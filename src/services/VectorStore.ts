@@ -27,5 +27,11 @@ export class VectorStore extends Context.Tag("gligabao/VectorStore")<
       minScore: number
     ) => Effect.Effect<ReadonlyArray<VectorMatch>, VectorWriteFailed>
     readonly delete: (index: string, ids: ReadonlyArray<string>) => Effect.Effect<void, VectorWriteFailed>
+    /**
+     * Makes deleted vectors unreadable in the store's own files where it keeps any (sqlite-vec:
+     * its WAL checkpointed and truncated); a no-op for a store in memory or a remote one. A
+     * forget runs it once its vector deletes have drained, outside any transaction.
+     */
+    readonly compact: Effect.Effect<void, VectorWriteFailed>
   }
 >() {}
