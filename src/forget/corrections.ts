@@ -9,9 +9,10 @@ import { toIso } from "../domain/time.js"
 import { reembed } from "../pipeline/reembed.js"
 import { edgeOut } from "../pipeline/remember/response.js"
 import { instant } from "../pipeline/temporal.js"
+import { drainOutbox } from "../pipeline/vectors.js"
 import { datasetLockKey } from "../services/Database.js"
 import { closureHolds, naturalEnd, stateOf } from "./closures.js"
-import { type ForgetDeps, forgetRows, type ForgetScope } from "./forgetArtifact.js"
+import { compactAfterForget, type ForgetDeps, forgetRows, type ForgetScope } from "./forgetArtifact.js"
 import type {
   FactResponse,
   ForgetArtifactResponse,
@@ -39,11 +40,15 @@ const inDataset = <A, E>(
         return yield* effect(found.value.id, now)
       }))
     )
+    yield* drainOutbox(deps).pipe(
+      Effect.catchAll((e) => Effect.logWarning("corrections: vector writes stay in the outbox", { error: e.message }))
+    )
     if (deps.embeddings.enabled) {
       yield* reembed(deps, { userId: scope.user_id, dataset: scope.dataset }).pipe(
         Effect.catchAll((e) => Effect.logWarning("re-embedding corrected rows failed", { error: e.message }))
       )
     }
+    yield* compactAfterForget(deps)
     return result
   })
 

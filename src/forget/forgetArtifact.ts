@@ -246,6 +246,18 @@ const earlierFirst = (a: ForgetFact, b: ForgetFact): readonly [ForgetFact, Forge
 }
 
 /**
+ * What was deleted leaves the files too (docs/SECURITY.md): the full-text segments are merged and
+ * the write-ahead logs truncated, after the commit and the vector deletes, outside any transaction.
+ */
+export const compactAfterForget = (deps: ForgetDeps) =>
+  Effect.zipRight(
+    deps.database.compact,
+    deps.vectors.compact.pipe(
+      Effect.catchAll((e) => Effect.logWarning("forget: compacting the vector store failed", { error: e.message }))
+    )
+  )
+
+/**
  * `DELETE /v1/gb/artifacts/{id}`: the program the handler, the library and the CLI run. A
  * dataset or artifact of another user is a 404, as a missing one.
  */
@@ -283,6 +295,7 @@ export const forgetArtifact = (
         Effect.catchAll((e) => Effect.logWarning("forget: re-embedding changed rows failed", { error: e.message }))
       )
     }
+    yield* compactAfterForget(deps)
     return {
       deleted: {
         artifacts: outcome.artifacts,
