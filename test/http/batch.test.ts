@@ -29,7 +29,9 @@ const withApp = <A, E>(
 ) =>
   program.pipe(
     Effect.provide(
-      serveTest(rememberLayer(storage, Array.isArray(answers) ? { extract_graph: answers } : answers as LlmScript)) as Layer.Layer<any, any, never>
+      serveTest(
+        rememberLayer(storage, Array.isArray(answers) ? { extract_graph: answers } : answers as LlmScript)
+      ) as Layer.Layer<any, any, never>
     )
   ) as Effect.Effect<A, E, never>
 
