@@ -1,5 +1,5 @@
 /**
- * Import: `gligabao import FILE.jsonl` of short texts into one dataset (1,000; 200 quick),
+ * Import: `gligabao import FILE.jsonl` of short texts into one dataset (1,000; 100 quick),
  * through the manager of the command's own process over a new SQLite file, with 0 ms models
  * and embeddings on: what the pipeline's own work costs, a figure without a bar. The rate is
  * the command's own (its last progress line: from the first item queued to the last run
@@ -72,7 +72,7 @@ const measure = async (ctx: Context, config: ConfigName, file: string): Promise<
 }
 
 export const importTexts = async (ctx: Context) => {
-  const count = ctx.quick ? 200 : 1_000
+  const count = ctx.quick ? 100 : 1_000
   const cast = people(8, 11)
   const file = join(ctx.dir, "import.jsonl")
   writeFileSync(
