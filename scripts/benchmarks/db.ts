@@ -12,3 +12,25 @@ export const openReadonly = (file: string): Database.Database => {
     return new Database(file, { fileMustExist: true })
   }
 }
+
+/**
+ * A dataset's graph as two runs that must agree compare it: entities by (name, type) and live
+ * facts by (source, relation, target, validity), sorted, as one string.
+ */
+export const graphOf = (file: string, dataset: string): string => {
+  const db = openReadonly(file)
+  try {
+    const entities = db.prepare(
+      "SELECT e.name, e.type FROM gb_entities e JOIN gb_datasets d ON d.id = e.dataset_id WHERE d.name = ? ORDER BY 1, 2"
+    ).all(dataset)
+    const facts = db.prepare(
+      `SELECT s.name AS source, f.relation, t.name AS target, f.valid_at, f.invalid_at
+       FROM gb_edges f JOIN gb_entities s ON s.id = f.source_id JOIN gb_entities t ON t.id = f.target_id
+       JOIN gb_datasets d ON d.id = f.dataset_id
+       WHERE d.name = ? AND f.expired_at IS NULL ORDER BY 1, 2, 3, 4, 5`
+    ).all(dataset)
+    return JSON.stringify({ entities, facts })
+  } finally {
+    db.close()
+  }
+}

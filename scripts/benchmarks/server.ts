@@ -58,56 +58,64 @@ export const SERVER_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=
 export const serverNodeFlags = (): ReadonlyArray<string> =>
   /semi-space/.test(process.env.GLIGABAO_BENCH_NODE_OPTIONS ?? "") ? [] : SERVER_NODE_FLAGS
 
+/**
+ * The environment of a `gligabao` child (a server, or an import): the bench's own GLIGABAO_*
+ * variables (to try a setting: GLIGABAO_DATABASE_MMAP_SIZE=1073741824 scripts/bench --only
+ * search), the fake model servers, the configuration's variables, the node options to try.
+ */
+export const childEnv = (options: Omit<ServerOptions, "db" | "profileDir" | "entry">): Record<string, string> => {
+  const passed = Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("GLIGABAO_") && e[1] !== undefined)
+  )
+  const env: Record<string, string> = {
+    ...passed,
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    ANTHROPIC_API_KEY: "bench",
+    ANTHROPIC_BASE_URL: options.fakes.anthropicUrl,
+    GLIGABAO_LOG_LEVEL: "warning",
+    ...serverEnv(),
+    GLIGABAO_CONFIG: options.configFile,
+    ...CONFIGS[options.config]
+  }
+  if (options.embeddingDimensions !== undefined) {
+    env.OPENAI_API_KEY = "bench"
+    env.GLIGABAO_EMBEDDING_BASE_URL = options.fakes.openAiUrl
+    env.GLIGABAO_EMBEDDING_DIMENSIONS = String(options.embeddingDimensions)
+  }
+  // node flags to try on the server (GLIGABAO_BENCH_NODE_OPTIONS="--max-semi-space-size=4"):
+  // the bench's own NODE_OPTIONS belong to the bench (tsx)
+  const nodeOptions = [process.env.GLIGABAO_BENCH_NODE_OPTIONS ?? ""]
+  if (options.sqlTraceFile !== undefined) {
+    mkdirSync(dirname(options.sqlTraceFile), { recursive: true })
+    nodeOptions.push(`--require ${join(ROOT, "scripts", "benchmarks", "sqlTrace.cjs")}`)
+    env.GLIGABAO_BENCH_SQL_TRACE = options.sqlTraceFile
+  }
+  const joined = nodeOptions.filter((o) => o.trim() !== "").join(" ")
+  if (joined !== "") env.NODE_OPTIONS = joined
+  return env
+}
+
+/** node's arguments up to the CLI's own: the flags, a CPU profile if asked, the entry. */
+export const childArgs = (options: Pick<ServerOptions, "profileDir" | "entry">): Array<string> => {
+  // (NODE_OPTIONS may not carry --cpu-prof)
+  const profile = options.profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`]
+  if (options.profileDir !== undefined) mkdirSync(options.profileDir, { recursive: true })
+  // bin/gligabao.js sets V8's heap growing (GLIGABAO_HEAP_GROWING_PERCENT, 25 by default); an
+  // --entry bypasses it, so the flag goes on the command line instead (without it a 1 MiB
+  // remember peaks near 500 MB, which once passed for a regression of the change under test)
+  const growing = process.env.GLIGABAO_HEAP_GROWING_PERCENT ?? "25"
+  const heap = options.entry === undefined || !/^\d+$/.test(growing) || growing === "0"
+    ? []
+    : [`--heap-growing-percent=${growing}`]
+  return [...serverNodeFlags(), ...profile, ...heap, options.entry ?? "bin/gligabao.js"]
+}
+
 export const startServer = (options: ServerOptions): Promise<Server> =>
   new Promise((resolve, reject) => {
-    // the bench's own GLIGABAO_* variables reach the server (to try a setting:
-    // GLIGABAO_DATABASE_MMAP_SIZE=1073741824 scripts/bench --only search); the rest is set here
-    const passed = Object.fromEntries(
-      Object.entries(process.env).filter((e): e is [string, string] =>
-        e[0].startsWith("GLIGABAO_") && e[1] !== undefined
-      )
-    )
-    const env: Record<string, string> = {
-      ...passed,
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "/tmp",
-      ANTHROPIC_API_KEY: "bench",
-      ANTHROPIC_BASE_URL: options.fakes.anthropicUrl,
-      GLIGABAO_LOG_LEVEL: "warning",
-      ...serverEnv(),
-      GLIGABAO_CONFIG: options.configFile,
-      ...CONFIGS[options.config]
-    }
-    if (options.embeddingDimensions !== undefined) {
-      env.OPENAI_API_KEY = "bench"
-      env.GLIGABAO_EMBEDDING_BASE_URL = options.fakes.openAiUrl
-      env.GLIGABAO_EMBEDDING_DIMENSIONS = String(options.embeddingDimensions)
-    }
-    // node flags to try on the server (GLIGABAO_BENCH_NODE_OPTIONS="--max-semi-space-size=4"):
-    // the bench's own NODE_OPTIONS belong to the bench (tsx)
-    const nodeOptions = [process.env.GLIGABAO_BENCH_NODE_OPTIONS ?? ""]
-    if (options.sqlTraceFile !== undefined) {
-      mkdirSync(dirname(options.sqlTraceFile), { recursive: true })
-      nodeOptions.push(`--require ${join(ROOT, "scripts", "benchmarks", "sqlTrace.cjs")}`)
-      env.GLIGABAO_BENCH_SQL_TRACE = options.sqlTraceFile
-    }
-    const joined = nodeOptions.filter((o) => o.trim() !== "").join(" ")
-    if (joined !== "") env.NODE_OPTIONS = joined
-    // (NODE_OPTIONS may not carry --cpu-prof)
-    const profile = options.profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`]
-    if (options.profileDir !== undefined) mkdirSync(options.profileDir, { recursive: true })
-    // bin/gligabao.js sets V8's heap growing (GLIGABAO_HEAP_GROWING_PERCENT, 25 by default); an
-    // --entry bypasses it, so the flag goes on the command line instead (without it a 1 MiB
-    // remember peaks near 500 MB, which once passed for a regression of the change under test)
-    const growing = process.env.GLIGABAO_HEAP_GROWING_PERCENT ?? "25"
-    const heap = options.entry === undefined || !/^\d+$/.test(growing) || growing === "0"
-      ? []
-      : [`--heap-growing-percent=${growing}`]
+    const env = childEnv(options)
     const child = spawn(process.execPath, [
-      ...serverNodeFlags(),
-      ...profile,
-      ...heap,
-      options.entry ?? "bin/gligabao.js",
+      ...childArgs(options),
       "serve",
       "--port",
       "0",

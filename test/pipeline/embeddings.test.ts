@@ -6,8 +6,8 @@ import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Schedule } from "effect"
 import { expect } from "vitest"
-import { HashEmbeddings, HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
-import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
+import { hashEmbedding, HashEmbeddings, HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
+import { type LlmScript, type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStore, MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
 import { DEFAULT_PRICES } from "../../src/pipeline/cost.js"
@@ -45,10 +45,21 @@ const livesIn = (person: string, city: string, valid_at: string, about = "an eng
 const run = <A, E>(
   storage: () => StorageLayer,
   script: LlmScript,
-  options: RememberLayerOptions & { readonly failEmbeddings?: () => boolean; readonly failUpserts?: () => boolean },
+  options: RememberLayerOptions & {
+    readonly failEmbeddings?: () => boolean
+    readonly failUpserts?: () => boolean
+    /** hears every embeddings request as it arrives */
+    readonly onEmbed?: (texts: ReadonlyArray<string>) => void
+  },
   program: Effect.Effect<A, E, any>
 ) => {
-  const embeddings = HashEmbeddingsLive({ dimensions: 64, failWhen: () => options.failEmbeddings?.() ?? false })
+  const embeddings = HashEmbeddingsLive({
+    dimensions: 64,
+    failWhen: (texts) => {
+      options.onEmbed?.(texts)
+      return options.failEmbeddings?.() ?? false
+    }
+  })
   const vectors = MemoryVectorStoreLive({ dimensions: 64, failUpserts: () => options.failUpserts?.() ?? false })
   const layer = rememberLayer(storage(), script, {
     ...options,
@@ -131,6 +142,79 @@ forEachDialect((_dialect, makeLayer) => {
         expect(calls).toEqual([texts, texts])
       })
     ))
+
+  it.live("a repeat's stored wording is embedded while resolve_edges runs, not after it", () => {
+    // what happened, in order: embeddings requests as they arrive, model answers as they are given
+    const events: Array<string> = []
+    const answers: Record<string, Array<ScriptedAnswer>> = {
+      extract_graph: [
+        graph([{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "place" }, {
+          name: "Bob Jones",
+          type: "person"
+        }], [
+          { source: "Alice Smith", target: "Berlin", relation: "lives in", valid_at: "2024-03-01" },
+          { source: "Alice Smith", target: "Bob Jones", relation: "knows" }
+        ]),
+        graph([{ name: "Alice Smith", type: "person" }, { name: "Berlin", type: "place" }, {
+          name: "Acme",
+          type: "organization"
+        }], [
+          // the stored fact again (same endpoints, relation and time) in other words: merged in code
+          {
+            source: "Alice Smith",
+            target: "Berlin",
+            relation: "lives in",
+            description: "Alice has lived in Berlin since March 2024",
+            valid_at: "2024-03-01"
+          },
+          { source: "Alice Smith", target: "Acme", relation: "works at" }
+        ])
+      ],
+      resolve_edges: [resolution([], [])]
+    }
+    return run(
+      makeLayer,
+      (request) => {
+        events.push(`answered ${request.stage}`)
+        return answers[request.stage]!.shift()!
+      },
+      {
+        // the model takes its time; the embeddings answer at once
+        llmDelayMs: (request) => (request.stage === "resolve_edges" ? 300 : 0),
+        onEmbed: (texts) => events.push(`embedded ${JSON.stringify(texts)}`)
+      },
+      Effect.gen(function*() {
+        const stored = yield* remember(request("Alice Smith lives in Berlin and knows Bob Jones."))
+        const first = textBody(stored)
+        events.length = 0
+        const second = textBody(yield* remember(request("Alice has lived in Berlin since March 2024, at Acme.")))
+        // the repeat is the stored edge, embedded with its stored description
+        expect(second.edges[0]!.id).toBe(first.edges[0]!.id)
+        expect(second.edges[0]!.description).toBe("Alice Smith lives in Berlin")
+        expect(events).toEqual([
+          "answered extract_graph",
+          // ahead: what the extraction says
+          `embedded ${
+            JSON.stringify([
+              "Alice Smith (person): ",
+              "Berlin (place): ",
+              "Acme (organization): ",
+              "Alice has lived in Berlin since March 2024",
+              "Alice Smith works at Acme"
+            ])
+          }`,
+          // beside resolve_edges: the stored wording of the repeat
+          `embedded ${JSON.stringify(["Alice Smith lives in Berlin"])}`,
+          "answered resolve_edges"
+        ])
+        const store = yield* MemoryVectorStore
+        const edges = store.items(`dataset-${stored.dataset_id}-edges`)
+        expect(edges.find((i) => i.id === `edge-${first.edges[0]!.id}`)!.values).toEqual(
+          hashEmbedding("Alice Smith lives in Berlin", 64)
+        )
+      })
+    )
+  })
 
   it.live("finds an alias by similarity: its facts become candidates (found_by similar)", () =>
     run(

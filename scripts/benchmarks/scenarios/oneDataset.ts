@@ -6,32 +6,13 @@
  */
 import { join } from "node:path"
 import { type Context, withServer } from "../context.js"
-import { openReadonly } from "../db.js"
+import { graphOf } from "../db.js"
 import { fmt, ratio } from "../report.js"
 import { type ConfigName, remember, request, type Server } from "../server.js"
 import { makeRandom, paragraph, people } from "../texts.js"
 import { REFERENCE_TIME } from "./latency.js"
 
 const SCENARIO = "one dataset"
-
-/** Entities by (name, type) and live facts by (source, relation, target, validity), sorted. */
-const graphOf = (file: string): string => {
-  const db = openReadonly(file)
-  try {
-    const entities = db.prepare(
-      "SELECT e.name, e.type FROM gb_entities e JOIN gb_datasets d ON d.id = e.dataset_id WHERE d.name = 'one' ORDER BY 1, 2"
-    ).all()
-    const facts = db.prepare(
-      `SELECT s.name AS source, f.relation, t.name AS target, f.valid_at, f.invalid_at
-       FROM gb_edges f JOIN gb_entities s ON s.id = f.source_id JOIN gb_entities t ON t.id = f.target_id
-       JOIN gb_datasets d ON d.id = f.dataset_id
-       WHERE d.name = 'one' AND f.expired_at IS NULL ORDER BY 1, 2, 3, 4, 5`
-    ).all()
-    return JSON.stringify({ entities, facts })
-  } finally {
-    db.close()
-  }
-}
 
 const textsFor = (count: number): Array<string> => {
   const cast = people(8, 7)
@@ -64,7 +45,7 @@ const measure = async (ctx: Context, config: ConfigName, texts: ReadonlyArray<st
       }
       const seconds = (performance.now() - t0) / 1000
       ctx.fakes.setLatency(0)
-      return { seconds, graph: graphOf(server.db) }
+      return { seconds, graph: graphOf(server.db, "one") }
     }
   )
 }

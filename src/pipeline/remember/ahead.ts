@@ -68,6 +68,23 @@ export const embedAhead = Effect.fnUntraced(
   }
 )
 
+/**
+ * Embeds into `cache` the texts of `texts` it lacks (one request, filed under store), for a
+ * unit's store to find there: run beside resolve_edges (`likelyStoreTexts`), so the store's
+ * embeddings round trip is not paid after it. A failure is logged and leaves nothing: the store
+ * embeds what it needs itself and fails there if it must.
+ */
+export const embedBeside = Effect.fnUntraced(
+  function*(ctx: RunContext, cache: VectorCache, texts: ReadonlyArray<string>) {
+    yield* embedTexts(embedContext(ctx, "store"), cache, texts).pipe(
+      Effect.asVoid,
+      Effect.catchAll((e) =>
+        Effect.logWarning("embedding beside resolve_edges failed; the store embeds in order", { error: e.message })
+      )
+    )
+  }
+)
+
 /** The run's cache as a unit sees it: its own vectors embedded ahead first. */
 export const withAhead = (ahead: Vectors, shared: VectorCache): VectorCache => ({
   get: (text) => ahead.get(text) ?? shared.get(text),

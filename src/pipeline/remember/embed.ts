@@ -76,25 +76,17 @@ export interface PreparedVectors {
 }
 
 /**
- * The texts a unit embeds, as the rows will read after the store: the entities the text
- * mentions (its own, the stored ones its facts name, the `other` endpoints), each as the
- * stored name and type with the description the upsert keeps; then the facts it states (a
- * repeat with the stored edge's description). Entities first, then edges (seed order).
+ * The entities a unit's vectors are written for, each as the row will read after the store:
+ * the entities the text mentions (its own, the stored ones its facts name, the `other`
+ * endpoints), each as the stored name and type with the description the upsert keeps. It
+ * depends on the candidates only, not on resolve_edges' plan.
  */
-export const prepareVectors = (
-  ctx: EmbedContext,
-  cache: VectorCache,
-  input: {
-    readonly entities: ReadonlyArray<NormalizedEntity>
-    readonly candidates: Candidates
-    readonly plan: ReconciliationPlan
-    /** a chunk's text and summary, embedded in the same request, after the edges */
-    readonly chunkText?: string | undefined
-    readonly summaryText?: string | undefined
-  }
-): Effect.Effect<PreparedVectors, EmbeddingFailed> => {
-  const stored = new Map(input.candidates.storedEntities.map((e) => [entityKey(e.name_key, e.type), e] as const))
-  const storedById = new Map(input.candidates.storedEntities.map((e) => [e.id, e] as const))
+const entityVectorTexts = (
+  entities: ReadonlyArray<NormalizedEntity>,
+  candidates: Candidates
+): ReadonlyArray<{ readonly ref: EntityRef; readonly text: string }> => {
+  const stored = new Map(candidates.storedEntities.map((e) => [entityKey(e.name_key, e.type), e] as const))
+  const storedById = new Map(candidates.storedEntities.map((e) => [e.id, e] as const))
   const entityTexts = new Map<string, { readonly ref: EntityRef; readonly text: string }>()
   const addWritten = (e: NormalizedEntity) => {
     const key = entityKey(e.name_key, e.type)
@@ -110,7 +102,7 @@ export const prepareVectors = (
       entityTexts.set(`id:${row.id}`, { ref: { id: row.id }, text: entityText(row) })
     }
   }
-  for (const e of [...input.entities, ...input.candidates.endpointEntities]) addWritten(e)
+  for (const e of [...entities, ...candidates.endpointEntities]) addWritten(e)
   const endpoint = (p: Endpoint) => {
     if (p.kind === "written") addWritten(p.entity)
     else {
@@ -118,10 +110,62 @@ export const prepareVectors = (
       if (row !== undefined) addStored(row)
     }
   }
-  for (const r of input.candidates.resolved) {
+  for (const r of candidates.resolved) {
     endpoint(r.source)
     endpoint(r.target)
   }
+  return [...entityTexts.values()]
+}
+
+/**
+ * The texts `prepareVectors` will most likely need once resolve_edges has answered, known as
+ * soon as the candidates are: the entities' (exact), the new facts' descriptions, and the
+ * stored wording of every candidate fact with the relation of a new fact between the same two
+ * stored entities, either way round (an exact repeat, or what the model will most likely call
+ * a duplicate: a repeat is embedded with the stored edge's description). Embedding them while
+ * resolve_edges runs takes the store's embeddings round trip off a dataset's ordered path
+ * (BENCHMARKS.md, one dataset); a duplicate the model finds elsewhere is embedded by the store
+ * as before, so the vectors are the same either way.
+ */
+export const likelyStoreTexts = (
+  entities: ReadonlyArray<NormalizedEntity>,
+  candidates: Candidates
+): ReadonlyArray<string> => {
+  const between = (a: number, b: number, relation: string) => JSON.stringify([Math.min(a, b), Math.max(a, b), relation])
+  const facts = new Set<string>()
+  for (const r of candidates.resolved) {
+    if (r.source.kind === "stored" && r.target.kind === "stored") {
+      facts.add(between(r.source.id, r.target.id, r.edge.relation))
+    }
+  }
+  const repeated = candidates.facts.filter((f) => facts.has(between(f.source_id, f.target_id, f.relation)))
+  return [
+    ...new Set([
+      ...entityVectorTexts(entities, candidates).map((e) => e.text),
+      ...candidates.resolved.map((r) => r.edge.description),
+      ...repeated.map((f) => f.description)
+    ])
+  ]
+}
+
+/**
+ * The texts a unit embeds, as the rows will read after the store: the entities
+ * (`entityVectorTexts`), then the facts it states (a repeat with the stored edge's
+ * description). Entities first, then edges (seed order).
+ */
+export const prepareVectors = (
+  ctx: EmbedContext,
+  cache: VectorCache,
+  input: {
+    readonly entities: ReadonlyArray<NormalizedEntity>
+    readonly candidates: Candidates
+    readonly plan: ReconciliationPlan
+    /** a chunk's text and summary, embedded in the same request, after the edges */
+    readonly chunkText?: string | undefined
+    readonly summaryText?: string | undefined
+  }
+): Effect.Effect<PreparedVectors, EmbeddingFailed> => {
+  const entityList = entityVectorTexts(input.entities, input.candidates)
   const factById = new Map(input.candidates.facts.map((f) => [f.id, f] as const))
   const factTexts = input.plan.facts.map((fact) => ({
     index: fact.index,
@@ -129,7 +173,6 @@ export const prepareVectors = (
       ? factById.get(fact.edge_id)?.description ?? input.candidates.resolved[fact.index]!.edge.description
       : input.candidates.resolved[fact.index]!.edge.description
   }))
-  const entityList = [...entityTexts.values()]
   const extra = [input.chunkText, input.summaryText].filter((t): t is string => t !== undefined)
   const texts = [...entityList.map((e) => e.text), ...factTexts.map((f) => f.text), ...extra]
   return Effect.map(embedTexts(ctx, cache, texts), (vectors) => {

@@ -12,9 +12,10 @@ import type { Chunk } from "../chunking.js"
 import { withStepLabels } from "../RunRecorder.js"
 import type { SeriesWrite, StoredSeries } from "../series/store.js"
 import { drainOutbox } from "../vectors.js"
-import { embedAhead, NO_VECTORS, type Vectors, withAhead } from "./ahead.js"
+import { embedAhead, embedBeside, NO_VECTORS, type Vectors, withAhead } from "./ahead.js"
+import { likelyStoreTexts } from "./embed.js"
 import { extractGraph, type Extraction } from "./extract.js"
-import { loadCandidates, resolveEdges } from "./reconcile.js"
+import { loadCandidates, needsModel, resolveEdges } from "./reconcile.js"
 import type { RunContext } from "./RunContext.js"
 import { store, type Stored } from "./store.js"
 import { summarizeChunk, type Summary } from "./summarize.js"
@@ -88,6 +89,9 @@ const writeVectors = Effect.fnUntraced(function*(ctx: RunContext, stored: Stored
 /**
  * Reconciles and stores a unit, then writes its vectors: in order, one unit at a time per
  * dataset, in the dataset `ctx` knows. With `series`, store_series runs in its transaction.
+ * While resolve_edges asks the model, the texts the store will most likely embed that were not
+ * embedded ahead (a repeat's stored wording, a stored entity's description) are embedded beside
+ * it, so the store rarely waits for an embeddings round trip of its own.
  */
 export const storeUnit = Effect.fn("remember.store_unit")(
   function*(
@@ -99,7 +103,14 @@ export const storeUnit = Effect.fn("remember.store_unit")(
     const cache = withAhead(work.ahead, ctx.cache)
     const candidates = yield* loadCandidates(ctx, work.extraction.graph, cache)
     const now = yield* nowIso
-    const resolution = yield* resolveEdges(ctx, candidates, now)
+    const resolve = resolveEdges(ctx, candidates, now)
+    const resolution = ctx.deps.embeddings.enabled && needsModel(candidates)
+      ? yield* Effect.zipLeft(
+        resolve,
+        embedBeside(ctx, cache, likelyStoreTexts(work.extraction.graph.entities, candidates)),
+        { concurrent: true }
+      )
+      : yield* resolve
     const stored = yield* store(ctx, { unit, work, candidates, plan: resolution.plan, now, cache }, series)
     yield* writeVectors(ctx, stored)
     // the vectors embedded ahead are not kept: a long document would hold every one of them
