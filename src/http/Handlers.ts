@@ -28,7 +28,7 @@ import { RunLogRepo } from "../services/RunLogRepo.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller } from "./authentication.js"
-import { ForgetHandlersLive } from "./ForgetHandlers.js"
+import { ForgetHandlersLive, UsersHandlersLive } from "./ForgetHandlers.js"
 import { parseJsonBytes, readBytesUpTo, readJsonUpTo } from "./readBody.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
@@ -223,6 +223,7 @@ export const ApiHandlersLive = Layer.mergeAll(
   HealthHandlersLive,
   ReadHandlersLive,
   ForgetHandlersLive,
+  UsersHandlersLive,
   AdminHandlersLive,
   RunEventsHandlersLive
 )
