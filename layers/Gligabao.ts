@@ -7,7 +7,11 @@ import { Option, Redacted } from "effect"
 import { type AppConfig, defaultConfig, imageDirFor } from "../src/Config.js"
 import {
   datasetsOf,
+  deleteDatasetMemory,
   exportMemory,
+  forgetArtifactMemory,
+  forgetUserMemory,
+  hardDeleteDatasetMemory,
   queryMemory,
   remember,
   rememberBatch,
@@ -97,8 +101,8 @@ export const configFor = (options: GligabaoOptions = {}): AppConfig => {
 
 export const Gligabao = {
   /**
-   * The remember manager, the read side's services (search, query, export, datasets, sessions)
-   * and the storage, composed as `gligabao serve` composes them.
+   * The remember manager, the read side's services (search, query, export, datasets, sessions),
+   * the forget side's and the storage, composed as `gligabao serve` composes them.
    */
   layer: (options: GligabaoOptions = {}) => appLayerFor(configFor(options), options.layers),
   configFor,
@@ -109,5 +113,10 @@ export const Gligabao = {
   query: queryMemory,
   exportGraph: exportMemory,
   datasets: datasetsOf,
-  sessions: sessionsOf
+  sessions: sessionsOf,
+  deleteDataset: deleteDatasetMemory,
+  /** docs/FORGET.md */
+  hardDeleteDataset: hardDeleteDatasetMemory,
+  forgetUser: forgetUserMemory,
+  forgetArtifact: forgetArtifactMemory
 } as const

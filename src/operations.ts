@@ -8,8 +8,12 @@ import { IdempotencyConflict, statusOf } from "./domain/Errors.js"
 import { batchRequests, RememberBatchRequest, RememberRequest } from "./domain/Remember.js"
 import type { RememberBatchQueued, RememberBatchResult, RememberSuccess } from "./domain/Responses.js"
 import { decodeRequest } from "./domain/Wire.js"
+import { forgetDeps } from "./forget/deps.js"
+import { eraseDeps, forgetUser, hardDeleteDataset } from "./forget/erase.js"
+import { forgetArtifact } from "./forget/forgetArtifact.js"
+import { ForgetArtifactRequest, ForgetUserRequest, HardDeleteRequest } from "./forget/requests.js"
 import { RememberManager } from "./pipeline/RememberManager.js"
-import { listDatasets, listSessions } from "./query/datasets.js"
+import { deleteDataset, listDatasets, listSessions } from "./query/datasets.js"
 import { exportGraph } from "./query/export.js"
 import { QueryRequest, ReadScope, SearchRequest } from "./query/requests.js"
 import { query, search } from "./query/search.js"
@@ -102,3 +106,41 @@ export const datasetsOf = (userId: string) =>
 
 /** A dataset's sessions: `GET /v1/gb/sessions`. */
 export const sessionsOf = (input: typeof ReadScope.Encoded) => Effect.flatMap(decodeScope(input), listSessions)
+
+/** Soft-delete a dataset (its rows stay; the name starts afresh): `DELETE /v1/gb/datasets/{name}`. */
+export const deleteDatasetMemory = (input: typeof ReadScope.Encoded) =>
+  Effect.flatMap(decodeScope(input), deleteDataset)
+
+const decodeHardDelete = decoded(HardDeleteRequest)
+
+/**
+ * Hard-delete a dataset: every row of the name (soft-deleted ones too), everything in them, the
+ * user's runs of it, their vectors and image files: `DELETE /v1/gb/datasets/{name}?hard=true`.
+ */
+export const hardDeleteDatasetMemory = (input: typeof HardDeleteRequest.Encoded) =>
+  Effect.flatMap(
+    decodeHardDelete(input),
+    (request) => Effect.flatMap(eraseDeps, (deps) => hardDeleteDataset(deps, request))
+  )
+
+const decodeForgetUser = decoded(ForgetUserRequest)
+
+/** Forget a user: every dataset, run, vector and image file of theirs: `DELETE /v1/gb/users/{user_id}`. */
+export const forgetUserMemory = (input: typeof ForgetUserRequest.Encoded) =>
+  Effect.flatMap(
+    decodeForgetUser(input),
+    (request) => Effect.flatMap(eraseDeps, (deps) => forgetUser(deps, request.user_id))
+  )
+
+const decodeForgetArtifact = decoded(ForgetArtifactRequest)
+
+/**
+ * Forget an artifact, and what was derived from it and what it caused:
+ * `DELETE /v1/gb/artifacts/{id}?user_id=&dataset=`.
+ */
+export const forgetArtifactMemory = (input: typeof ForgetArtifactRequest.Encoded) =>
+  Effect.flatMap(decodeForgetArtifact(input), (request) =>
+    Effect.flatMap(
+      forgetDeps,
+      (deps) => forgetArtifact(deps, { user_id: request.user_id, dataset: request.dataset }, request.artifact_id)
+    ))

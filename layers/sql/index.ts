@@ -12,6 +12,7 @@ import { Layer, type Redacted } from "effect"
 import type { AdminRepo } from "../../src/services/AdminRepo.js"
 import type { Database } from "../../src/services/Database.js"
 import type { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
+import type { EraseRepo } from "../../src/services/EraseRepo.js"
 import type { ForgetRepo } from "../../src/services/ForgetRepo.js"
 import type { GeoRepo } from "../../src/services/GeoRepo.js"
 import type { GraphRepo } from "../../src/services/GraphRepo.js"
@@ -25,6 +26,7 @@ import { DatabaseLive } from "./Database.js"
 import { PgMigratedLive } from "./Pg.js"
 import { AdminRepoLive } from "./repositories/Admin.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
+import { EraseRepoLive } from "./repositories/Erase.js"
 import { ForgetRepoLive } from "./repositories/Forget.js"
 import { GeoRepoLive } from "./repositories/Geo.js"
 import { GraphRepoLive } from "./repositories/Graph.js"
@@ -40,6 +42,7 @@ export type Repositories =
   | AdminRepo
   | Database
   | DatasetsRepo
+  | EraseRepo
   | ForgetRepo
   | GeoRepo
   | GraphRepo
@@ -60,6 +63,7 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   AdminRepoLive,
   DatabaseLive,
   DatasetsRepoLive,
+  EraseRepoLive,
   ForgetRepoLive,
   GeoRepoLive,
   GraphRepoLive,

@@ -81,6 +81,14 @@ export const refusalFor = (caller: Caller, userId: string): string | undefined =
   }
 }
 
+/**
+ * Whether the caller may erase `userId`'s data (forget the user, hard-delete a dataset): the
+ * user's own token, or an admin token, since operators honour deletion requests. Undefined when
+ * it may, otherwise why not (a 403).
+ */
+export const eraseRefusal = (caller: Caller, userId: string): string | undefined =>
+  caller._tag === "Admin" ? undefined : refusalFor(caller, userId)
+
 /** Whether the caller may use the admin API: None when it may, otherwise why not (a 403). */
 export const adminRefusal = (caller: Caller): string | undefined =>
   caller._tag === "User" ? "the admin API needs an admin token" : undefined

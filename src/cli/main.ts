@@ -8,6 +8,7 @@
  *   gligabao export --user-id U [--dataset D] [--format json|graphml] [--output FILE] [filters]
  *   gligabao import PATH --user-id U [--dataset D] [--kind K] [--url URL] [--token T] [--db PATH] [--database-url URL] [--config FILE]
  *   gligabao eval DIR [--models stage=model,...] [--output DIR] [--user-id U] [--db PATH] [--database-url URL] [--config FILE]
+ *   gligabao forget user USER_ID | dataset NAME --user-id U | artifact ID --user-id U [--dataset D]  [--db PATH] [--database-url URL] [--image-dir DIR] [--config FILE]
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { HttpServer } from "@effect/platform"
@@ -23,6 +24,7 @@ import {
   storageFor,
   vectorStoreFor
 } from "../../layers/App.js"
+import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
 import { Authentication } from "../auth/Authentication.js"
 import { bindRefusal, isLoopback } from "../auth/bind.js"
 import { tokenTable } from "../auth/tokens.js"
@@ -52,6 +54,7 @@ import { RunLogRepo } from "../services/RunLogRepo.js"
 import { VectorOutbox } from "../services/VectorOutbox.js"
 import { VectorStore } from "../services/VectorStore.js"
 import { runEvalCommand } from "./eval.js"
+import { forgetCommand } from "./forget.js"
 import { importLocally, importRemotely, readImportItems, validateItems } from "./import.js"
 import { progressBar } from "./progress.js"
 import { readBody, type ReadFlags, readParams, writeDocument } from "./read.js"
@@ -481,6 +484,20 @@ const evalCommand = Command.make(
   )
 )
 
+/** What the forget commands use: the storage, the vector store and the image files (no models, no remember). */
+const forgetLayerFor = (config: AppConfig) =>
+  Layer.mergeAll(
+    embeddingsFor(config),
+    vectorStoreFor(config),
+    settingsFor(config),
+    LocalImageStoreLive(config.imageDir)
+  ).pipe(Layer.provideMerge(storageFor(config)))
+
+const forget = forgetCommand({
+  options: { config: configOption, db: dbOption, databaseUrl: databaseUrlOption, imageDir: imageDirOption },
+  run: (o, program) => withConfig(flags(o), (config) => program.pipe(Effect.provide(forgetLayerFor(config))))
+})
+
 const gligabao = Command.make("gligabao").pipe(
   Command.withDescription("a memory server for AI agents: texts in, a bi-temporal knowledge graph out"),
   Command.withSubcommands([
@@ -492,7 +509,8 @@ const gligabao = Command.make("gligabao").pipe(
     searchCommand,
     queryCommand,
     exportCommand,
-    evalCommand
+    evalCommand,
+    forget
   ])
 )
 

@@ -128,9 +128,10 @@ export class InternalFailure extends Schema.TaggedError<InternalFailure>()("Inte
   }
 }
 
-/** Every error a remember run can fail with. */
+/** Every error a remember run can fail with (NotFound: a forget removed the run before it stored). */
 export type RememberError =
   | InvalidRequest
+  | NotFound
   | LlmUnavailable
   | LlmFailed
   | EmbeddingFailed

@@ -28,3 +28,23 @@ export const forgetDepsOption: Effect.Effect<Option.Option<ForgetDeps>> = Effect
   const prices = Option.match(settings, { onNone: () => DEFAULT_PRICES, onSome: (s) => s.prices })
   return Option.map(all, (deps): ForgetDeps => ({ ...deps, prices }))
 })
+
+/** The dependencies from the context, for the library and the CLI (the settings' prices when present). */
+export const forgetDeps: Effect.Effect<
+  ForgetDeps,
+  never,
+  Database | DatasetsRepo | GraphRepo | InferencesRepo | Embeddings | VectorStore | VectorOutbox | ForgetRepo
+> = Effect.gen(function*() {
+  const settings = yield* Effect.serviceOption(RememberSettings)
+  return {
+    database: yield* Database,
+    datasets: yield* DatasetsRepo,
+    graph: yield* GraphRepo,
+    inferences: yield* InferencesRepo,
+    embeddings: yield* Embeddings,
+    vectors: yield* VectorStore,
+    outbox: yield* VectorOutbox,
+    forget: yield* ForgetRepo,
+    prices: Option.match(settings, { onNone: () => DEFAULT_PRICES, onSome: (s) => s.prices })
+  }
+})

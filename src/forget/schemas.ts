@@ -95,3 +95,50 @@ export const MergeEntitiesResponse = Schema.Struct({
   })
 }).annotations({ identifier: "MergeEntitiesResponse" })
 export type MergeEntitiesResponse = Schema.Schema.Type<typeof MergeEntitiesResponse>
+const erased = Schema.Struct({
+  datasets: count("dataset rows of the name, soft-deleted ones included"),
+  artifacts: count("artifacts: texts, chunks, summaries, web results, observations"),
+  entities: count("entities"),
+  facts: count("facts, live and closed"),
+  vectors: count("vector deletes queued in the outbox: embedded entities and facts, every chunk and summary"),
+  images: count("image artifacts, and their files"),
+  runs: count("remember runs, with their stages, queued requests and Idempotency-Keys")
+})
+
+const vectorsPending = Schema.optional(count(
+  "vector deletes the vector store did not take yet: they stay in the outbox and converge with the next write"
+))
+
+/** `DELETE /v1/gb/users/{user_id}`: everything of the user that went. */
+export const ForgetUserResponse = Schema.Struct({
+  user_id: Schema.String,
+  deleted: erased,
+  vectors_pending: vectorsPending
+}).annotations({
+  identifier: "ForgetUserResponse",
+  examples: [{
+    user_id: "alice",
+    deleted: { datasets: 2, artifacts: 14, entities: 9, facts: 11, vectors: 20, images: 1, runs: 12 }
+  }]
+})
+export type ForgetUserResponse = Schema.Schema.Type<typeof ForgetUserResponse>
+
+/** `DELETE /v1/gb/datasets/{name}?hard=true`: the dataset's rows (every one of that name) and what was in them. */
+export const HardDeletedDataset = Schema.Struct({
+  user_id: Schema.String,
+  dataset: Schema.String,
+  dataset_ids: Schema.Array(Schema.Number).annotations({
+    description: "the ids the name had: the live dataset and the soft-deleted ones"
+  }),
+  deleted: erased,
+  vectors_pending: vectorsPending
+}).annotations({
+  identifier: "HardDeletedDataset",
+  examples: [{
+    user_id: "alice",
+    dataset: "main",
+    dataset_ids: [1],
+    deleted: { datasets: 1, artifacts: 3, entities: 4, facts: 2, vectors: 6, images: 0, runs: 3 }
+  }]
+})
+export type HardDeletedDataset = Schema.Schema.Type<typeof HardDeletedDataset>

@@ -34,7 +34,7 @@ import {
   Error502,
   Error503
 } from "./ErrorBodies.js"
-import { ForgetGroup } from "./ForgetApi.js"
+import { ForgetGroup, UsersGroup } from "./ForgetApi.js"
 import { ReadGroup } from "./ReadApi.js"
 import { RunEventsGroup } from "./RunEventsApi.js"
 
@@ -77,6 +77,7 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addSuccess(RememberSuccess)
       .annotate(OpenApi.Transform, withQueuedResponse)
       .addError(Error400)
+      .addError(Error404)
       .addError(Error413)
       .addError(Error422)
       .addError(Error502)
@@ -88,7 +89,8 @@ export class RememberGroup extends HttpApiGroup.make("remember")
         "The request is queued durably before it is acknowledged. By default the call waits for the run and answers " +
           "its response; with `\"wait\": false` it answers 202 `{remember_run_id, status}` with a `Location` header " +
           "(`/v1/gb/runs/{id}`, which shows `response` once the run succeeded). An `Idempotency-Key` header (or " +
-          "`idempotency_key`) makes a repeated submission give the same run; the same key with another body is a 422."
+          "`idempotency_key`) makes a repeated submission give the same run; the same key with another body is a 422. " +
+          "A 404: the user or the dataset was forgotten while the run waited, and nothing of it was stored."
       )
   )
   .add(
@@ -116,6 +118,7 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addSuccess(EvalRememberSuccess)
       .addError(Error400)
       .addError(Error413)
+      .addError(EvalErrorBody(404, "The user or the dataset was forgotten while the run waited; nothing was stored."))
       .addError(EvalErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored."))
       .addError(EvalErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed."))
       .addError(EvalErrorBody(503, "A provider the request needs is not configured."))
@@ -202,6 +205,7 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(CorrectGroup)
   .add(ForgetGroup)
   .add(ReadGroup)
+  .add(UsersGroup)
   .add(AdminApiGroup)
   .add(AdminPageGroup)
   .add(RunEventsGroup)

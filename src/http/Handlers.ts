@@ -29,7 +29,7 @@ import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller } from "./authentication.js"
 import { CorrectHandlersLive } from "./CorrectHandlers.js"
-import { ForgetHandlersLive } from "./ForgetHandlers.js"
+import { ForgetHandlersLive, UsersHandlersLive } from "./ForgetHandlers.js"
 import { parseJsonBytes, readBytesUpTo, readJsonUpTo } from "./readBody.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
@@ -225,6 +225,7 @@ export const ApiHandlersLive = Layer.mergeAll(
   ReadHandlersLive,
   ForgetHandlersLive,
   CorrectHandlersLive,
+  UsersHandlersLive,
   AdminHandlersLive,
   RunEventsHandlersLive
 )

@@ -14,6 +14,7 @@ import {
   type HttpApp,
   HttpLayerRouter,
   HttpMiddleware,
+  HttpRouter,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse,
@@ -79,9 +80,17 @@ export const openApiDocument: OpenApi.OpenAPISpec = OpenApi.fromApi(GligabaoApi,
 
 export const ApiLive = HttpApiBuilder.api(GligabaoApi).pipe(Layer.provide(ApiHandlersLive))
 
+/**
+ * The longest path parameter the router matches, decoded (its default, 100, turned a longer one
+ * into a 404 before the endpoint's schema could say what is wrong with it): a user id is up to
+ * 256 bytes, a dataset name up to 128.
+ */
+export const MAX_PATH_PARAM_LENGTH = 1024
+
 /** The API with its middleware, its OpenAPI document and docs page, whichever server serves it. */
 const withApi = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   layer.pipe(
+    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAM_LENGTH })),
     Layer.provide(HttpApiBuilder.middleware(jsonErrors)),
     Layer.provide(AuthenticationMiddlewareLive),
     Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),

@@ -7,7 +7,17 @@
  * schema the payload documents.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { DatasetPath, GraphRequest, QueryRequest, ScopeParams, SearchRequest, UserParams } from "../query/requests.js"
+import { Schema } from "effect"
+import { HardDeletedDataset } from "../forget/schemas.js"
+import {
+  DatasetPath,
+  DeleteDatasetParams,
+  GraphRequest,
+  QueryRequest,
+  ScopeParams,
+  SearchRequest,
+  UserParams
+} from "../query/requests.js"
 import {
   DatasetsResponse,
   DeletedDataset,
@@ -66,12 +76,19 @@ export class ReadGroup extends HttpApiGroup.make("read")
   .add(
     HttpApiEndpoint.del("deleteDataset", "/v1/gb/datasets/:name")
       .setPath(DatasetPath)
-      .setUrlParams(UserParams)
-      .addSuccess(DeletedDataset)
+      .setUrlParams(DeleteDatasetParams)
+      .addSuccess(Schema.Union(DeletedDataset, HardDeletedDataset))
       .addError(Error400)
       .addError(Error404)
       .addError(Error500)
-      .annotate(OpenApi.Summary, "Soft-delete a dataset (its name starts afresh on the next remember)")
+      .annotate(OpenApi.Summary, "Delete a dataset: soft (its name starts afresh on the next remember), or hard")
+      .annotate(
+        OpenApi.Description,
+        "Without `hard`, a soft delete of the live dataset (`DeletedDataset`); its rows stay. With `hard=true`, every " +
+          "dataset of the name, the live one and the soft-deleted ones, goes for good with everything in it, the " +
+          "user's runs of it, their vectors and image files (`HardDeletedDataset`); an admin token may do that too. " +
+          "See docs/FORGET.md."
+      )
   )
   .add(
     HttpApiEndpoint.get("listSessions", "/v1/gb/sessions")

@@ -8,13 +8,14 @@
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option, Stream } from "effect"
 import type { DomainError, InvalidRequest } from "../domain/Errors.js"
+import { eraseDepsOption, hardDeleteDataset } from "../forget/erase.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "../query/datasets.js"
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
 import { runExportGraph } from "../query/export.js"
 import { validateQueryRequest, validateSearchRequest } from "../query/requests.js"
 import { runQuery, runSearch } from "../query/search.js"
 import { GligabaoApi } from "./Api.js"
-import { refuseCaller } from "./authentication.js"
+import { refuseCaller, refuseUnlessUserOrAdmin } from "./authentication.js"
 import { readJsonUpTo } from "./readBody.js"
 import { domainErrorResponse, errorResponse } from "./responses.js"
 
@@ -47,6 +48,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
   Effect.gen(function*() {
     // Optional, as for images: an app composed without storage still serves everything else.
     const found = yield* readDepsOption
+    const erasing = yield* eraseDepsOption
     const withDeps = <A, E, R>(f: (deps: ReadDeps) => Effect.Effect<Answer<A>, E, R>): Effect.Effect<Answer<A>, E, R> =>
       Option.match(found, { onNone: () => Effect.succeed(unavailable), onSome: f })
     return handlers
@@ -89,13 +91,26 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
         ))
       .handle("listDatasets", ({ urlParams }) =>
         withDeps((deps) => asUser(urlParams.user_id, runListDatasets(deps, urlParams.user_id))))
-      .handle("deleteDataset", ({ path, urlParams }) =>
-        withDeps((deps) =>
-          asUser(
-            urlParams.user_id,
-            orErrorResponse(runDeleteDataset(deps, { user_id: urlParams.user_id, dataset: path.name }))
+      .handle("deleteDataset", ({ path, urlParams }) => {
+        const scope = { user_id: urlParams.user_id, dataset: path.name }
+        if (urlParams.hard !== true) {
+          return withDeps((deps) =>
+            asUser(scope.user_id, orErrorResponse(runDeleteDataset(deps, scope)))
           )
-        ))
+        }
+        // a hard delete erases: the user's token, or an admin's (operators honour deletion requests)
+        return Option.match(erasing, {
+          onNone: () => Effect.succeed(unavailable),
+          onSome: (deps) =>
+            Effect.flatMap(
+              refuseUnlessUserOrAdmin(scope.user_id),
+              Option.match({
+                onSome: Effect.succeed,
+                onNone: () => orErrorResponse(hardDeleteDataset(deps, scope))
+              })
+            )
+        })
+      })
       .handle("listSessions", ({ urlParams }) =>
         withDeps((deps) =>
           asUser(urlParams.user_id, orErrorResponse(runListSessions(deps, urlParams)))

@@ -7,7 +7,7 @@
 import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Authentication, CurrentCaller, currentCaller } from "../auth/Authentication.js"
-import { adminRefusal, identify, refusalFor, type TokenTable } from "../auth/tokens.js"
+import { adminRefusal, eraseRefusal, identify, refusalFor, type TokenTable } from "../auth/tokens.js"
 import { errorResponse } from "./responses.js"
 
 /** Paths that hold no user data: liveness, the API description, the admin page's static code. */
@@ -72,6 +72,15 @@ export const AuthenticationMiddlewareLive = HttpApiBuilder.middleware(
 export const refuseCaller = (userId: string): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> =>
   Effect.map(currentCaller, (caller) => {
     const refusal = refusalFor(caller, userId)
+    return refusal === undefined ? Option.none() : Option.some(errorResponse(403, refusal))
+  })
+
+/** As `refuseCaller`, for the erasing endpoints, which an admin token may also call (see `eraseRefusal`). */
+export const refuseUnlessUserOrAdmin = (
+  userId: string
+): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> =>
+  Effect.map(currentCaller, (caller) => {
+    const refusal = eraseRefusal(caller, userId)
     return refusal === undefined ? Option.none() : Option.some(errorResponse(403, refusal))
   })
 

@@ -23,6 +23,9 @@
  *   runs get a grace period to finish.
  * - An Idempotency-Key names one run per user (`accept`): the same key and body again give that
  *   run, another body is an `IdempotencyConflict`.
+ * - A run whose row a forget removed (its user or dataset forgotten, docs/FORGET.md) stores
+ *   nothing: taking it finds no row, and a run already taken fails its store's commit hook. It
+ *   ends with a NotFound (404), whatever broke first.
  */
 import {
   Cause,
@@ -62,7 +65,7 @@ import type { RunRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
 import { beforeCommit, Database, datasetLockKey } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
-import { type Enqueued, RunLogRepo } from "../services/RunLogRepo.js"
+import { type Enqueued, RunLogRepo, runRemoved } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
 
 export interface RememberManagerOptions {
@@ -268,7 +271,10 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       const takeRun = Effect.gen(function*() {
         if (closing) return yield* Effect.interrupt
         const claim = yield* runLog.take(runId, options.instanceId, toIso(yield* Clock.currentTimeMillis))
-        if (Option.isNone(claim)) return yield* Effect.dieMessage(`remember run ${runId} is no longer queued`)
+        if (Option.isNone(claim)) {
+          if (!(yield* runLog.exists(runId))) return yield* runRemoved(runId)
+          return yield* Effect.dieMessage(`remember run ${runId} is no longer queued`)
+        }
         taken = true
         attempts = claim.value.attempts
         // a run taken over from a dead process has its request from the queue, decoded again
@@ -370,7 +376,13 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
                 artifact_id: stored?.artifact_id ?? null
               })
             }
-          }).pipe(Effect.catchAllDefect((defect) => Effect.logError("could not finish run log row", { runId, defect })))
+          }).pipe(
+            Effect.catchAllDefect((defect) =>
+              // a run a forget removed has no row to finish
+              Effect.flatMap(runLog.exists(runId), (found) =>
+                found ? Effect.logError("could not finish run log row", { runId, defect }) : Effect.void)
+            )
+          )
         ),
         // after its row is finished: a later run of the dataset asks the run log whether it may go
         Effect.ensuring(lane.leave),
@@ -392,6 +404,17 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         // joined now, in the caller's order: the dataset's runs are applied in this order
         const lane = yield* joinLane(key, runId, request)
         yield* execute(runId, request, key, startedMs, observer, lane).pipe(
+          // A forget of the run's user or dataset removed its row: whatever broke (its stage
+          // writes, the store's commit hook), it stored nothing and ends as that.
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.flatMap(
+                runLog.exists(runId),
+                (found): Effect.Effect<never, RememberError> =>
+                  found ? Effect.failCause(cause) : runRemoved(runId)
+              )
+          ),
           // the response as the contract types it; one that does not match is a bug of ours (a 500)
           Effect.flatMap((outcome) =>
             Either.match(decodeRememberBody(outcome.response), {
@@ -429,7 +452,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         if (local !== undefined) return Deferred.await(local)
         return runLog.get(runId).pipe(
           Effect.flatMap((run) =>
-            Option.match(Option.flatMap(run, outcomeOf), {
+            Option.isNone(run) ? runRemoved(runId) : Option.match(outcomeOf(run.value), {
               onNone: () => Effect.zipRight(Effect.sleep("100 millis"), awaitRun(runId)),
               onSome: (outcome): Effect.Effect<RememberResult, RememberError> => outcome
             })

@@ -13,10 +13,10 @@
  * mechanism. Without an observer nothing else happens.
  */
 import { Cause, Clock, Effect, FiberRef, HashMap, Option, Ref } from "effect"
-import { InternalFailure } from "../domain/Errors.js"
+import { InternalFailure, type NotFound } from "../domain/Errors.js"
 import type { InferenceRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
-import type { RunLogRepo } from "../services/RunLogRepo.js"
+import { type RunLogRepo, RunRemoved } from "../services/RunLogRepo.js"
 import type { ModelCall, RunObserver, StageRunRef, StageTrace } from "../services/RunObserver.js"
 
 export interface RunRecorder {
@@ -30,7 +30,7 @@ export interface RunRecorder {
     effect: Effect.Effect<A, E, R>,
     detail?: (a: A) => Record<string, unknown> | null,
     trace?: (a: A) => StageTrace
-  ) => Effect.Effect<A, E | InternalFailure, R>
+  ) => Effect.Effect<A, E | InternalFailure | NotFound, R>
   /** a model call (its gb_inferences row), filed under run-log stage `stage` */
   readonly modelCall: (stage: string, inference: InferenceRow, call: ModelCall) => Effect.Effect<void>
   /** chunked texts: how many chunks are done (shown on the chunk_text stage) */
@@ -72,16 +72,21 @@ interface StageState {
   readonly failed: boolean
 }
 
-/** An infrastructure defect fails the call with a 500 that names the stage, never a trace. */
-const defectAsFailure = (logLabel: string, label: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(
-    Effect.catchAllDefect((defect) =>
-      Effect.zipRight(
-        Effect.logError(`stage ${logLabel} died`, defect),
-        Effect.fail(new InternalFailure({ message: `${label} failed with an internal error` }))
+/**
+ * An infrastructure defect fails the call with a 500 that names the stage, never a trace; a
+ * store whose run a forget removed fails as that run's 404.
+ */
+const defectAsFailure =
+  (logLabel: string, label: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | InternalFailure | NotFound, R> =>
+    effect.pipe(
+      Effect.catchAllDefect((defect): Effect.Effect<never, InternalFailure | NotFound> =>
+        defect instanceof RunRemoved ? Effect.fail(defect.notFound) : Effect.zipRight(
+          Effect.logError(`stage ${logLabel} died`, defect),
+          Effect.fail(new InternalFailure({ message: `${label} failed with an internal error` }))
+        )
       )
     )
-  )
 
 /** What the observer side of a recorder needs: the observer and the run's stage counter. */
 interface Observing {

@@ -16,6 +16,7 @@ export {
   DEFAULT_HOPS,
   DEFAULT_QUERY_LIMIT,
   DEFAULT_SEARCH_LIMIT,
+  DeleteDatasetParams,
   type GraphFormat,
   GraphRequest,
   MAX_HOPS,

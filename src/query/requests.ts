@@ -170,6 +170,21 @@ export const UserParams = UrlParams(Schema.Struct({ user_id: scopeFields.user_id
   examples: [{ user_id: "alice" }]
 })
 
+/**
+ * `DELETE /v1/gb/datasets/{name}?user_id=&hard=`: without `hard` a soft delete; with it every
+ * row of the name goes, with what it holds (docs/FORGET.md).
+ */
+export const DeleteDatasetParams = UrlParams(
+  Schema.Struct({
+    user_id: scopeFields.user_id,
+    // optional, not defaulted: a typed client's call without it stays what it was
+    hard: optional(
+      documented(Flag, "remove the dataset and everything in it for good, soft-deleted rows of the name too")
+    )
+  }),
+  { examples: [{ user_id: "alice", hard: false }] }
+)
+
 const decodeDataset = ParseResult.decodeUnknownEither(Dataset)
 
 /**

@@ -1,6 +1,23 @@
-import { Context, type Effect, type Either, type Option } from "effect"
+import { Context, Data, type Effect, type Either, type Option } from "effect"
+import { NotFound } from "../domain/Errors.js"
 import type { RunRow, RunStageRow, RunWithStages } from "../domain/Rows.js"
 import type { RunStatus, StageStatus } from "../domain/Stages.js"
+
+/**
+ * The defect of a store whose run a forget of its user or dataset removed (`committed`,
+ * `chunkStored`): the transaction rolls back, and the run ends as `notFound` says.
+ */
+export class RunRemoved extends Data.TaggedError("RunRemoved")<{ readonly runId: number }> {
+  get notFound(): NotFound {
+    return runRemoved(this.runId)
+  }
+}
+
+/** What a run a forget removed answers (a 404): nothing of it is stored. */
+export const runRemoved = (runId: number): NotFound =>
+  new NotFound({
+    message: `remember run ${runId} was removed: its user or dataset was forgotten before it was stored`
+  })
 
 export interface NewRun {
   readonly pipeline: "text" | "image"
@@ -120,9 +137,16 @@ export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
     ) => Effect.Effect<Option.Option<{ readonly request: string | null; readonly attempts: number }>>
     /**
      * the run's artifact is stored: its request leaves the queue (called inside the store
-     * transaction, so a crash after it never stores the artifact twice)
+     * transaction, so a crash after it never stores the artifact twice). Dies when the run's
+     * row is gone (a forget of its user or dataset removed it), which rolls the store back: a
+     * forgotten run never stores anything.
      */
     readonly committed: (runId: number) => Effect.Effect<void>
+    /**
+     * whether the run's row is still there (false once a forget of its user or dataset removed
+     * it; what the run held unwritten is then dropped)
+     */
+    readonly exists: (runId: number) => Effect.Effect<boolean>
     /**
      * takes over the `queued` and `started` runs of dead processes (as `failOrphaned` finds
      * them): a run whose request is still queued and has had fewer than `maxAttempts` attempts
@@ -148,7 +172,8 @@ export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
     readonly requeue: (runId: number, error: string, at: string) => Effect.Effect<boolean>
     /**
      * a chunked text's chunk is stored (called inside its store transaction): the queue keeps
-     * the document and the count, and the run's request until its last chunk is stored
+     * the document and the count, and the run's request until its last chunk is stored. Dies,
+     * as `committed`, when the run's row is gone.
      */
     readonly chunkStored: (runId: number, documentId: number, storedChunks: number) => Effect.Effect<void>
     /** where a chunked text's run goes on: its document and the chunks already stored (None: from the start) */

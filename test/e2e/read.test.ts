@@ -33,8 +33,8 @@ beforeAll(async () => {
       INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, valid_at, invalid_at, created_at, expired_at, artifact_id)
         VALUES (1, 1, 2, 'lives_in', 'Alice lives in Berlin', '${T0}', '${T1}', '${T0}', '${T1}', 1),
                (1, 1, 3, 'lives_in', 'Alice lives in Paris', '${T1}', NULL, '${T1}', NULL, 2);
-      INSERT INTO gb_entity_artifacts VALUES (1, 1), (2, 1), (1, 2), (3, 2);
-      INSERT INTO gb_edge_artifacts VALUES (1, 1), (2, 2);
+      INSERT INTO gb_entity_artifacts (entity_id, artifact_id) VALUES (1, 1), (2, 1), (1, 2), (3, 2);
+      INSERT INTO gb_edge_artifacts (edge_id, artifact_id) VALUES (1, 1), (2, 2);
       INSERT INTO gb_edge_sessions VALUES (1, 's1'), (2, 's2');
     `)
   } finally {

@@ -8,6 +8,7 @@ import rememberQueue from "./0006_remember_queue.js"
 import queueIndexes from "./0007_queue_indexes.js"
 import queueProgress from "./0008_queue_progress.js"
 import forget from "./0009_forget.js"
+import erase from "./0010_erase.js"
 
 export const migrations = {
   "0001_init": init,
@@ -18,5 +19,6 @@ export const migrations = {
   "0006_remember_queue": rememberQueue,
   "0007_queue_indexes": queueIndexes,
   "0008_queue_progress": queueProgress,
-  "0009_forget": forget
+  "0009_forget": forget,
+  "0010_erase": erase
 }

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { InferenceInput, InferenceRow, ModelRow } from "../../../src/domain/Rows.js"
 import { InferencesRepo } from "../../../src/services/InferencesRepo.js"
+import { SCRUBBED_ERROR } from "./Erase.js"
 
 const INFERENCE_COLUMNS = `id, type, stage, provider, model, model_id, reasoning, input_tokens, output_tokens,
   cache_read_tokens, cache_write_tokens, web_search_requests, cost_usd, latency_ms, started_at, error,
@@ -27,16 +28,20 @@ export const make = Effect.gen(function*() {
       return Option.getOrThrowWith(yield* findModel(provider, name), () => new Error(`model ${name} vanished`))
     }).pipe(Effect.orDie)
 
-  const record = (inference: InferenceInput) =>
+  const exists = (table: "gb_remember_runs" | "gb_datasets", id: number | null) =>
+    id === null
+      ? Effect.succeed(false)
+      : Effect.map(sql<{ id: number }>`SELECT id FROM ${sql(table)} WHERE id = ${id}`, (rows) => rows.length > 0)
+
+  const insert = (inference: InferenceInput, modelId: number) =>
     Effect.gen(function*() {
-      const model = yield* registerModel(inference.provider, inference.model, inference.started_at)
       const rows = yield* sql<InferenceRow>`INSERT INTO gb_inferences ${
         sql.insert({
           type: inference.type,
           stage: inference.stage,
           provider: inference.provider,
           model: inference.model,
-          model_id: model.id,
+          model_id: modelId,
           reasoning: inference.reasoning,
           input_tokens: inference.input_tokens,
           output_tokens: inference.output_tokens,
@@ -51,8 +56,34 @@ export const make = Effect.gen(function*() {
           run_id: inference.run_id,
           dataset_id: inference.dataset_id
         })
-      } RETURNING ${sql.literal(INFERENCE_COLUMNS)}`.pipe(Effect.orDie)
+      } RETURNING ${sql.literal(INFERENCE_COLUMNS)}`
       return rows[0]!
+    })
+
+  const record = (inference: InferenceInput): Effect.Effect<InferenceRow> =>
+    Effect.gen(function*() {
+      const model = yield* registerModel(inference.provider, inference.model, inference.started_at)
+      return yield* insert(inference, model.id).pipe(
+        // a forget removed the call's run or dataset while it ran: it is kept, for its cost, without them
+        Effect.catchAll((error) =>
+          Effect.gen(function*() {
+            const run = yield* exists("gb_remember_runs", inference.run_id)
+            const dataset = yield* exists("gb_datasets", inference.dataset_id)
+            const cleared = {
+              ...inference,
+              run_id: run ? inference.run_id : null,
+              dataset_id: dataset ? inference.dataset_id : null,
+              // scrubbed as the forget scrubbed the others: it may quote the model's answer
+              error: inference.error === null ? null : SCRUBBED_ERROR
+            }
+            if (cleared.run_id === inference.run_id && cleared.dataset_id === inference.dataset_id) {
+              return yield* Effect.fail(error)
+            }
+            return yield* insert(cleared, model.id)
+          })
+        ),
+        Effect.orDie
+      )
     })
 
   const listByRun = (runId: number) =>

@@ -21,6 +21,7 @@ import {
   type RunFilter,
   type RunFinish,
   RunLogRepo,
+  RunRemoved,
   type StageFinish
 } from "../../../src/services/RunLogRepo.js"
 import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
@@ -273,8 +274,22 @@ export const make = Effect.gen(function*() {
       return Option.some({ request: queued[0]?.request ?? null, attempts: Number(taken[0]!.attempts) })
     }).pipe(Effect.orDie)
 
+  const exists = (runId: number) =>
+    sql<{ id: number }>`SELECT id FROM gb_remember_runs WHERE id = ${runId}`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      Effect.tap((found) => found ? Effect.void : Effect.sync(() => buffers.delete(runId))),
+      Effect.orDie
+    )
+
+  /** Inside a store transaction: a run a forget removed must not store (the defect rolls it back). */
+  const mustExist = (runId: number) =>
+    Effect.flatMap(exists(runId), (found) => found ? Effect.void : Effect.die(new RunRemoved({ runId })))
+
   const committed = (runId: number) =>
-    sql`DELETE FROM gb_remember_queue WHERE run_id = ${runId}`.pipe(Effect.asVoid, Effect.orDie)
+    Effect.zipRight(
+      sql`DELETE FROM gb_remember_queue WHERE run_id = ${runId}`.pipe(Effect.orDie),
+      mustExist(runId)
+    )
 
   const recoverOrphaned = (instanceId: string, staleBefore: string, maxAttempts: number, error: string, at: string) =>
     sql.withTransaction(
@@ -342,8 +357,11 @@ export const make = Effect.gen(function*() {
     ).pipe(Effect.orDie)
 
   const chunkStored = (runId: number, documentId: number, storedChunks: number) =>
-    sql`UPDATE gb_remember_queue SET document_id = ${documentId}, stored_chunks = ${storedChunks}
-      WHERE run_id = ${runId}`.pipe(Effect.asVoid, Effect.orDie)
+    Effect.zipRight(
+      sql`UPDATE gb_remember_queue SET document_id = ${documentId}, stored_chunks = ${storedChunks}
+      WHERE run_id = ${runId}`.pipe(Effect.orDie),
+      mustExist(runId)
+    )
 
   const storedChunks = (runId: number) =>
     sql<{ document_id: number | null; stored_chunks: number }>`SELECT document_id, stored_chunks
@@ -575,6 +593,7 @@ export const make = Effect.gen(function*() {
     enqueueMany,
     take,
     committed,
+    exists,
     recoverOrphaned,
     earlierUnfinished,
     requeue,

@@ -1,0 +1,216 @@
+/**
+ * Forget a user, hard-delete a dataset (docs/FORGET.md): whole datasets go, every row of the
+ * name (the live one and the soft-deleted ones), with everything in them, the user's runs of
+ * that name (stages, queued requests, Idempotency-Keys), their vectors (deletes through the
+ * outbox; pending upserts dropped) and their image files. Model calls stay for cost accounting,
+ * without their error text, their run and dataset references cleared.
+ *
+ * Each name under its dataset's lock, in one transaction: a run of it that is storing finishes
+ * first; one that is queued or working ahead finds its row gone and stores nothing (the store's
+ * commit hook checks it, see RunLogRepo `committed`). After the commit, the image files are
+ * removed and the vector deletes written.
+ */
+import { Clock, Effect, Option } from "effect"
+import { NotFound } from "../domain/Errors.js"
+import { toIso } from "../domain/time.js"
+import {
+  chunkVectorId,
+  drainOutbox,
+  edgeVectorId,
+  entityVectorId,
+  indexName,
+  OUTBOX_DRAIN_LIMIT,
+  summaryVectorId,
+  type VectorKind
+} from "../pipeline/vectors.js"
+import { Database, datasetLockKey } from "../services/Database.js"
+import { EraseRepo } from "../services/EraseRepo.js"
+import { ImageStore } from "../services/ImageStore.js"
+import { type OutboxItem, VectorOutbox } from "../services/VectorOutbox.js"
+import { VectorStore } from "../services/VectorStore.js"
+import type { HardDeleteRequest } from "./requests.js"
+import type { ForgetUserResponse, HardDeletedDataset } from "./schemas.js"
+
+export interface EraseDeps {
+  readonly database: Database["Type"]
+  readonly erase: EraseRepo["Type"]
+  readonly outbox: VectorOutbox["Type"]
+  readonly vectors: VectorStore["Type"]
+  /** null: none composed, so the files cannot be removed (each is logged) */
+  readonly files: ImageStore["Type"] | null
+}
+
+/** The dependencies from the context (the image store when present). */
+export const eraseDeps: Effect.Effect<EraseDeps, never, Database | EraseRepo | VectorOutbox | VectorStore> = Effect
+  .gen(function*() {
+    return {
+      database: yield* Database,
+      erase: yield* EraseRepo,
+      outbox: yield* VectorOutbox,
+      vectors: yield* VectorStore,
+      files: Option.getOrNull(yield* Effect.serviceOption(ImageStore))
+    }
+  })
+
+/** The dependencies when storage and a vector store are present (else None: a 503). */
+export const eraseDepsOption: Effect.Effect<Option.Option<EraseDeps>> = Effect.gen(function*() {
+  const all = Option.all({
+    database: yield* Effect.serviceOption(Database),
+    erase: yield* Effect.serviceOption(EraseRepo),
+    outbox: yield* Effect.serviceOption(VectorOutbox),
+    vectors: yield* Effect.serviceOption(VectorStore)
+  })
+  const files = Option.getOrNull(yield* Effect.serviceOption(ImageStore))
+  return Option.map(all, (deps): EraseDeps => ({ ...deps, files }))
+})
+
+type Deleted = ForgetUserResponse["deleted"]
+
+interface Erased {
+  readonly ids: ReadonlyArray<number>
+  readonly deleted: Deleted
+  /** vector deletes left in the outbox (the vector store failed) */
+  readonly pending: number
+}
+
+const NOTHING: Deleted = { datasets: 0, artifacts: 0, entities: 0, facts: 0, vectors: 0, images: 0, runs: 0 }
+
+const add = (a: Deleted, b: Deleted): Deleted => ({
+  datasets: a.datasets + b.datasets,
+  artifacts: a.artifacts + b.artifacts,
+  entities: a.entities + b.entities,
+  facts: a.facts + b.facts,
+  vectors: a.vectors + b.vectors,
+  images: a.images + b.images,
+  runs: a.runs + b.runs
+})
+
+const vectorDelete = (datasetId: number, kind: VectorKind, vectorId: string): OutboxItem => ({
+  dataset_id: datasetId,
+  index_name: indexName(datasetId, kind),
+  vector_id: vectorId,
+  values: [],
+  metadata: {},
+  op: "delete"
+})
+
+/** The rows of (user, name), in the caller's transaction: what they held, then gone. */
+const eraseRows = (deps: EraseDeps, userId: string, name: string, now: string) =>
+  Effect.gen(function*() {
+    const { erase } = deps
+    const ids = yield* erase.datasetIds(userId, name)
+    let deleted: Deleted = { ...NOTHING, datasets: ids.length }
+    const deletes: Array<OutboxItem> = []
+    const paths: Array<string> = []
+    for (const id of ids) {
+      const contents = yield* erase.contents(id)
+      deleted = add(deleted, { ...NOTHING, ...contents })
+      const vectors = yield* erase.vectors(id)
+      for (const e of vectors.entityIds) deletes.push(vectorDelete(id, "entities", entityVectorId(e)))
+      for (const e of vectors.edgeIds) deletes.push(vectorDelete(id, "edges", edgeVectorId(e)))
+      for (const a of vectors.chunkIds) deletes.push(vectorDelete(id, "chunks", chunkVectorId(a)))
+      for (const a of vectors.summaryIds) deletes.push(vectorDelete(id, "summaries", summaryVectorId(a)))
+      paths.push(...(yield* erase.imagePaths(id)))
+      yield* erase.dropPendingUpserts(id)
+    }
+    yield* erase.scrubInferences(ids, userId, name)
+    const runs = yield* erase.deleteRuns(userId, name)
+    for (const id of ids) yield* erase.deleteDataset(id)
+    const outboxIds = yield* deps.outbox.enqueue(deletes, now)
+    return { ids, deleted: { ...deleted, vectors: deletes.length, runs }, paths, outboxIds }
+  })
+
+/** The files of what was committed gone; one that cannot be removed is logged (nothing records it any more). */
+const removeFiles = (deps: EraseDeps, paths: ReadonlyArray<string>) =>
+  Effect.forEach(paths, (path) =>
+    deps.files === null
+      ? Effect.logWarning("forget: no image store, an image file stays", { path })
+      : deps.files.remove(path).pipe(
+        Effect.catchAll((e) => Effect.logWarning("forget: an image file could not be removed", { error: e.message }))
+      ), { discard: true })
+
+/** The vector deletes written in bounded batches; those a failure leaves stay in the outbox (how many). */
+const writeDeletes = (deps: EraseDeps, outboxIds: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    for (let at = 0; at < outboxIds.length; at += OUTBOX_DRAIN_LIMIT) {
+      const failed = yield* drainOutbox(deps, outboxIds.slice(at, at + OUTBOX_DRAIN_LIMIT)).pipe(
+        Effect.as(false),
+        Effect.catchAll((e) =>
+          Effect.logWarning("forget: vector deletes stay in the outbox", { error: e.message }).pipe(Effect.as(true))
+        )
+      )
+      if (failed) return outboxIds.length - at
+    }
+    return 0
+  })
+
+/** Every row of (user, name) under the dataset's lock, then its files and vectors. */
+const eraseName = (deps: EraseDeps, userId: string, name: string): Effect.Effect<Erased> =>
+  Effect.gen(function*() {
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const committed = yield* deps.database.withLock(datasetLockKey({ user_id: userId, dataset: name }))(
+      deps.database.withTransaction(eraseRows(deps, userId, name, now))
+    )
+    // a dataset's id is never given again, so nothing written from here on can be in its files or indexes
+    yield* removeFiles(deps, committed.paths)
+    const pending = yield* writeDeletes(deps, committed.outboxIds)
+    // what was deleted leaves the files too (docs/SECURITY.md), outside any transaction
+    yield* deps.database.compact
+    yield* deps.vectors.compact.pipe(
+      Effect.catchAll((e) => Effect.logWarning("forget: compacting the vector store failed", { error: e.message }))
+    )
+    return { ids: committed.ids, deleted: committed.deleted, pending }
+  })
+
+const withPending = (pending: number) => (pending > 0 ? { vectors_pending: pending } : {})
+
+/**
+ * `DELETE /v1/gb/datasets/{name}?hard=true`: every dataset of the name, live or soft-deleted,
+ * and the user's runs of it. NotFound when there is neither.
+ */
+export const hardDeleteDataset = (
+  deps: EraseDeps,
+  request: HardDeleteRequest
+): Effect.Effect<HardDeletedDataset, NotFound> =>
+  Effect.gen(function*() {
+    const erased = yield* eraseName(deps, request.user_id, request.dataset)
+    if (erased.deleted.datasets === 0 && erased.deleted.runs === 0) {
+      return yield* new NotFound({ message: `no dataset ${JSON.stringify(request.dataset)} for this user` })
+    }
+    return {
+      user_id: request.user_id,
+      dataset: request.dataset,
+      dataset_ids: erased.ids,
+      deleted: erased.deleted,
+      ...withPending(erased.pending)
+    }
+  })
+
+/** Names a user keeps submitting to while being forgotten are taken again, this many times at most. */
+const MAX_ROUNDS = 4
+
+/**
+ * `DELETE /v1/gb/users/{user_id}`: every dataset name the user has rows or runs of, each as a
+ * hard delete; a name that appears meanwhile (a run submitted during the forget) too. NotFound
+ * when the user has nothing.
+ */
+export const forgetUser = (deps: EraseDeps, userId: string): Effect.Effect<ForgetUserResponse, NotFound> =>
+  Effect.gen(function*() {
+    let deleted = NOTHING
+    let pending = 0
+    let found = false
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const names = yield* deps.erase.datasetNames(userId)
+      if (names.length === 0) break
+      found = true
+      for (const name of names) {
+        const erased = yield* eraseName(deps, userId, name)
+        deleted = add(deleted, erased.deleted)
+        pending += erased.pending
+      }
+    }
+    // every key names a run of the user, gone above: none is left unless one came meanwhile
+    const keys = yield* deps.erase.deleteIdempotencyKeys(userId)
+    if (!found && keys === 0) return yield* new NotFound({ message: "this user has nothing stored" })
+    return { user_id: userId, deleted, ...withPending(pending) }
+  })
