@@ -1,0 +1,84 @@
+/**
+ * Forget examples pinned (docs/FORGET.md): a chain of contradictions (the forgotten fact's
+ * contradictions pass on), and the cases the property leaves out because the other world
+ * depended on the forgotten text: what happens instead is pinned here.
+ */
+import { SqlClient } from "@effect/sql"
+import { it } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
+import { expect } from "vitest"
+import { answer } from "../../scripts/benchmarks/model.js"
+import { forgetDepsOption } from "../../src/forget/deps.js"
+import { forgetArtifact } from "../../src/forget/forgetArtifact.js"
+import { RememberManager } from "../../src/pipeline/RememberManager.js"
+import type { LlmRequest } from "../../src/services/Llm.js"
+import { rememberLayer, textBody, textRequest } from "../support/app.js"
+import { forEachDialect } from "../support/databases.js"
+
+const live = (user: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql.unsafe<{ fact: string }>(
+        `SELECT s.name || ' ' || e.relation || ' ' || t.name || ' ' || substr(e.valid_at, 1, 4)
+        || CASE WHEN e.invalid_at IS NULL THEN '' ELSE ' until ' || substr(e.invalid_at, 1, 4) END AS fact
+      FROM gb_edges e JOIN gb_entities s ON s.id = e.source_id JOIN gb_entities t ON t.id = e.target_id
+      JOIN gb_datasets d ON d.id = e.dataset_id WHERE d.user_id = '${user}' ORDER BY e.id`
+      )
+  ).pipe(
+    Effect.map((rows) => rows.map((r) => r.fact)),
+    Effect.orDie
+  )
+
+/** Remembers the texts as `user`, forgets text `k` (when given), and gives every fact with its end. */
+const world = (user: string, texts: ReadonlyArray<string>, k?: number) =>
+  Effect.gen(function*() {
+    const manager = yield* RememberManager
+    const stored = yield* Effect.forEach(texts, (text) =>
+      Effect.map(manager.submit(textRequest(text, { user_id: user })), textBody))
+    if (k !== undefined) {
+      const deps = (yield* forgetDepsOption).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
+      yield* forgetArtifact(deps, { user_id: user, dataset: "main" }, stored[k]!.artifact_id)
+    }
+    return yield* live(user)
+  })
+
+forEachDialect((_dialect, makeLayer) => {
+  const run = <A, E>(program: Effect.Effect<A, E, any>) =>
+    program.pipe(
+      Effect.provide(rememberLayer(makeLayer(), (r: LlmRequest) => ({ text: answer(r).text })) as Layer.Layer<any>)
+    ) as Effect.Effect<A, E, never>
+
+  it.live("a chain: Berlin, Paris, London; forgetting Paris leaves Berlin closed at London, as never remembering it", () =>
+    run(Effect.gen(function*() {
+      const texts = [
+        "Alice Novak lives in Berlin in 2020.",
+        "Alice Novak lives in Paris in 2022.",
+        "Alice Novak lives in London in 2024."
+      ]
+      const forgotten = yield* world("chain", texts, 1)
+      expect(forgotten).toEqual(["Alice Novak lives_in Berlin 2020 until 2024", "Alice Novak lives_in London 2024"])
+      expect(yield* world("chain-without", [texts[0]!, texts[2]!])).toEqual(forgotten)
+    })))
+
+  it.live("not equal: a later text restates a fact the forgotten text had closed (it was stored anew)", () =>
+    run(Effect.gen(function*() {
+      const texts = [
+        "Bruno Diaz lives in Osaka in 2020.",
+        "Bruno Diaz lives in Berlin in 2022.",
+        "Bruno Diaz lives in Osaka in 2024. Bruno Diaz lives in Berlin in 2024."
+      ]
+      // without the second text, the third's Osaka is a repeat of the first: one Osaka fact, live
+      expect(yield* world("restated-without", [texts[0]!, texts[2]!])).toEqual([
+        "Bruno Diaz lives_in Osaka 2020",
+        "Bruno Diaz lives_in Berlin 2024"
+      ])
+      // with it forgotten: Berlin takes the third text's words (2024); the first Osaka stays closed
+      // by it, and the third text's own Osaka (stored anew, as the first was closed then) is live
+      expect(yield* world("restated", texts, 1)).toEqual([
+        "Bruno Diaz lives_in Osaka 2020 until 2024",
+        "Bruno Diaz lives_in Berlin 2024",
+        "Bruno Diaz lives_in Osaka 2024"
+      ])
+    })))
+})
