@@ -198,11 +198,14 @@ const make = Effect.gen(function*() {
     )
 
   const idsIn = (table: string) => (datasetId: number, ids: ReadonlyArray<number>) =>
-    inChunks(ids, (chunk) =>
-      sql<{ id: number }>`SELECT id FROM ${sql(table)} WHERE id IN ${sql.in(chunk)} AND dataset_id = ${datasetId}`).pipe(
-        Effect.map((rows) => rows.map((r) => Number(r.id))),
-        Effect.orDie
-      )
+    inChunks(
+      ids,
+      (chunk) =>
+        sql<{ id: number }>`SELECT id FROM ${sql(table)} WHERE id IN ${sql.in(chunk)} AND dataset_id = ${datasetId}`
+    ).pipe(
+      Effect.map((rows) => rows.map((r) => Number(r.id))),
+      Effect.orDie
+    )
 
   const factsTouching = (entityIds: ReadonlyArray<number>) =>
     inChunks(entityIds, (chunk) =>
@@ -230,12 +233,15 @@ const make = Effect.gen(function*() {
     }).pipe(Effect.orDie)
 
   const deleteEntities = (ids: ReadonlyArray<number>) =>
-    inChunks(ids, (chunk) =>
-      sql<{ id: number; embedded_at: string | null }>`DELETE FROM gb_entities WHERE id IN ${sql.in(chunk)}
-        RETURNING id, embedded_at`).pipe(
-        Effect.map((rows) => rows.map((r) => ({ id: Number(r.id), embedded: r.embedded_at !== null }))),
-        Effect.orDie
-      )
+    inChunks(
+      ids,
+      (chunk) =>
+        sql<{ id: number; embedded_at: string | null }>`DELETE FROM gb_entities WHERE id IN ${sql.in(chunk)}
+        RETURNING id, embedded_at`
+    ).pipe(
+      Effect.map((rows) => rows.map((r) => ({ id: Number(r.id), embedded: r.embedded_at !== null }))),
+      Effect.orDie
+    )
 
   const entityStatements = (ids: ReadonlyArray<number>) =>
     Effect.gen(function*() {
@@ -303,12 +309,15 @@ const make = Effect.gen(function*() {
     factsTouching,
     moveEntities,
     entityRows: (ids) =>
-      inChunks(ids, (chunk) =>
-        sql<{ id: number; name: string; type: string; description: string }>`SELECT id, name, type, description
-          FROM gb_entities WHERE id IN ${sql.in(chunk)}`).pipe(
-          Effect.map((rows) => rows.map((r) => ({ ...r, id: Number(r.id) }))),
-          Effect.orDie
-        ),
+      inChunks(
+        ids,
+        (chunk) =>
+          sql<{ id: number; name: string; type: string; description: string }>`SELECT id, name, type, description
+          FROM gb_entities WHERE id IN ${sql.in(chunk)}`
+      ).pipe(
+        Effect.map((rows) => rows.map((r) => ({ ...r, id: Number(r.id) }))),
+        Effect.orDie
+      ),
     entityStatements,
     updateEntity,
     discardPendingVectors,
