@@ -142,3 +142,16 @@ export const HardDeletedDataset = Schema.Struct({
   }]
 })
 export type HardDeletedDataset = Schema.Schema.Type<typeof HardDeletedDataset>
+
+/** `DELETE /v1/gb/images/{id}`: an image artifact forgotten (it adds no entities or facts to the graph). */
+export const ForgetImageResponse = Schema.Struct({
+  image_artifact_id: Schema.Number,
+  deleted: Schema.Struct({
+    images: count("the image artifact with its extractions and text blocks"),
+    files: count("the stored image file (0 when it could not be removed: logged)")
+  })
+}).annotations({
+  identifier: "ForgetImageResponse",
+  examples: [{ image_artifact_id: 1, deleted: { images: 1, files: 1 } }]
+})
+export type ForgetImageResponse = Schema.Schema.Type<typeof ForgetImageResponse>

@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PathId } from "../domain/Wire.js"
 import { UserPath } from "../forget/requests.js"
-import { ForgetArtifactResponse, ForgetUserResponse } from "../forget/schemas.js"
+import { ForgetArtifactResponse, ForgetImageResponse, ForgetUserResponse } from "../forget/schemas.js"
 import { ScopeParams } from "../query/requests.js"
 import { Error400, Error401, Error403, Error404, Error500 } from "./ErrorBodies.js"
 
@@ -29,6 +29,18 @@ export class ForgetGroup extends HttpApiGroup.make("forget")
           "facts it closed are reopened unless a remaining decision still closes them; entities nothing supports " +
           "go; vectors are deleted through the outbox. See docs/FORGET.md."
       )
+  )
+  .add(
+    HttpApiEndpoint.del("forgetImage", "/v1/gb/images/:id")
+      .setPath(
+        Schema.Struct({ id: PathId.annotations({ description: "the image's id (image_artifact_id)", examples: [1] }) })
+      )
+      .setUrlParams(ScopeParams)
+      .addSuccess(ForgetImageResponse)
+      .addError(Error400)
+      .addError(Error404)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "Forget an image: its row, extractions and stored file")
   )
   .addError(Error401)
   .addError(Error403)

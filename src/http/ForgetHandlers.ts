@@ -1,10 +1,13 @@
 /** Handlers of the forget and users groups: the programs of src/forget, for the user the token allows. */
 import { HttpApiBuilder, type HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
+import { type DomainError, ServiceUnavailable } from "../domain/Errors.js"
 import { forgetDepsOption } from "../forget/deps.js"
 import { eraseDepsOption, forgetUser } from "../forget/erase.js"
-import { forgetArtifact } from "../forget/forgetArtifact.js"
-import type { ForgetArtifactResponse, ForgetUserResponse } from "../forget/schemas.js"
+import { forgetArtifact, type ForgetDeps } from "../forget/forgetArtifact.js"
+import { forgetImage } from "../forget/forgetImage.js"
+import type { ForgetUserResponse } from "../forget/schemas.js"
+import { ImageStore } from "../services/ImageStore.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller, refuseUnlessUserOrAdmin } from "./authentication.js"
 import { domainErrorResponse, errorResponse } from "./responses.js"
@@ -16,21 +19,33 @@ const unavailable = errorResponse(503, "forget needs storage, which is not confi
 export const ForgetHandlersLive = HttpApiBuilder.group(GligabaoApi, "forget", (handlers) =>
   Effect.gen(function*() {
     const found = yield* forgetDepsOption
-    return handlers.handle("forgetArtifact", ({ path, urlParams }) =>
+    const images = yield* Effect.serviceOption(ImageStore)
+    /** the program when the token may act for `userId` and storage is there, its failure as `{"error"}` */
+    const asUser = <A>(
+      userId: string,
+      program: (deps: ForgetDeps) => Effect.Effect<A, DomainError>
+    ): Effect.Effect<Answer<A>> =>
       Effect.flatMap(
-        refuseCaller(urlParams.user_id),
+        refuseCaller(userId),
         Option.match({
-          onSome: (refused): Effect.Effect<Answer<ForgetArtifactResponse>> => Effect.succeed(refused),
+          onSome: (refused): Effect.Effect<Answer<A>> => Effect.succeed(refused),
           onNone: () =>
             Option.match(found, {
-              onNone: (): Effect.Effect<Answer<ForgetArtifactResponse>> => Effect.succeed(unavailable),
-              onSome: (deps) =>
-                forgetArtifact(deps, urlParams, path.id).pipe(
-                  Effect.catchAll((e) => Effect.succeed(domainErrorResponse(e)))
-                )
+              onNone: (): Effect.Effect<Answer<A>> => Effect.succeed(unavailable),
+              onSome: (deps) => program(deps).pipe(Effect.catchAll((e) => Effect.succeed(domainErrorResponse(e))))
             })
         })
-      ))
+      )
+    return handlers
+      .handle("forgetArtifact", ({ path, urlParams }) =>
+        asUser(urlParams.user_id, (deps) => forgetArtifact(deps, urlParams, path.id)))
+      .handle("forgetImage", ({ path, urlParams }) =>
+        asUser(urlParams.user_id, (deps) =>
+          Option.match(images, {
+            onNone: () =>
+              Effect.fail(new ServiceUnavailable({ message: "no image store is configured" })),
+            onSome: (store) => forgetImage({ ...deps, images: store }, urlParams, path.id)
+          })))
   }))
 
 /** `DELETE /v1/gb/users/{user_id}`: the user's own token, or an admin token. */

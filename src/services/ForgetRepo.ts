@@ -1,4 +1,4 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { ArtifactKind } from "../domain/Stages.js"
 import type { EdgeClosure } from "./GraphRepo.js"
 
@@ -104,6 +104,11 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     readonly deleteOrphanEntities: (
       ids: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly embedded: boolean }>>
+    /** deletes an image artifact of the dataset (its extractions cascade) and its run's kept response; its file's path */
+    readonly deleteImage: (
+      datasetId: number,
+      id: number
+    ) => Effect.Effect<Option.Option<{ readonly path: string }>>
     /** which of these facts and entities are the dataset's (the others are another user's or missing) */
     readonly factsIn: (datasetId: number, ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
     readonly entitiesIn: (datasetId: number, ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>

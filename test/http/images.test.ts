@@ -7,7 +7,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect } from "vitest"
@@ -19,7 +19,7 @@ import { IMAGE_STAGES } from "../../src/domain/Stages.js"
 import { TEXT_BODY_LIMIT } from "../../src/http/Handlers.js"
 import { rememberLayer } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
-import { get, postJson, serveTest, type TestResponse } from "../support/http.js"
+import { get, postJson, send, serveTest, type TestResponse } from "../support/http.js"
 import { b64, gif, jpeg, png, sha256 } from "../support/images.js"
 
 const REMEMBER = "/v1/gb/remember"
@@ -268,4 +268,38 @@ describe("GET /v1/gb/images/{id}", () => {
         const doc = (yield* get("/openapi.json")).json
         expect(doc.paths["/v1/gb/images/{id}"].get).toBeDefined()
       })))
+})
+
+describe("DELETE /v1/gb/images/{id}", () => {
+  it.live("forgets the image: its rows, its run's response and its file; another user's is a 404", () => {
+    const bytes = png({ width: 4, height: 4 })
+    return withApp({ extract_image: [answer] }, (dir) =>
+      Effect.gen(function*() {
+        const res = yield* postJson(REMEMBER, { user_id: "alice", image: b64(bytes) })
+        expect(res.status, res.text).toBe(200)
+        const id = res.json.image_artifact_id
+        expect(existsSync(join(dir, res.json.path))).toBe(true)
+        const bob = yield* send(HttpClientRequest.del(`/v1/gb/images/${id}?user_id=bob`))
+        expectError(bob, 404, /image \d+ not found/)
+        const gone = yield* send(HttpClientRequest.del(`/v1/gb/images/${id}?user_id=alice`))
+        expect(gone.status, gone.text).toBe(200)
+        expect(gone.json).toEqual({ image_artifact_id: id, deleted: { images: 1, files: 1 } })
+        expect(existsSync(join(dir, res.json.path))).toBe(false)
+        for (const table of ["gb_image_artifacts", "gb_image_extractions", "gb_image_text_blocks"]) {
+          expect(yield* count(table)).toBe(0)
+        }
+        const run = yield* get(`/v1/gb/runs/${res.json.remember_run_id}`)
+        expect(run.json.response).toBeUndefined()
+        expectError(
+          yield* getBytes(`/v1/gb/images/${id}?user_id=alice&dataset=main`).pipe(Effect.map((r) => ({
+            status: r.status,
+            headers: r.headers,
+            text: Buffer.from(r.body).toString(),
+            json: JSON.parse(Buffer.from(r.body).toString())
+          } as TestResponse))),
+          404
+        )
+        expectError(yield* send(HttpClientRequest.del(`/v1/gb/images/${id}?user_id=alice`)), 404, /not found/)
+      }))
+  })
 })

@@ -4,7 +4,7 @@
  * and by closer, live edges by triple, outbox rows by vector.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { ArtifactKind } from "../../../src/domain/Stages.js"
 import {
   type EntityStatements,
@@ -277,7 +277,8 @@ const make = Effect.gen(function*() {
   const scrubRuns = (artifactIds: ReadonlyArray<number>) =>
     Effect.forEach(
       chunksOf(unique(artifactIds)),
-      (chunk) => sql`UPDATE gb_remember_runs SET response = NULL WHERE artifact_id IN ${sql.in(chunk)}`,
+      (chunk) =>
+        sql`UPDATE gb_remember_runs SET response = NULL WHERE pipeline = 'text' AND artifact_id IN ${sql.in(chunk)}`,
       { discard: true }
     ).pipe(Effect.orDie)
 
@@ -304,6 +305,14 @@ const make = Effect.gen(function*() {
     deleteArtifacts,
     deleteOrphanEntities,
     deleteEntities,
+    deleteImage: (datasetId, id) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ path: string }>`DELETE FROM gb_image_artifacts WHERE id = ${id}
+          AND dataset_id = ${datasetId} RETURNING path`
+        if (rows.length === 0) return Option.none()
+        yield* sql`UPDATE gb_remember_runs SET response = NULL WHERE pipeline = 'image' AND artifact_id = ${id}`
+        return Option.some({ path: rows[0]!.path })
+      }).pipe(Effect.orDie),
     factsIn: idsIn("gb_edges"),
     entitiesIn: idsIn("gb_entities"),
     factsTouching,
