@@ -1,18 +1,16 @@
 /** Handlers of the forget and users groups: the programs of src/forget, for the user the token allows. */
-import { HttpApiBuilder, type HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { type DomainError, ServiceUnavailable } from "../domain/Errors.js"
 import { forgetDepsOption } from "../forget/deps.js"
 import { eraseDepsOption, forgetUser } from "../forget/erase.js"
 import { forgetArtifact, type ForgetDeps } from "../forget/forgetArtifact.js"
 import { forgetImage } from "../forget/forgetImage.js"
-import type { ForgetUserResponse } from "../forget/schemas.js"
 import { ImageStore } from "../services/ImageStore.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller, refuseUnlessUserOrAdmin } from "./authentication.js"
-import { domainErrorResponse, errorResponse } from "./responses.js"
-
-type Answer<A> = A | HttpServerResponse.HttpServerResponse
+import { guarded } from "./guarded.js"
+import { errorResponse } from "./responses.js"
 
 const unavailable = errorResponse(503, "forget needs storage, which is not configured on this server")
 
@@ -20,22 +18,8 @@ export const ForgetHandlersLive = HttpApiBuilder.group(GligabaoApi, "forget", (h
   Effect.gen(function*() {
     const found = yield* forgetDepsOption
     const images = yield* Effect.serviceOption(ImageStore)
-    /** the program when the token may act for `userId` and storage is there, its failure as `{"error"}` */
-    const asUser = <A>(
-      userId: string,
-      program: (deps: ForgetDeps) => Effect.Effect<A, DomainError>
-    ): Effect.Effect<Answer<A>> =>
-      Effect.flatMap(
-        refuseCaller(userId),
-        Option.match({
-          onSome: (refused): Effect.Effect<Answer<A>> => Effect.succeed(refused),
-          onNone: () =>
-            Option.match(found, {
-              onNone: (): Effect.Effect<Answer<A>> => Effect.succeed(unavailable),
-              onSome: (deps) => program(deps).pipe(Effect.catchAll((e) => Effect.succeed(domainErrorResponse(e))))
-            })
-        })
-      )
+    const asUser = <A>(userId: string, program: (deps: ForgetDeps) => Effect.Effect<A, DomainError>) =>
+      guarded(refuseCaller(userId), found, unavailable, program)
     return handlers
       .handle("forgetArtifact", ({ path, urlParams }) =>
         asUser(urlParams.user_id, (deps) => forgetArtifact(deps, urlParams, path.id)))
@@ -53,16 +37,6 @@ export const UsersHandlersLive = HttpApiBuilder.group(GligabaoApi, "users", (han
   Effect.gen(function*() {
     const found = yield* eraseDepsOption
     return handlers.handle("forgetUser", ({ path }) =>
-      Effect.flatMap(
-        refuseUnlessUserOrAdmin(path.user_id),
-        Option.match({
-          onSome: (refused): Effect.Effect<Answer<ForgetUserResponse>> => Effect.succeed(refused),
-          onNone: () =>
-            Option.match(found, {
-              onNone: (): Effect.Effect<Answer<ForgetUserResponse>> => Effect.succeed(unavailable),
-              onSome: (deps) =>
-                forgetUser(deps, path.user_id).pipe(Effect.catchAll((e) => Effect.succeed(domainErrorResponse(e))))
-            })
-        })
-      ))
+      guarded(refuseUnlessUserOrAdmin(path.user_id), found, unavailable, (deps) =>
+        forgetUser(deps, path.user_id)))
   }))
