@@ -63,22 +63,25 @@ const extractAnswer = (text: string): string => {
   })
 }
 
+/** Names that differ only in case name one thing, as a reader would take them. */
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+
 /** A person lives in one place at a time: a new `lives_in` contradicts the stored ones elsewhere. */
 const resolveAnswer = (user: string): string => {
   const input = readResolveEdgesPrompt(user)
   const duplicates: Array<{ new: number; existing: number }> = []
   const contradictions: Array<{ new: number; existing: Array<number> }> = []
   for (const n of input.new_facts) {
-    const same = input.existing_facts.find((e) =>
-      e.source === n.source && e.relation === n.relation && e.target === n.target
+    const repeated = input.existing_facts.find((e) =>
+      same(e.source, n.source) && e.relation === n.relation && same(e.target, n.target)
     )
-    if (same !== undefined) {
-      duplicates.push({ new: n.index, existing: same.id })
+    if (repeated !== undefined) {
+      duplicates.push({ new: n.index, existing: repeated.id })
       continue
     }
     if (n.relation !== "lives_in") continue
     const closed = input.existing_facts
-      .filter((e) => e.source === n.source && e.relation === "lives_in" && e.target !== n.target)
+      .filter((e) => same(e.source, n.source) && e.relation === "lives_in" && !same(e.target, n.target))
       .map((e) => e.id)
     if (closed.length > 0) contradictions.push({ new: n.index, existing: closed })
   }

@@ -31,9 +31,16 @@ export const closureHolds = (
 
 const PAIR_KINDS: ReadonlySet<EdgeClosure["kind"]> = new Set(["close", "born_closed", "inherited"])
 
-/** Of two contradicting facts, whether `a` is the one that ends: the older, or on equal times the one stored first (rule 4). */
+/** Whether `a` was stated before `b`: by the texts they are anchored to now (a re-anchor moves a fact later), then by id. */
+const statedBefore = (a: FactState, b: FactState): boolean => {
+  const anchorA = a.artifact_id ?? Number.MAX_SAFE_INTEGER
+  const anchorB = b.artifact_id ?? Number.MAX_SAFE_INTEGER
+  return anchorA !== anchorB ? anchorA < anchorB : a.id < b.id
+}
+
+/** Of two contradicting facts, whether `a` is the one that ends: the older, or on equal times the one stated first (rule 4). */
 const endsFirst = (a: FactState, b: FactState): boolean =>
-  instant(a.valid_at) < instant(b.valid_at) || (instant(a.valid_at) === instant(b.valid_at) && a.id < b.id)
+  instant(a.valid_at) < instant(b.valid_at) || (instant(a.valid_at) === instant(b.valid_at) && statedBefore(a, b))
 
 /**
  * The state of a fact from the decisions that still hold. A decision between two facts (close,
@@ -84,6 +91,7 @@ const sameTriple = (a: FactState, b: FactState) =>
  * contract by time: of two overlapping facts the older ends when the newer begins. Pairs with
  * the same triple are repeats, not contradictions (left to the repeat merge); two facts of one
  * text were never compared; a pair one of whose closures already relates them is left as it is.
+ * `closures` holds every decision of the forgotten facts and of the facts they contradicted.
  */
 export const inheritedClosures = (
   forgotten: ReadonlySet<number>,
@@ -113,12 +121,13 @@ export const inheritedClosures = (
       for (const newer of members) {
         if (older.id === newer.id || sameTriple(older, newer)) continue
         if (older.artifact_id !== null && older.artifact_id === newer.artifact_id) continue
-        if (instant(older.valid_at) > instant(newer.valid_at)) continue
-        if (instant(older.valid_at) === instant(newer.valid_at) && older.id > newer.id) continue
+        if (!endsFirst(older, newer)) continue
         const key = `${older.id}:${newer.id}`
         if (related.has(key) || seen.has(key)) continue
         const natural = naturalEnd(older, closures)
-        if (!intervalsOverlap({ valid_at: older.valid_at, invalid_at: natural }, newer)) continue
+        // as they were when they would have been compared: each with its own end, before any closing
+        const newerNatural = { valid_at: newer.valid_at, invalid_at: naturalEnd(newer, closures) }
+        if (!intervalsOverlap({ valid_at: older.valid_at, invalid_at: natural }, newerNatural)) continue
         seen.add(key)
         out.push({
           edge_id: older.id,

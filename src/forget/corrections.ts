@@ -159,7 +159,8 @@ export const mergeEntities = (deps: ForgetDeps, request: MergeEntitiesRequest) =
       const seen = new Set<number>()
       for (const fact of facts) {
         if (seen.has(fact.id)) continue
-        const twins = [...(yield* deps.forget.liveWithTriples(datasetId, [fact]))].sort((a, b) => a - b)
+        const twins = (yield* deps.forget.withTriples(datasetId, [fact])).flatMap((t) => (t.live ? [t.id] : []))
+          .sort((a, b) => a - b)
         for (const id of twins) seen.add(id)
         const [keep, ...drops] = twins
         for (const drop of drops) {

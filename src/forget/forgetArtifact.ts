@@ -19,7 +19,7 @@ import {
   summaryVectorId
 } from "../pipeline/vectors.js"
 import { datasetLockKey } from "../services/Database.js"
-import type { ForgetFact, ForgetRepo } from "../services/ForgetRepo.js"
+import type { ForgetFact, ForgetRepo, StoredClosure } from "../services/ForgetRepo.js"
 import type { OutboxItem } from "../services/VectorOutbox.js"
 import { closureHolds, type FactState, inheritedClosures, naturalEnd, stateOf } from "./closures.js"
 import type { ForgetArtifactResponse } from "./schemas.js"
@@ -122,9 +122,13 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
     for (let round = 0; round < MAX_ROUNDS && (pending.size > 0 || newlyGone.size > 0); round++) {
       // the decisions the forgotten facts took part in, and what they pass on
       const around = yield* repo.closuresTouching([...newlyGone, ...pending])
-      yield* load(around.flatMap((c) => [c.edge_id, ...(c.by_edge_id === null ? [] : [c.by_edge_id])]))
+      const ends = (cs: ReadonlyArray<StoredClosure>) =>
+        cs.flatMap((c) => [c.edge_id, ...(c.by_edge_id === null ? [] : [c.by_edge_id])])
+      yield* load(ends(around))
       const factOf = (id: number): FactState | undefined => (gone.has(id) ? undefined : facts.get(id))
-      const inherited = inheritedClosures(newlyGone, around, factOf, now)
+      // the contradicted facts' own decisions too, for the ends they had before them
+      const beside = yield* repo.closuresTouching(ends(around).filter((id) => !newlyGone.has(id)))
+      const inherited = inheritedClosures(newlyGone, uniqueClosures([...around, ...beside]), factOf, now)
       if (inherited.length > 0) yield* deps.graph.recordClosures(inherited)
       const affected = new Set<number>(pending)
       for (const c of around) {
@@ -161,14 +165,15 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
         if (fact.expired_at !== null && state.expired_at === null) becameLive.push(updated)
       }
 
-      // a fact live again beside a live repeat of it: one fact, as if the later had merged into the earlier
+      // a fact live again beside a repeat of it: one fact, as if the later had merged into the earlier
       for (const fact of becameLive) {
         if (gone.has(fact.id)) continue
-        const twins = (yield* repo.liveWithTriples(datasetId, [fact])).filter((id) => id !== fact.id && !gone.has(id))
-        if (twins.length === 0) continue
-        yield* load(twins)
+        const twins = (yield* repo.withTriples(datasetId, [fact])).filter((t) => t.id !== fact.id && !gone.has(t.id))
+        yield* load(twins.map((t) => t.id))
         for (const twin of twins) {
-          const other = facts.get(twin)!
+          const other = facts.get(twin.id)!
+          // a closed repeat stated after this fact was stored anew only because this fact was closed then
+          if (!twin.live && !statedAfter(other, fact)) continue
           const [keep, drop] = earlierFirst(fact, other)
           // the decisions made against the repeat would have been made against the fact it repeats
           yield* repo.moveFactLinks(drop.id, keep.id)
@@ -237,11 +242,16 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
     } satisfies Outcome
   })
 
+const uniqueClosures = (cs: ReadonlyArray<StoredClosure>) => [...new Map(cs.map((c) => [c.id, c])).values()]
+
+const anchorOrder = (f: ForgetFact) => f.artifact_id ?? Number.MAX_SAFE_INTEGER
+
+/** Whether `a` was stated by a later text than `b`. */
+const statedAfter = (a: ForgetFact, b: ForgetFact) => anchorOrder(a) > anchorOrder(b)
+
 /** Of two repeats, the one stated first stays (the later would have merged into it). */
 const earlierFirst = (a: ForgetFact, b: ForgetFact): readonly [ForgetFact, ForgetFact] => {
-  const anchorA = a.artifact_id ?? Number.MAX_SAFE_INTEGER
-  const anchorB = b.artifact_id ?? Number.MAX_SAFE_INTEGER
-  if (anchorA !== anchorB) return anchorA < anchorB ? [a, b] : [b, a]
+  if (anchorOrder(a) !== anchorOrder(b)) return anchorOrder(a) < anchorOrder(b) ? [a, b] : [b, a]
   return instant(a.valid_at) <= instant(b.valid_at) ? [a, b] : [b, a]
 }
 

@@ -61,11 +61,11 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     ) => Effect.Effect<ReadonlyArray<ForgetFact>>
     /** the closing decisions that close any of `edgeIds` or were made by any of them */
     readonly closuresTouching: (edgeIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<StoredClosure>>
-    /** the live facts of the dataset with one of these triples */
-    readonly liveWithTriples: (
+    /** the facts of the dataset with one of these triples, live or not */
+    readonly withTriples: (
       datasetId: number,
       triples: ReadonlyArray<{ readonly source_id: number; readonly target_id: number; readonly relation: string }>
-    ) => Effect.Effect<ReadonlyArray<number>>
+    ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly live: boolean }>>
     readonly deleteClosures: (ids: ReadonlyArray<number>) => Effect.Effect<void>
     /** a fact's anchor, words and state as the forget decided them */
     readonly updateFact: (

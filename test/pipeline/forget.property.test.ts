@@ -4,17 +4,18 @@
  * facts by (source, relation, target, valid_at, invalid_at) with their supporting artifacts,
  * and the session links of both. Generated with fast-check over the bench's deterministic model
  * (a sentence "<Name> <relation> <Name> in <year>." is a fact; the same triple again is a
- * duplicate, whatever its year; a new `lives in` contradicts the person's other places),
- * with repeats, duplicates stated with another year, contradictions (closing and reopened),
- * chains of them, shared entities, sessions and chunked texts; on both databases.
+ * duplicate, whatever its year; a new `lives in` contradicts the person's other places), on both
+ * databases, with: repeats (also copies of whole texts), duplicates stated with another year,
+ * names spelled in other cases (one entity), places restated after they were closed, newer,
+ * older and equally old contradictions, chains of them, shared entities, sessions and chunked
+ * texts. FORGET_RUNS sets the number of runs.
  *
- * Left out of the generator, as cases where the two worlds can differ (docs/FORGET.md, "where it
- * cannot hold"): a `lives in` restated by a later text (a closed fact is stored anew, where
- * without the forgotten text it would have been a repeat), an older `lives in` than one stored,
- * and two places of one person in one text. Which later facts were repeats and which were
- * compared depends on the forgotten text having been there; only a replay of the later texts
- * could give the other world exactly. Repeats of `knows` and `works at` (which never contradict)
- * are generated, also as copies of whole texts.
+ * Left out, as cases where the two worlds differ (docs/FORGET.md, "where it cannot hold"; pinned
+ * in forget.test.ts): two places of one person in one text (never compared with each other), a
+ * place restated with another year (the forget moves the fact's time, and with it which later
+ * facts were compared with it), and an older state naming a place stated before (it is such a
+ * restatement). Which later facts were repeats and which were compared depends on the forgotten
+ * text having been there; only a replay of the later texts could give the other world exactly.
  */
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
@@ -39,6 +40,8 @@ interface Sentence {
   readonly a: number
   readonly b: number
   readonly year: number
+  /** the person's name as this sentence spells it (one entity: names match case-insensitively) */
+  readonly spelling: number
 }
 
 interface Text {
@@ -58,8 +61,16 @@ const sentence: fc.Arbitrary<Sentence> = fc.record({
   // two people, so their places contradict often
   a: fc.integer({ min: 0, max: 1 }),
   b: fc.integer({ min: 0, max: 2 }),
-  year: fc.integer({ min: 0, max: 3 })
+  year: fc.integer({ min: 0, max: 3 }),
+  spelling: fc.oneof({ arbitrary: fc.constant(0), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 1 })
 })
+
+const spelled = (name: string, spelling: number) =>
+  spelling === 0
+    ? name
+    : spelling === 1
+    ? name.toUpperCase()
+    : name.replace(/ (.*)/, (_m, last: string) => ` ${last.toUpperCase()}`)
 
 const textArb: fc.Arbitrary<Text> = fc.record({
   sentences: fc.array(sentence, { minLength: 1, maxLength: 3 }),
@@ -68,26 +79,34 @@ const textArb: fc.Arbitrary<Text> = fc.record({
   copyOf: fc.oneof({ arbitrary: fc.constant(null), weight: 6 }, { arbitrary: fc.nat(), weight: 1 })
 })
 
-/** The texts in words; a `lives in` is newer the later its text, so no text states an older one (rule 3). */
+/** The texts in words (see the file's comment for what the generator leaves out). */
 const render = (texts: ReadonlyArray<Text>): Array<{ text: string; session: string | null }> => {
   const out: Array<{ text: string; session: string | null }> = []
+  const latest = new Map<number, number>()
+  const firstYear = new Map<string, number>()
   texts.forEach((t, i) => {
-    // a copy restates its facts; one that restates a place is left out (see the file's comment)
+    // a copy restates its facts
     const copied = t.copyOf !== null && i > 0 ? out[t.copyOf % i]! : undefined
-    if (copied !== undefined && !copied.text.includes(" lives in ")) {
+    if (copied !== undefined) {
       out.push(copied)
       return
     }
     // one place per person per text: a text does not contradict itself
     const placed = new Set<number>()
     const words = t.sentences.flatMap((s) => {
-      const a = PEOPLE[s.a]!
+      const a = spelled(PEOPLE[s.a]!, s.spelling)
       if (s.kind === "knows") return s.a === s.b ? [] : [`${a} knows ${PEOPLE[s.b]} in ${2010 + s.year}.`]
       if (s.kind === "works") return [`${a} works at ${ORGS[s.b % 2]} in ${2010 + s.year}.`]
       if (placed.has(s.a)) return []
       placed.add(s.a)
-      // a place of its own per text: no text restates a place an earlier text stated
-      return [`${a} lives in ${PLACES[(i + s.a) % PLACES.length]} in ${2020 + i}.`]
+      // a place restated keeps the year it was first stated with; an older state names a place of its own
+      const first = firstYear.get(`${s.a}:${s.b}`)
+      const older = first === undefined && s.year < (latest.get(s.a) ?? -1)
+      const year = first ?? s.year
+      const place = older ? `${PLACES[3 + s.a]}${i}` : PLACES[s.b]!
+      if (!older) firstYear.set(`${s.a}:${s.b}`, year)
+      latest.set(s.a, Math.max(year, latest.get(s.a) ?? -1))
+      return [`${a} lives in ${place} in ${2020 + year}.`]
     })
     const body = words.length === 0 ? [`${PEOPLE[0]} works at ${ORGS[0]} in 2010.`] : words
     out.push({
@@ -196,7 +215,7 @@ forEachDialect((dialect, makeLayer) => {
               fc.nat(),
               (texts, pick) => Runtime.runPromise(runtime)(check(texts, pick))
             ),
-            { numRuns: dialect === "sqlite" ? 60 : 20, endOnFailure: true }
+            { numRuns: Number(process.env.FORGET_RUNS ?? (dialect === "sqlite" ? 60 : 20)), endOnFailure: true }
           )
         )
       }).pipe(

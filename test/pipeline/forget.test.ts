@@ -1,7 +1,7 @@
 /**
  * Forget examples pinned (docs/FORGET.md): a chain of contradictions (the forgotten fact's
- * contradictions pass on), and the cases the property leaves out because the other world
- * depended on the forgotten text: what happens instead is pinned here.
+ * contradictions pass on), a restated place merging back, and the cases the property leaves out
+ * because the other world depended on the forgotten text: what happens instead is pinned here.
  */
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
@@ -61,7 +61,20 @@ forEachDialect((_dialect, makeLayer) => {
       expect(yield* world("chain-without", [texts[0]!, texts[2]!])).toEqual(forgotten)
     })))
 
-  it.live("not equal: a later text restates a fact the forgotten text had closed (it was stored anew)", () =>
+  it.live("a place restated after the forgotten text closed it merges back into the first, as never remembering it", () =>
+    run(Effect.gen(function*() {
+      const texts = [
+        "Alice Novak lives in Berlin in 2020.",
+        "Alice Novak lives in Lisbon in 2021.",
+        "Alice Novak lives in Berlin in 2022.",
+        "Alice Novak lives in Osaka in 2023."
+      ]
+      const forgotten = yield* world("restated", texts, 1)
+      expect(forgotten).toEqual(["Alice Novak lives_in Berlin 2020 until 2023", "Alice Novak lives_in Osaka 2023"])
+      expect(yield* world("restated-without", [texts[0]!, texts[2]!, texts[3]!])).toEqual(forgotten)
+    })))
+
+  it.live("not equal: a text states two places of one person at once (they were never compared)", () =>
     run(Effect.gen(function*() {
       const texts = [
         "Bruno Diaz lives in Osaka in 2020.",
@@ -69,16 +82,40 @@ forEachDialect((_dialect, makeLayer) => {
         "Bruno Diaz lives in Osaka in 2024. Bruno Diaz lives in Berlin in 2024."
       ]
       // without the second text, the third's Osaka is a repeat of the first: one Osaka fact, live
-      expect(yield* world("restated-without", [texts[0]!, texts[2]!])).toEqual([
+      expect(yield* world("two-places-without", [texts[0]!, texts[2]!])).toEqual([
         "Bruno Diaz lives_in Osaka 2020",
         "Bruno Diaz lives_in Berlin 2024"
       ])
-      // with it forgotten: Berlin takes the third text's words (2024); the first Osaka stays closed
-      // by it, and the third text's own Osaka (stored anew, as the first was closed then) is live
-      expect(yield* world("restated", texts, 1)).toEqual([
+      // with it forgotten: Berlin takes the third text's words (2024) and still closes the first
+      // Osaka; the third text's own Osaka (stored anew, as the first was closed then) is live
+      expect(yield* world("two-places", texts, 1)).toEqual([
         "Bruno Diaz lives_in Osaka 2020 until 2024",
         "Bruno Diaz lives_in Berlin 2024",
         "Bruno Diaz lives_in Osaka 2024"
+      ])
+    })))
+
+  it.live("not equal: a place restated with another year, whose forget moves the fact's time", () =>
+    run(Effect.gen(function*() {
+      const texts = [
+        "Chen Wei lives in Osaka in 2020.",
+        "Chen Wei lives in Osaka in 2021.",
+        "Chen Wei lives in Quito in 2020.",
+        "Chen Wei lives in Tunis in 2020."
+      ]
+      // without the first text, Osaka is 2021 from the start: Quito and Tunis are older, stored closed by it
+      expect(yield* world("moved-without", texts.slice(1))).toEqual([
+        "Chen Wei lives_in Osaka 2021",
+        "Chen Wei lives_in Quito 2020 until 2021",
+        "Chen Wei lives_in Tunis 2020 until 2021"
+      ])
+      // with it forgotten: Osaka takes the second text's 2021, and Quito, compared with it, ends then
+      // (and at Tunis, which closed it); Tunis came when Osaka was closed, was never compared with it,
+      // and stays live
+      expect(yield* world("moved", texts, 0)).toEqual([
+        "Chen Wei lives_in Osaka 2021",
+        "Chen Wei lives_in Quito 2020 until 2020",
+        "Chen Wei lives_in Tunis 2020"
       ])
     })))
 })

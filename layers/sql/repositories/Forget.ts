@@ -101,14 +101,18 @@ const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const liveWithTriples: ForgetRepo["Type"]["liveWithTriples"] = (datasetId, triples) =>
+  const withTriples: ForgetRepo["Type"]["withTriples"] = (datasetId, triples) =>
     Effect.forEach(
       triples,
       (t) =>
-        sql<{ id: number }>`SELECT id FROM gb_edges WHERE dataset_id = ${datasetId} AND source_id = ${t.source_id}
-        AND target_id = ${t.target_id} AND relation = ${t.relation} AND expired_at IS NULL`
+        sql<{ id: number; expired_at: string | null }>`SELECT id, expired_at FROM gb_edges
+        WHERE dataset_id = ${datasetId} AND source_id = ${t.source_id} AND target_id = ${t.target_id}
+        AND relation = ${t.relation}`
     ).pipe(
-      Effect.map((rows) => unique(rows.flat().map((r) => Number(r.id)))),
+      Effect.map((rows) => {
+        const byId = new Map(rows.flat().map((r) => [Number(r.id), r.expired_at === null]))
+        return [...byId].map(([id, live]) => ({ id, live }))
+      }),
       Effect.orDie
     )
 
@@ -287,7 +291,7 @@ const make = Effect.gen(function*() {
     factsOfArtifacts,
     facts,
     closuresTouching,
-    liveWithTriples,
+    withTriples,
     deleteClosures: (ids) => deleteWhereIdIn("gb_edge_closures", ids),
     updateFact,
     moveFactLinks,
