@@ -18,10 +18,9 @@ import {
   drainOutbox,
   edgeVectorId,
   entityVectorId,
-  indexName,
   OUTBOX_DRAIN_LIMIT,
   summaryVectorId,
-  type VectorKind
+  vectorDelete
 } from "../pipeline/vectors.js"
 import { Database, datasetLockKey } from "../services/Database.js"
 import { EraseRepo } from "../services/EraseRepo.js"
@@ -83,15 +82,6 @@ const add = (a: Deleted, b: Deleted): Deleted => ({
   vectors: a.vectors + b.vectors,
   images: a.images + b.images,
   runs: a.runs + b.runs
-})
-
-const vectorDelete = (datasetId: number, kind: VectorKind, vectorId: string): OutboxItem => ({
-  dataset_id: datasetId,
-  index_name: indexName(datasetId, kind),
-  vector_id: vectorId,
-  values: [],
-  metadata: {},
-  op: "delete"
 })
 
 /** The rows of (user, name), in the caller's transaction: what they held, then gone. */

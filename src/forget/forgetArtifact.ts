@@ -16,7 +16,8 @@ import {
   edgeVectorId,
   entityVectorId,
   indexName,
-  summaryVectorId
+  summaryVectorId,
+  vectorDelete
 } from "../pipeline/vectors.js"
 import { datasetLockKey } from "../services/Database.js"
 import type { ForgetFact, ForgetRepo, StoredClosure } from "../services/ForgetRepo.js"
@@ -45,16 +46,6 @@ interface Outcome {
   readonly reanchored: ReadonlyArray<number>
   readonly outboxIds: ReadonlyArray<number>
 }
-
-const vectorDelete = (datasetId: number, kind: "entities" | "edges" | "chunks" | "summaries", id: string) =>
-  ({
-    dataset_id: datasetId,
-    index_name: indexName(datasetId, kind),
-    vector_id: id,
-    values: [],
-    metadata: {},
-    op: "delete" as const
-  }) satisfies OutboxItem
 
 /**
  * What a forget removes: artifacts (with everything derived from them), facts and entities

@@ -4,12 +4,22 @@
  */
 import { Effect } from "effect"
 import { VectorWriteFailed } from "../domain/Errors.js"
-import type { VectorOutbox } from "../services/VectorOutbox.js"
+import type { OutboxItem, VectorOutbox } from "../services/VectorOutbox.js"
 import type { VectorStore } from "../services/VectorStore.js"
 
 export type VectorKind = "entities" | "edges" | "chunks" | "summaries"
 
 export const indexName = (datasetId: number, kind: VectorKind): string => `dataset-${datasetId}-${kind}`
+
+/** An outbox entry that removes one vector (a forget's deletes converge through the outbox). */
+export const vectorDelete = (datasetId: number, kind: VectorKind, vectorId: string): OutboxItem => ({
+  dataset_id: datasetId,
+  index_name: indexName(datasetId, kind),
+  vector_id: vectorId,
+  values: [],
+  metadata: {},
+  op: "delete"
+})
 
 export const entityVectorId = (id: number) => `entity-${id}`
 export const edgeVectorId = (id: number) => `edge-${id}`

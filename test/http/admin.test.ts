@@ -30,16 +30,9 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { graph, rememberLayer, resolution } from "../support/app.js"
 import { forEachDialect, sqliteLayer } from "../support/databases.js"
-import { get, postJson, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, get, postJson, serveTest, type TestResponse } from "../support/http.js"
 
 const API = "/v1/gb/admin/api"
-
-const expectError = (res: TestResponse, status: number, message?: RegExp) => {
-  expect(res.status, res.text.slice(0, 300)).toBe(status)
-  expect(res.headers["content-type"]).toContain("application/json")
-  expect(Object.keys(res.json ?? {})).toEqual(["error"])
-  if (message !== undefined) expect(res.json.error).toMatch(message)
-}
 
 /** A 200's JSON body; with a schema, read as the contract's type (no field missing, none extra). */
 function ok(res: TestResponse): any

@@ -19,7 +19,7 @@ import type { AuthToken } from "../../src/config/tables.js"
 import { GligabaoApi } from "../../src/http/Api.js"
 import { graph, rememberLayer, resolution } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
-import { send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, send, serveTest, type TestResponse } from "../support/http.js"
 
 const SECRETS = {
   alice: "alice-token-Q7vX2",
@@ -87,13 +87,6 @@ const call = (method: "GET" | "POST" | "DELETE", path: string, who: Who, body?: 
 const GET = (path: string, who: Who) => call("GET", path, who)
 const POST = (path: string, who: Who, body: unknown) => call("POST", path, who, body)
 const DELETE = (path: string, who: Who) => call("DELETE", path, who)
-
-const expectError = (res: TestResponse, status: number, message?: RegExp) => {
-  expect(res.status, res.text.slice(0, 300)).toBe(status)
-  expect(res.headers["content-type"]).toContain("application/json")
-  expect(Object.keys(res.json ?? {})).toEqual(["error"])
-  if (message !== undefined) expect(res.json.error).toMatch(message)
-}
 
 const expectUnauthorized = (res: TestResponse, message?: RegExp) => {
   expectError(res, 401, message)

@@ -12,7 +12,7 @@ import { answer } from "../../scripts/benchmarks/model.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
-import { postJson, send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, postJson, send, serveTest } from "../support/http.js"
 
 const withApp = <A, E>(storage: StorageLayer, program: Effect.Effect<A, E, any>) =>
   program.pipe(
@@ -33,12 +33,6 @@ const del = (path: string, query = "user_id=alice") => send(HttpClientRequest.de
 
 const rows = <A extends object>(query: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(query)).pipe(Effect.orDie)
-
-const expectError = (res: TestResponse, status: number, message: RegExp) => {
-  expect(res.status, res.text).toBe(status)
-  expect(Object.keys(res.json)).toEqual(["error"])
-  expect(res.json.error).toMatch(message)
-}
 
 const facts = rows<any>(`SELECT e.id, s.name AS source, t.name AS target, e.invalid_at, e.expired_at IS NULL AS live
   FROM gb_edges e JOIN gb_entities s ON s.id = e.source_id JOIN gb_entities t ON t.id = e.target_id ORDER BY e.id`)

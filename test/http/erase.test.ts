@@ -35,7 +35,7 @@ import { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
 import { rememberLayer, type RememberLayerOptions, textRequest } from "../support/app.js"
 import { type Dialect, forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
-import { postJson, send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, postJson, send, serveTest } from "../support/http.js"
 import { b64, png } from "../support/images.js"
 
 const FAIL = "Zed Quux knows Mallory Black."
@@ -101,12 +101,6 @@ const rows = <A extends object = any>(query: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(query)).pipe(Effect.orDie)
 
 const count = (query: string) => Effect.map(rows<{ n: number }>(query), (r) => Number(r[0]!.n))
-
-const expectError = (res: TestResponse, status: number, message: RegExp) => {
-  expect(res.status, res.text).toBe(status)
-  expect(Object.keys(res.json)).toEqual(["error"])
-  expect(res.json.error).toMatch(message)
-}
 
 // a chunked document (chunk_size 80): a parent, chunks and their summaries
 const DOCUMENT = [1, 2, 3, 4].map((k) =>

@@ -23,7 +23,7 @@ import { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
 import { rememberLayer, type RememberLayerOptions } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
-import { postJson, send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, postJson, send, serveTest } from "../support/http.js"
 
 const script = (r: LlmRequest) => ({ text: answer(r).text })
 
@@ -50,12 +50,6 @@ const forget = (id: number | string, query = "user_id=alice&dataset=main") =>
 
 const rows = <A extends object>(query: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(query)).pipe(Effect.orDie)
-
-const expectError = (res: TestResponse, status: number, message: RegExp) => {
-  expect(res.status, res.text).toBe(status)
-  expect(Object.keys(res.json)).toEqual(["error"])
-  expect(res.json.error).toMatch(message)
-}
 
 forEachDialect((_dialect, makeLayer) => {
   describe("DELETE /v1/gb/artifacts/{id}", () => {

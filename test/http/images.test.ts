@@ -19,7 +19,7 @@ import { IMAGE_STAGES } from "../../src/domain/Stages.js"
 import { TEXT_BODY_LIMIT } from "../../src/http/Handlers.js"
 import { rememberLayer } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
-import { get, postJson, send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, get, postJson, send, serveTest, type TestResponse } from "../support/http.js"
 import { b64, gif, jpeg, png, sha256 } from "../support/images.js"
 
 const REMEMBER = "/v1/gb/remember"
@@ -38,13 +38,6 @@ const count = (table: string) =>
     Effect.map((rows) => Number(rows[0]!.n)),
     Effect.orDie
   )
-
-const expectError = (res: TestResponse, status: number, message?: RegExp) => {
-  expect(res.status, res.text.slice(0, 300)).toBe(status)
-  expect(res.headers["content-type"]).toContain("application/json")
-  expect(Object.keys(res.json ?? {})).toEqual(["error"])
-  if (message !== undefined) expect(res.json.error).toMatch(message)
-}
 
 /** GET returning the raw bytes. */
 const getBytes = (path: string) =>

@@ -25,16 +25,9 @@ import {
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { World, worldAppLayer } from "../query/world.js"
 import { sqliteLayer } from "../support/databases.js"
-import { get, postJson, postRaw, send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, get, postJson, postRaw, send, serveTest, type TestResponse } from "../support/http.js"
 import { seedGraph } from "../support/readSeed.js"
 import { dataOf, parseXml } from "../support/xml.js"
-
-const expectError = (res: TestResponse, status: number, message: RegExp) => {
-  expect(res.status, res.text.slice(0, 300)).toBe(status)
-  expect(res.headers["content-type"]).toContain("application/json")
-  expect(Object.keys(res.json ?? {})).toEqual(["error"])
-  expect(res.json.error).toMatch(message)
-}
 
 /** A 200's JSON body read with the contract's schema: no field missing, none extra. */
 const bodyOf = <A, I>(schema: Schema.Schema<A, I>, res: TestResponse): A => {

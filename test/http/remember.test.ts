@@ -20,7 +20,7 @@ import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { graph, rememberLayer, resolution } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
-import { get, postChunked, postJson, postRaw, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, get, postChunked, postJson, postRaw, serveTest } from "../support/http.js"
 
 const REMEMBER = "/v1/gb/remember"
 const MiB = 1024 * 1024
@@ -34,17 +34,6 @@ const count = (table: string) =>
   )
 
 /** The one error shape: exactly `{"error": "<message>"}`, served as JSON. */
-const expectError = (res: TestResponse, status: number, message?: RegExp) => {
-  expect(res.status, res.text.slice(0, 300)).toBe(status)
-  expect(res.headers["content-type"]).toContain("application/json")
-  expect(Object.keys(res.json ?? {})).toEqual(["error"])
-  expect(typeof res.json.error).toBe("string")
-  expect(res.json.error.length).toBeGreaterThan(0)
-  if (message !== undefined) expect(res.json.error).toMatch(message)
-  // never a stack trace
-  expect(res.json.error).not.toMatch(/\n\s+at /)
-}
-
 const livesIn = (city: string, valid_at: string) =>
   graph(
     [{ name: "Alice Smith", type: "person", description: "an engineer" }, { name: city, type: "place" }],

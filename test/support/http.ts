@@ -14,6 +14,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, Stream } from "effect"
+import { expect } from "vitest"
 import { HttpAppLive } from "../../src/http/Http.js"
 
 /** The app served on a test server, with `services` (and the client, server) in the output. */
@@ -74,3 +75,13 @@ export const postChunked = (path: string, chunks: ReadonlyArray<string>) =>
   )
 
 export const postJson = (path: string, body: unknown) => postRaw(path, JSON.stringify(body))
+
+/** A refusal in the wire shape: the status, a JSON body with one non-empty `error` (matching `message`). */
+export const expectError = (res: TestResponse, status: number, message?: RegExp) => {
+  expect(res.status, res.text.slice(0, 300)).toBe(status)
+  expect(res.headers["content-type"]).toContain("application/json")
+  expect(Object.keys(res.json ?? {})).toEqual(["error"])
+  expect(typeof res.json.error).toBe("string")
+  expect(res.json.error.length).toBeGreaterThan(0)
+  if (message !== undefined) expect(res.json.error).toMatch(message)
+}
