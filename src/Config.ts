@@ -114,6 +114,8 @@ export interface AppConfig {
     readonly similarityTopK: number
   }
   readonly server: { readonly host: string; readonly port: number }
+  /** the user MCP tools act for when authentication is off; none: a `user_id` argument (docs/MCP.md) */
+  readonly mcp: { readonly userId: Option.Option<string> }
   /** PostgreSQL when `url` is set, else SQLite at `path` */
   readonly database: {
     readonly url: Option.Option<Redacted.Redacted<string>>
@@ -184,6 +186,7 @@ export const defaultConfig: AppConfig = {
     similarityTopK: REMEMBER_DEFAULTS.similarityTopK
   },
   server: { host: "127.0.0.1", port: 8080 },
+  mcp: { userId: Option.none() },
   database: { url: Option.none(), path: DEFAULT_DB_PATH, mmapSize: 0 },
   imageDir: imageDirFor(DEFAULT_DB_PATH),
   auth: { tokens: [] },
@@ -281,6 +284,7 @@ export const loadConfig = (
         host: yield* get(keys.serverHost, d.server.host),
         port: yield* get(keys.serverPort, d.server.port)
       },
+      mcp: { userId: yield* optional(keys.mcpUserId) },
       database: {
         url: yield* secret(keys.databaseUrl),
         path: databasePath,
@@ -378,6 +382,7 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "remember.similarity_top_k": config.remember.similarityTopK,
     "server.host": config.server.host,
     "server.port": config.server.port,
+    "mcp.user_id": Option.getOrElse(config.mcp.userId, () => "unset"),
     database: Option.isSome(config.database.url) ? "postgresql (database.url set)" : `sqlite ${config.database.path}`,
     image_dir: config.imageDir,
     "auth.tokens": config.auth.tokens.length === 0 ? "off" : `${config.auth.tokens.length} tokens (${admins} admin)`,

@@ -124,6 +124,11 @@ export const keys = {
     env: ["GLIGABAO_REMEMBER_RETRY_DELAY_MS"],
     spec: V.integer(0, 600_000)
   },
+  mcpUserId: {
+    key: "mcp.user_id",
+    env: ["GLIGABAO_MCP_USER_ID"],
+    spec: V.nonEmptyString
+  },
   rememberLookahead: {
     key: "remember.lookahead",
     env: ["GLIGABAO_REMEMBER_LOOKAHEAD"],

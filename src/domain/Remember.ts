@@ -86,8 +86,8 @@ const DatasetField = withDefault(Dataset, () => DEFAULT_DATASET).annotations({
   description: "the dataset, default main"
 })
 
-/** The body field by field, in the order their problems are reported. */
-const RememberFields = Schema.Struct({
+/** The body field by field, in the order their problems are reported (the MCP tool's arguments too). */
+export const RememberRequestFields = Schema.Struct({
   user_id: UserIdField,
   image: ItemFields.image,
   text: ItemFields.text,
@@ -134,9 +134,12 @@ const denormalize = <
   image_file === undefined ? { ...fields, kind } : { ...fields, image: image_file }
 
 /** What the pipeline runs on: the fields decoded, `kind` defaulted, the image checked (`image_file`). */
-const Normalized = Schema.extend(Schema.typeSchema(RememberFields).pipe(Schema.omit("image", "kind")), NormalizedImage)
+const Normalized = Schema.extend(
+  Schema.typeSchema(RememberRequestFields).pipe(Schema.omit("image", "kind")),
+  NormalizedImage
+)
 
-const Fields = RememberFields.pipe(
+const Fields = RememberRequestFields.pipe(
   Schema.transform(Normalized, { strict: false, decode: normalize, encode: denormalize })
 )
 

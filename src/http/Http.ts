@@ -26,6 +26,7 @@ import { formatDecodeIssues } from "../domain/Wire.js"
 import { GligabaoApi } from "./Api.js"
 import { AuthenticationMiddlewareLive } from "./authentication.js"
 import { ApiHandlersLive } from "./Handlers.js"
+import { MCP_PATH, McpRouteLive } from "./McpRoute.js"
 import { errorResponse } from "./responses.js"
 
 const pathOf = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://x").pathname
@@ -94,6 +95,7 @@ const withApi = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
     Layer.provide(HttpApiBuilder.middleware(jsonErrors)),
     Layer.provide(AuthenticationMiddlewareLive),
     Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
+    Layer.provide(McpRouteLive),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json", additionalPropertiesStrategy: "allow" })),
     Layer.provide(ApiLive)
   )
@@ -102,7 +104,7 @@ const withApi = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
 export const HttpAppLive = withApi(HttpApiBuilder.serve(HttpMiddleware.logger))
 
 /** The paths gligabao answers when it is mounted in another app's router. */
-export const MOUNTED_PATHS = ["/v1/gb/*", "/healthz", "/openapi.json", "/docs"] as const
+export const MOUNTED_PATHS = ["/v1/gb/*", "/healthz", "/openapi.json", "/docs", MCP_PATH] as const
 
 /**
  * gligabao's routes in an application's own `HttpLayerRouter` server, answered exactly as

@@ -1,0 +1,38 @@
+/**
+ * What the MCP server is told by the composition root: the user its tools act for when
+ * authentication is off (`mcp.user_id`, `--user-id`). Optional: without it, and without a user
+ * token, every tool takes a `user_id` argument.
+ */
+import { Context, Effect, Option } from "effect"
+import type { Caller } from "../auth/tokens.js"
+import { forgetDepsOption } from "../forget/deps.js"
+import { RememberManager } from "../pipeline/RememberManager.js"
+import { readDepsOption } from "../query/deps.js"
+import { RunLogRepo } from "../services/RunLogRepo.js"
+import type { McpDeps, McpUser } from "./tools.js"
+
+export interface McpSettingsShape {
+  readonly userId: Option.Option<string>
+}
+
+export class McpSettings extends Context.Tag("gligabao/McpSettings")<McpSettings, McpSettingsShape>() {}
+
+/** Who a caller's tools act for: a user token's user, else the configured user, else a `user_id` argument. */
+export const mcpUserFor = (caller: Caller, settings: Option.Option<McpSettingsShape>): McpUser => {
+  if (caller._tag === "User") return { _tag: "Fixed", userId: caller.userId }
+  const configured = Option.flatMap(settings, (s) => s.userId)
+  return Option.match(configured, {
+    onNone: () => ({ _tag: "Argument" }),
+    onSome: (userId) => ({ _tag: "Fixed", userId })
+  })
+}
+
+/** The tools' services from the context, each optional as for the HTTP handlers. */
+export const mcpDeps: Effect.Effect<McpDeps, never, RememberManager | RunLogRepo> = Effect.gen(function*() {
+  return {
+    manager: yield* RememberManager,
+    runLog: yield* RunLogRepo,
+    read: yield* readDepsOption,
+    forget: yield* forgetDepsOption
+  }
+})

@@ -1,0 +1,308 @@
+/**
+ * The MCP tools (docs/MCP.md): each is an HTTP endpoint's program over its own request schema.
+ * A tool's arguments are the request's fields by the names the HTTP API uses (its input schema
+ * is derived from them), `user_id` comes from the caller where it is fixed, and the arguments
+ * are decoded by the endpoint's schema, so a bad argument fails with the message the API gives.
+ * Independent of the MCP SDK: src/mcp/server.ts serves these over the protocol.
+ */
+import { Data, Effect, JSONSchema, Option, Schema, Stream, Struct } from "effect"
+import { type DomainError, NotFound, ServiceUnavailable } from "../domain/Errors.js"
+import { RememberRequest, RememberRequestFields } from "../domain/Remember.js"
+import { RememberQueued, RememberSuccess } from "../domain/Responses.js"
+import { RememberRun, runView } from "../domain/runView.js"
+import { decodeRequest, documented, IntegerIn, required, UserId } from "../domain/Wire.js"
+import { forgetArtifact, type ForgetDeps } from "../forget/forgetArtifact.js"
+import { ForgetArtifactRequest } from "../forget/requests.js"
+import { ForgetArtifactResponse } from "../forget/schemas.js"
+import type { RememberManager } from "../pipeline/RememberManager.js"
+import { runListDatasets, runListSessions } from "../query/datasets.js"
+import type { ReadDeps } from "../query/deps.js"
+import { runExportGraph } from "../query/export.js"
+import { GraphRequest, QueryRequest, ReadScope, SearchRequest } from "../query/requests.js"
+import { DatasetsResponse, QueryResponse, SearchResponse, SessionsResponse } from "../query/responses.js"
+import { runQuery, runSearch } from "../query/search.js"
+import type { RunLogRepo } from "../services/RunLogRepo.js"
+
+/** What the tools run on: the services the HTTP handlers take, each optional as there. */
+export interface McpDeps {
+  readonly manager: RememberManager["Type"]
+  readonly runLog: RunLogRepo["Type"]
+  readonly read: Option.Option<ReadDeps>
+  readonly forget: Option.Option<ForgetDeps>
+}
+
+/** Who the tools act for: a fixed user (the token's, or the configured one), or whoever `user_id` names. */
+export type McpUser = { readonly _tag: "Fixed"; readonly userId: string } | { readonly _tag: "Argument" }
+
+export type JsonSchemaObject = Record<string, unknown>
+
+/** A `user_id` argument naming another user than the one the connection acts for. */
+export class Refused extends Data.TaggedError("Refused")<{ readonly message: string }> {}
+
+export type McpFailure = DomainError | Refused
+
+export interface McpTool {
+  readonly name: string
+  readonly description: string
+  readonly inputSchema: JsonSchemaObject
+  readonly outputSchema: JsonSchemaObject
+  /** runs with the arguments as sent; fails with the HTTP API's error */
+  readonly call: (args: Record<string, unknown>) => Effect.Effect<unknown, McpFailure>
+}
+
+/** A JSON Schema object for a schema, inlined at the top (hosts read `type` and `properties` there). */
+export const jsonSchemaOf = (schema: Schema.Schema.All): JsonSchemaObject => {
+  const $defs: Record<string, JSONSchema.JsonSchema7> = {}
+  const out = withoutBuiltinIds(
+    JSONSchema.fromAST(schema.ast, { definitions: $defs, topLevelReferenceStrategy: "skip" })
+  )
+  return Object.keys($defs).length === 0 ? out : { ...out, $defs: withoutBuiltinIds($defs) }
+}
+
+/**
+ * Effect marks its built-in schemas (`unknown`, `object`, `{}`) with an `$id` like
+ * `/schemas/unknown`; used twice in one document, a validator takes that for two schemas of one id.
+ */
+const withoutBuiltinIds = (value: unknown): any => {
+  if (Array.isArray(value)) return value.map(withoutBuiltinIds)
+  if (typeof value !== "object" || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, v] of Object.entries(value)) {
+    if (key === "$id" && typeof v === "string" && v.startsWith("/schemas/")) continue
+    out[key] = withoutBuiltinIds(v)
+  }
+  return out
+}
+
+/** An output schema: MCP wants an object at the top, so a union of objects says so there too. */
+const objectSchemaOf = (schema: Schema.Schema.All): JsonSchemaObject => {
+  const out = jsonSchemaOf(schema)
+  return out.type === undefined ? { type: "object", ...out } : out
+}
+
+type Fields = Schema.Struct.Fields
+
+/** The input schema of a tool: the named fields of its request, with descriptions for a model. */
+const inputOf = (fields: Fields, described: Record<string, string>, user: McpUser): JsonSchemaObject => {
+  const picked = Struct.pick(fields, ...Object.keys(described)) as Fields
+  const withUser = user._tag === "Argument"
+    ? { user_id: required(documented(UserId, "the user whose memory this is")), ...picked }
+    : picked
+  // a tool without arguments still takes an (empty) object
+  if (Object.keys(withUser).length === 0) return { type: "object", properties: {} }
+  const schema = jsonSchemaOf(Schema.Struct(withUser)) as { properties?: Record<string, JsonSchemaObject> }
+  const properties = { ...schema.properties }
+  for (const [name, text] of Object.entries(described)) {
+    if (properties[name] !== undefined) properties[name] = { ...properties[name], description: text }
+  }
+  return { ...schema, properties }
+}
+
+const encoder = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  const encode = Schema.encodeSync(schema)
+  return (a: A): I => encode(a)
+}
+
+const needsStorage = () =>
+  new ServiceUnavailable({ message: "this tool needs storage, which is not configured on this server" })
+
+const RunStatusArgs = Schema.Struct({
+  remember_run_id: required(documented(IntegerIn(1, Number.MAX_SAFE_INTEGER), "the run's id"))
+})
+
+const remember_run_id = "the remember_run_id a remember call answered"
+
+/** The tools for one caller, in the order `tools/list` shows them. */
+export const mcpTools = (deps: McpDeps, user: McpUser): ReadonlyArray<McpTool> => {
+  /** the arguments with the caller's user; a fixed user refuses another one */
+  const withUser = (args: Record<string, unknown>): Effect.Effect<Record<string, unknown>, McpFailure> => {
+    if (user._tag === "Argument") return Effect.succeed(args)
+    if (args.user_id !== undefined && args.user_id !== user.userId) {
+      return Effect.fail(new Refused({ message: "user_id: this token may not act for that user_id" }))
+    }
+    return Effect.succeed({ ...args, user_id: user.userId })
+  }
+  const decoded = <A, I>(schema: Schema.Schema<A, I, never>) => {
+    const decode = decodeRequest(schema)
+    return (args: Record<string, unknown>) => Effect.flatMap(withUser(args), (input) => decode(input))
+  }
+  const reading = <A>(f: (read: ReadDeps) => Effect.Effect<A, McpFailure>) =>
+    Option.match(deps.read, { onNone: () => Effect.fail(needsStorage()), onSome: f })
+
+  const decodeRemember = decoded(RememberRequest)
+  const decodeSearch = decoded(SearchRequest)
+  const decodeQuery = decoded(QueryRequest)
+  const decodeScope = decoded(ReadScope)
+  const decodeForget = decoded(ForgetArtifactRequest)
+  const decodeRunId = decoded(Schema.Struct({ user_id: required(UserId), ...RunStatusArgs.fields }))
+  const encodeQueued = encoder(RememberQueued)
+  const encodeSuccess = encoder(RememberSuccess)
+  const encodeRun = encoder(RememberRun)
+
+  const RememberOutput = Schema.Union(RememberQueued, RememberSuccess)
+  const tool = (
+    name: string,
+    description: string,
+    input: JsonSchemaObject,
+    output: Schema.Schema.All,
+    call: McpTool["call"]
+  ): McpTool => ({ name, description, inputSchema: input, outputSchema: objectSchemaOf(output), call })
+
+  return [
+    tool(
+      "remember",
+      "Store a text in memory: facts and entities are extracted from it and reconciled with what the dataset " +
+        "knows. By default the text is queued durably and the call answers at once with remember_run_id and " +
+        "status (poll remember_status); with wait: true it answers when the facts are stored.",
+      inputOf(RememberRequestFields.fields, {
+        text: "the text to remember (up to 1 MiB): a note, a document, a message",
+        dataset: "the dataset to store it in (default main)",
+        kind: "knowledge (facts about the world, the default) or episode (something that happened)",
+        reference_time: "when the text was written or said, RFC 3339; relative dates resolve against it (default now)",
+        session_id: "the conversation or session this text belongs to",
+        wait: "true: wait until the text is stored and answer the facts; false or absent: answer at once"
+      }, user),
+      RememberOutput,
+      (args) =>
+        Effect.gen(function*() {
+          // the tool answers at once unless asked to wait (the HTTP default is the other way)
+          const request = yield* decodeRemember({ ...args, wait: args.wait ?? false })
+          const run = yield* deps.manager.accept(request, { idempotencyKey: request.idempotency_key })
+          if (request.wait === true) {
+            const result = yield* run.await
+            return encodeSuccess({ remember_run_id: result.runId, ...result.response })
+          }
+          const status = run.created
+            ? "queued" as const
+            : Option.match(yield* deps.runLog.get(run.runId), {
+              onNone: () => "queued" as const,
+              onSome: (r) => r.status
+            })
+          return encodeQueued({ remember_run_id: run.runId, status })
+        })
+    ),
+    tool(
+      "remember_status",
+      "The state of a remember run: its status (queued, running, succeeded, failed), the stages done, the " +
+        "error if it failed, and once it succeeded the stored facts (response).",
+      inputOf(RunStatusArgs.fields, { remember_run_id }, user),
+      RememberRun,
+      (args) =>
+        Effect.gen(function*() {
+          const request = yield* decodeRunId(args)
+          // another user's run is as absent as a missing one
+          const run = Option.filter(
+            yield* deps.runLog.get(request.remember_run_id),
+            (r) => r.user_id === request.user_id
+          )
+          if (Option.isNone(run)) {
+            return yield* new NotFound({ message: `no remember run with id ${request.remember_run_id}` })
+          }
+          return encodeRun(runView(run.value))
+        })
+    ),
+    tool(
+      "search",
+      "Search memory for facts and entities relevant to a text (no model call). Each fact has its validity " +
+        "(valid_at, invalid_at) and the ids of the artifacts (texts) that support it.",
+      inputOf(SearchRequest.fields, {
+        query: "what to look for, in words: a question, a name, a topic",
+        dataset: "the dataset to search (default main)",
+        as_of: "RFC 3339: the facts that were true then (default now)",
+        known_at: "RFC 3339: only what memory had been told by then",
+        include_expired: "true: also facts that had ended by as_of",
+        session_id: "only what this session's texts said",
+        limit: "how many facts and entities at most (1 to 100, default 10)"
+      }, user),
+      SearchResponse,
+      (args) =>
+        Effect.flatMap(
+          decodeSearch(args),
+          (request) => reading((read) => Effect.map(runSearch(read, request), encoder(SearchResponse)))
+        )
+    ),
+    tool(
+      "query",
+      "Answer a question from memory: the answer, with the stored facts it cites. Needs the server's LLM.",
+      inputOf(QueryRequest.from.fields, {
+        query: "the question",
+        dataset: "the dataset to ask (default main)",
+        as_of: "RFC 3339: answer as things were then (default now)",
+        session_id: "only what this session's texts said"
+      }, user),
+      QueryResponse,
+      (args) =>
+        Effect.flatMap(
+          decodeQuery(args),
+          (request) => reading((read) => Effect.map(runQuery(read, request), encoder(QueryResponse)))
+        )
+    ),
+    tool(
+      "list_datasets",
+      "The datasets of this memory, with how many entities, facts and artifacts each holds.",
+      inputOf({}, {}, user),
+      DatasetsResponse,
+      (args) =>
+        Effect.flatMap(
+          decodeScope(args),
+          (scope) => reading((read) => Effect.map(runListDatasets(read, scope.user_id), encoder(DatasetsResponse)))
+        )
+    ),
+    tool(
+      "list_sessions",
+      "The sessions (conversations) of a dataset, with how much each discovered.",
+      inputOf(ReadScope.fields, { dataset: "the dataset (default main)" }, user),
+      SessionsResponse,
+      (args) =>
+        Effect.flatMap(
+          decodeScope(args),
+          (scope) => reading((read) => Effect.map(runListSessions(read, scope), encoder(SessionsResponse)))
+        )
+    ),
+    tool(
+      "forget",
+      "Forget a remembered text for good: the artifact, what was derived from it, the facts only it " +
+        "supported; facts it had closed are reopened. Cannot be undone.",
+      inputOf(ForgetArtifactRequest.fields, {
+        artifact_id: "the artifact_id of the text to forget (a remember response or a search result gives it)",
+        dataset: "the dataset it is in (default main)"
+      }, user),
+      ForgetArtifactResponse,
+      (args) =>
+        Effect.flatMap(decodeForget(args), (request) =>
+          Option.match(deps.forget, {
+            onNone: (): Effect.Effect<unknown, McpFailure> => Effect.fail(needsStorage()),
+            onSome: (forget) =>
+              Effect.map(
+                forgetArtifact(forget, { user_id: request.user_id, dataset: request.dataset }, request.artifact_id),
+                encoder(ForgetArtifactResponse)
+              )
+          }))
+    )
+  ]
+}
+
+/** The URI template of a dataset's graph (its JSON export, `GET /v1/gb/graph`). */
+export const GRAPH_TEMPLATE = "gligabao://datasets/{dataset}/graph"
+const GRAPH_URI = /^gligabao:\/\/datasets\/([^/]+)\/graph$/
+
+const decodeGraph = decodeRequest(GraphRequest)
+
+/** The JSON export of the dataset a graph URI names; NotFound for another URI or dataset. */
+export const readGraphResource = (
+  deps: McpDeps,
+  user: McpUser,
+  uri: string
+): Effect.Effect<string, McpFailure> =>
+  Effect.gen(function*() {
+    const match = GRAPH_URI.exec(uri)
+    if (match === null) return yield* new NotFound({ message: `no resource ${uri}` })
+    if (user._tag === "Argument") {
+      return yield* new NotFound({ message: "a graph resource needs a fixed user (mcp.user_id or a user token)" })
+    }
+    const userId = user.userId
+    const read = yield* Option.match(deps.read, { onNone: () => Effect.fail(needsStorage()), onSome: Effect.succeed })
+    const request = yield* decodeGraph({ user_id: userId, dataset: decodeURIComponent(match[1]!), format: "json" })
+    const exported = yield* runExportGraph(read, request)
+    return yield* Stream.mkString(exported.body)
+  })

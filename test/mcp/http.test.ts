@@ -1,0 +1,230 @@
+/**
+ * MCP over Streamable HTTP at /mcp, through the official SDK's client (docs/MCP.md), on both
+ * databases: initialize and tools/list (names, arguments, output schemas), a call of every tool,
+ * the asynchronous remember polled with remember_status, tool errors for bad input, the graph
+ * resource, and authentication (no token: 401; a user token fixes the user).
+ */
+import { HttpServer } from "@effect/platform"
+import { it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect, Layer, Redacted } from "effect"
+import { describe, expect } from "vitest"
+import { answer } from "../../scripts/benchmarks/model.js"
+import { Authentication } from "../../src/auth/Authentication.js"
+import { tokenTable } from "../../src/auth/tokens.js"
+import type { AuthToken } from "../../src/config/tables.js"
+import type { LlmRequest } from "../../src/services/Llm.js"
+import { rememberLayer } from "../support/app.js"
+import { forEachDialect, type StorageLayer } from "../support/databases.js"
+import { serveTest } from "../support/http.js"
+
+/** The bench model for remember; a query is answered citing the first fact it was shown. */
+const script = (r: LlmRequest) => {
+  const scripted = answer(r)
+  if (scripted.stage !== "other") return { text: scripted.text }
+  const facts = JSON.parse(r.messages[0]!.content as string).facts as Array<{ id: number }>
+  return { text: JSON.stringify({ answer: "Alice lives in Lisbon.", citations: facts.slice(0, 1).map((f) => f.id) }) }
+}
+
+const TOKENS: ReadonlyArray<AuthToken> = [
+  { kind: "plain", secret: Redacted.make("alice-secret"), userId: "alice", admin: false },
+  { kind: "plain", secret: Redacted.make("bob-secret"), userId: "bob", admin: false }
+]
+
+const withApp = <A, E>(
+  storage: StorageLayer,
+  program: (url: URL) => Effect.Effect<A, E, any>,
+  auth?: ReadonlyArray<AuthToken>
+) => {
+  const services = rememberLayer(storage, script)
+  const layer = auth === undefined ? services : Layer.merge(services, Layer.succeed(Authentication, tokenTable(auth)))
+  return Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const address = server.address as HttpServer.TcpAddress
+    return yield* program(new URL(`http://127.0.0.1:${address.port}/mcp`))
+  }).pipe(Effect.provide(serveTest(layer) as Layer.Layer<any, any, never>)) as Effect.Effect<A, E, never>
+}
+
+const connect = (url: URL, token?: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Client({ name: "gligabao-test", version: "1.0.0" })
+      await client.connect(
+        new StreamableHTTPClientTransport(url, {
+          requestInit: token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } }
+        })
+      )
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  Effect.promise(() => client.callTool({ name, arguments: args })) as Effect.Effect<any>
+
+/** A successful tool result's structured content, which is also its JSON text. */
+const ok = (result: any) => {
+  expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false)
+  expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent)
+  return result.structuredContent
+}
+
+const errorOf = (result: any): string => {
+  expect(result.isError).toBe(true)
+  return JSON.parse(result.content[0].text).error
+}
+
+const TOOLS = ["remember", "remember_status", "search", "query", "list_datasets", "list_sessions", "forget"]
+
+forEachDialect((_dialect, makeLayer) => {
+  describe("MCP over Streamable HTTP", () => {
+    it.live("tools/list: the tools with their arguments; user_id is an argument without a fixed user", () =>
+      withApp(makeLayer(), (url) =>
+        Effect.scoped(Effect.gen(function*() {
+          const client = yield* connect(url)
+          expect(client.getServerVersion()?.name).toBe("gligabao")
+          const { tools } = yield* Effect.promise(() => client.listTools())
+          expect(tools.map((t) => t.name)).toEqual(TOOLS)
+          const byName = new Map(tools.map((t) => [t.name, t]))
+          const props = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {})
+          expect(props("remember")).toEqual(
+            ["user_id", "text", "dataset", "kind", "reference_time", "session_id", "wait"]
+          )
+          expect(props("search")).toEqual(
+            ["user_id", "query", "dataset", "as_of", "known_at", "include_expired", "session_id", "limit"]
+          )
+          expect(props("query")).toEqual(["user_id", "query", "dataset", "as_of", "session_id"])
+          expect(props("remember_status")).toEqual(["user_id", "remember_run_id"])
+          expect(props("list_datasets")).toEqual(["user_id"])
+          expect(props("forget")).toEqual(["user_id", "artifact_id", "dataset"])
+          for (const tool of tools) {
+            expect(tool.inputSchema.required ?? []).toContain("user_id")
+            expect(tool.outputSchema?.type, tool.name).toBe("object")
+            for (const [name, schema] of Object.entries(tool.inputSchema.properties ?? {})) {
+              expect((schema as any).description, `${tool.name}.${name}`).toMatch(/\w/)
+            }
+          }
+        }))))
+
+    it.live("every tool: remember at once and poll its run, search, query, datasets, sessions, the graph, forget", () =>
+      withApp(makeLayer(), (url) =>
+        Effect.scoped(Effect.gen(function*() {
+          const client = yield* connect(url)
+          const queued = ok(
+            yield* call(client, "remember", {
+              user_id: "alice",
+              text: "Alice Novak lives in Berlin in 2020.",
+              session_id: "chat-1"
+            })
+          )
+          expect(queued).toMatchObject({ remember_run_id: expect.any(Number), status: expect.any(String) })
+          let run: any
+          for (let i = 0; i < 200; i++) {
+            run = ok(
+              yield* call(client, "remember_status", { user_id: "alice", remember_run_id: queued.remember_run_id })
+            )
+            if (run.status === "succeeded" || run.status === "failed") break
+            yield* Effect.sleep("25 millis")
+          }
+          expect(run.status).toBe("succeeded")
+          expect(run.response.edges).toHaveLength(1)
+          const waited = ok(
+            yield* call(client, "remember", {
+              user_id: "alice",
+              text: "Alice Novak lives in Lisbon in 2021.",
+              wait: true
+            })
+          )
+          expect(waited.invalidated_edges).toEqual([run.response.edges[0].id])
+
+          const found = ok(yield* call(client, "search", { user_id: "alice", query: "Where does Alice Novak live?" }))
+          expect(found.facts.length).toBeGreaterThan(0)
+          const lisbon = found.facts.find((f: any) => f.description.includes("Lisbon"))
+          expect(lisbon).toMatchObject({ valid_at: "2021-01-01T00:00:00.000Z", artifact_ids: [waited.artifact_id] })
+          const history = ok(
+            yield* call(client, "search", {
+              user_id: "alice",
+              query: "Alice Novak Berlin",
+              as_of: "2020-06-01T00:00:00Z"
+            })
+          )
+          expect(history.facts.map((f: any) => f.description)).toContain("Alice Novak lives in Berlin since 2020")
+
+          const answered = ok(yield* call(client, "query", { user_id: "alice", query: "Where does Alice live?" }))
+          expect(answered.answer).toBe("Alice lives in Lisbon.")
+          expect(answered.citations).toHaveLength(1)
+
+          const datasets = ok(yield* call(client, "list_datasets", { user_id: "alice" }))
+          expect(datasets.datasets.map((d: any) => d.name)).toEqual(["main"])
+          const sessions = ok(yield* call(client, "list_sessions", { user_id: "alice" }))
+          expect(sessions.sessions.map((s: any) => s.session_id)).toEqual(["chat-1"])
+
+          const templates = yield* Effect.promise(() => client.listResourceTemplates())
+          expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(["gligabao://datasets/{dataset}/graph"])
+
+          const forgotten = ok(yield* call(client, "forget", { user_id: "alice", artifact_id: waited.artifact_id }))
+          expect(forgotten.reopened_facts).toEqual([run.response.edges[0].id])
+          const after = ok(yield* call(client, "search", { user_id: "alice", query: "Alice Novak Lisbon" }))
+          expect(after.facts.map((f: any) => f.description)).not.toContain("Alice Novak lives in Lisbon since 2021")
+        }))))
+
+    it.live("bad input and unknown things are tool errors with the HTTP API's message", () =>
+      withApp(makeLayer(), (url) =>
+        Effect.scoped(Effect.gen(function*() {
+          const client = yield* connect(url)
+          expect(errorOf(yield* call(client, "search", { user_id: "alice" }))).toMatch(/^query/)
+          expect(errorOf(yield* call(client, "remember", { user_id: "alice", text: "x", kind: "poem" }))).toMatch(
+            /^kind/
+          )
+          expect(errorOf(yield* call(client, "remember", { text: "no user" }))).toMatch(/^user_id/)
+          expect(errorOf(yield* call(client, "remember_status", { user_id: "alice", remember_run_id: 0 }))).toMatch(
+            /^remember_run_id/
+          )
+          expect(errorOf(yield* call(client, "remember_status", { user_id: "alice", remember_run_id: 999 }))).toMatch(
+            /no remember run/
+          )
+          expect(errorOf(yield* call(client, "list_sessions", { user_id: "nobody" }))).toMatch(/no dataset "main"/)
+          expect(errorOf(yield* call(client, "forget", { user_id: "alice", artifact_id: 5 }))).toMatch(/not found/)
+          expect(errorOf(yield* call(client, "no_such_tool"))).toMatch(/no tool named no_such_tool/)
+        }))))
+
+    it.live("with tokens: no token is a 401; a user token fixes the user and hides the others' memory", () =>
+      withApp(makeLayer(), (url) =>
+        Effect.scoped(Effect.gen(function*() {
+          const refused = yield* Effect.promise(() =>
+            fetch(url, {
+              method: "POST",
+              headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+            })
+          )
+          expect(refused.status).toBe(401)
+          expect(yield* Effect.promise(() => refused.json())).toEqual({
+            error: "authentication required: send Authorization: Bearer <token>"
+          })
+
+          const alice = yield* connect(url, "alice-secret")
+          const { tools } = yield* Effect.promise(() => alice.listTools())
+          expect(tools.find((t) => t.name === "remember")!.inputSchema.properties).not.toHaveProperty("user_id")
+          const stored = ok(
+            yield* call(alice, "remember", { text: "Alice Novak lives in Berlin in 2020.", wait: true })
+          )
+          const bob = yield* connect(url, "bob-secret")
+          expect(errorOf(yield* call(bob, "remember_status", { remember_run_id: stored.remember_run_id }))).toMatch(
+            /no remember run/
+          )
+          expect(errorOf(yield* call(bob, "search", { user_id: "alice", query: "Berlin" }))).toMatch(
+            /may not act for that user_id/
+          )
+          // bob's own memory: none of alice's
+          expect(errorOf(yield* call(bob, "search", { query: "Alice Novak Berlin" }))).toMatch(/no dataset "main"/)
+          // the fixed user's datasets are resources too, and the graph is the JSON export
+          const listed = yield* Effect.promise(() => alice.listResources())
+          expect(listed.resources.map((r) => r.uri)).toEqual(["gligabao://datasets/main/graph"])
+          const graph = yield* Effect.promise(() => alice.readResource({ uri: "gligabao://datasets/main/graph" }))
+          const exported = JSON.parse((graph.contents[0] as { text: string }).text)
+          expect(exported.edges.map((f: any) => f.id)).toEqual(stored.edges.map((e: any) => e.id))
+        })), TOKENS))
+  })
+})
