@@ -39,6 +39,8 @@ import {
 import { validateRememberRequest } from "../domain/Remember.js"
 import { HttpAppLive } from "../http/Http.js"
 import { createStartupAwareServer } from "../http/nodeServer.js"
+import { McpSettings } from "../mcp/settings.js"
+import { serveMcpStdio } from "../mcp/stdio.js"
 import { reembed } from "../pipeline/reembed.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { readDeps } from "../query/deps.js"
@@ -127,6 +129,18 @@ const withConfig = <A, E, R>(f: ConfigFlags, program: (config: AppConfig) => Eff
     return yield* program(config).pipe(Effect.provide(loggingFor(config)))
   })
 
+/** Logging as configured, on stderr: for `mcp`, whose stdout is the protocol's. */
+const stderrLoggingFor = (config: AppConfig) =>
+  Layer.mergeAll(
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.withConsoleError(config.logFormat === "json" ? Logger.jsonLogger : Logger.prettyLogger())
+    ),
+    Logger.minimumLogLevel(
+      LogLevel.fromLiteral(config.logLevel === "warning" ? "Warning" : capitalize(config.logLevel))
+    )
+  )
+
 const serve = Command.make(
   "serve",
   {
@@ -177,6 +191,7 @@ const serve = Command.make(
             Layer.provide(adminDatabasesFor(config, Option.isSome(config.database.url) ? o.dbs : o.dbs.slice(1))),
             Layer.provide(AppLive),
             Layer.provide(Layer.succeed(Authentication, tokenTable(config.auth.tokens))),
+            Layer.provide(Layer.succeed(McpSettings, { userId: config.mcp.userId })),
             Layer.provide(ServerLive),
             Layer.provide(Layer.succeed(AppConfigTag, config))
           )
@@ -498,6 +513,35 @@ const forget = forgetCommand({
   run: (o, program) => withConfig(flags(o), (config) => program.pipe(Effect.provide(forgetLayerFor(config))))
 })
 
+const mcpCommand = Command.make(
+  "mcp",
+  {
+    config: configOption,
+    db: dbOption,
+    databaseUrl: databaseUrlOption,
+    imageDir: imageDirOption,
+    userId: Options.text("user-id").pipe(
+      Options.withDescription("the user the tools act for (default: mcp.user_id; neither: a user_id argument)"),
+      Options.optional
+    ),
+    dataset: Options.text("dataset").pipe(
+      Options.withDescription("the dataset when a tool call names none (default main)"),
+      Options.optional
+    )
+  },
+  (o) =>
+    Effect.gen(function*() {
+      // stdout is the protocol's: whatever else would print there goes to stderr
+      console.log = console.error
+      const config = yield* loadConfig(flags(o), process.env)
+      yield* serveMcpStdio({ userId: Option.orElse(o.userId, () => config.mcp.userId), dataset: o.dataset }).pipe(
+        Effect.provide(AppLive),
+        Effect.provide(Layer.succeed(AppConfigTag, config)),
+        Effect.provide(stderrLoggingFor(config))
+      )
+    })
+).pipe(Command.withDescription("serve MCP on stdin and stdout for one agent host (docs/MCP.md)"))
+
 const gligabao = Command.make("gligabao").pipe(
   Command.withDescription("a memory server for AI agents: texts in, a bi-temporal knowledge graph out"),
   Command.withSubcommands([
@@ -510,7 +554,8 @@ const gligabao = Command.make("gligabao").pipe(
     queryCommand,
     exportCommand,
     evalCommand,
-    forget
+    forget,
+    mcpCommand
   ])
 )
 

@@ -17,7 +17,7 @@ import {
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit, Option, Runtime } from "effect"
-import { GRAPH_TEMPLATE, type McpDeps, mcpTools, type McpUser, readGraphResource } from "./tools.js"
+import { GRAPH_TEMPLATE, type McpDefaults, type McpDeps, mcpTools, type McpUser, readGraphResource } from "./tools.js"
 
 export const MCP_SERVER_NAME = "gligabao"
 
@@ -31,6 +31,7 @@ export const hasStructuredResults = (version: string | undefined): boolean =>
 export interface McpServerOptions {
   readonly deps: McpDeps
   readonly user: McpUser
+  readonly defaults?: McpDefaults
   readonly version: string
   /** the protocol version in use, once known */
   readonly protocolVersion: () => string | undefined
@@ -41,7 +42,7 @@ const text = (value: unknown) => [{ type: "text" as const, text: JSON.stringify(
 
 /** An SDK server for one connection (stdio) or one request (stateless HTTP). */
 export const makeMcpServer = (options: McpServerOptions): Server => {
-  const tools = mcpTools(options.deps, options.user)
+  const tools = mcpTools(options.deps, options.user, options.defaults)
   const byName = new Map(tools.map((t) => [t.name, t]))
   const run = Runtime.runPromiseExit(options.runtime)
   const server = new Server(

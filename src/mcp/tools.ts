@@ -34,6 +34,11 @@ export interface McpDeps {
 /** Who the tools act for: a fixed user (the token's, or the configured one), or whoever `user_id` names. */
 export type McpUser = { readonly _tag: "Fixed"; readonly userId: string } | { readonly _tag: "Argument" }
 
+/** How the tools read their arguments beyond the request schemas: the dataset when none is named. */
+export interface McpDefaults {
+  readonly dataset?: string | undefined
+}
+
 export type JsonSchemaObject = Record<string, unknown>
 
 /** A `user_id` argument naming another user than the one the connection acts for. */
@@ -113,9 +118,12 @@ const RunStatusArgs = Schema.Struct({
 const remember_run_id = "the remember_run_id a remember call answered"
 
 /** The tools for one caller, in the order `tools/list` shows them. */
-export const mcpTools = (deps: McpDeps, user: McpUser): ReadonlyArray<McpTool> => {
-  /** the arguments with the caller's user; a fixed user refuses another one */
-  const withUser = (args: Record<string, unknown>): Effect.Effect<Record<string, unknown>, McpFailure> => {
+export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {}): ReadonlyArray<McpTool> => {
+  /** the arguments with the caller's user (a fixed user refuses another one) and the default dataset */
+  const withUser = (given: Record<string, unknown>): Effect.Effect<Record<string, unknown>, McpFailure> => {
+    const args = defaults.dataset === undefined || given.dataset !== undefined
+      ? given
+      : { ...given, dataset: defaults.dataset }
     if (user._tag === "Argument") return Effect.succeed(args)
     if (args.user_id !== undefined && args.user_id !== user.userId) {
       return Effect.fail(new Refused({ message: "user_id: this token may not act for that user_id" }))
