@@ -1,10 +1,10 @@
 /**
- * The read side of the HTTP contract: search, query, graph export, datasets and sessions. The
- * request and response schemas are the read programs' own (src/query/requests.ts and
- * responses.ts). HttpApi decodes the path and URL parameters with them (a failure is a 400
- * `{"error"}` naming the parameter, see Http.ts) and encodes the responses; the search and query
- * handlers read their bodies themselves, for the size limit, then decode them with the same
- * schema the payload documents.
+ * The read side of the HTTP contract: search, query, graph export, an entity's story, datasets
+ * and sessions. The request and response schemas are the read programs' own
+ * (src/query/requests.ts and responses.ts). HttpApi decodes the path and URL parameters with
+ * them (a failure is a 400 `{"error"}` naming the parameter, see Http.ts) and encodes the
+ * responses; the search and query handlers read their bodies themselves, for the size limit,
+ * then decode them with the same schema the payload documents.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -12,6 +12,9 @@ import { HardDeletedDataset } from "../forget/schemas.js"
 import {
   DatasetPath,
   DeleteDatasetParams,
+  EntityPath,
+  EntityStoryParams,
+  EntityStoryPathParams,
   GraphRequest,
   QueryRequest,
   ScopeParams,
@@ -21,6 +24,7 @@ import {
 import {
   DatasetsResponse,
   DeletedDataset,
+  EntityStory,
   GraphDocument,
   QueryResponse,
   SearchResponse,
@@ -63,6 +67,36 @@ export class ReadGroup extends HttpApiGroup.make("read")
         OpenApi.Description,
         "JSON by default; `format=graphml` returns GraphML (application/graphml+xml) for Gephi or yEd. " +
           "The typed client reads the JSON form."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getEntity", "/v1/gb/entities/:id")
+      .setPath(EntityPath)
+      .setUrlParams(EntityStoryPathParams)
+      .addSuccess(EntityStory)
+      .addError(Error400)
+      .addError(Error404)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "An entity's story: the entity, every fact touching it over time, its neighbours")
+      .annotate(
+        OpenApi.Description,
+        "Facts by valid_at then id, closed ones too unless `include_expired=false` (default true: the story over " +
+          "time); each with its endpoints' types and every supporting artifact. Another user's entity is a 404."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("findEntity", "/v1/gb/entities")
+      .setUrlParams(EntityStoryParams)
+      .addSuccess(EntityStory)
+      .addError(Error400)
+      .addError(Error404)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "An entity's story, the entity found by name (or id)")
+      .annotate(
+        OpenApi.Description,
+        "Exactly one of `name` and `id`. The name is matched as entities are keyed (case ignored, whitespace " +
+          "collapsed); when entities of several types share it, the one with the most facts (live or closed), ties " +
+          "by lowest id. The story is that of `GET /v1/gb/entities/{id}`."
       )
   )
   .add(

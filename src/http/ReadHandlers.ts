@@ -11,6 +11,7 @@ import type { DomainError, InvalidRequest } from "../domain/Errors.js"
 import { eraseDepsOption, hardDeleteDataset } from "../forget/erase.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "../query/datasets.js"
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
+import { runEntityStory } from "../query/entity.js"
 import { runExportGraph } from "../query/export.js"
 import { validateQueryRequest, validateSearchRequest } from "../query/requests.js"
 import { runQuery, runSearch } from "../query/search.js"
@@ -89,8 +90,18 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
             })
           )
         ))
+      .handle("getEntity", ({ path, urlParams }) =>
+        withDeps((deps) =>
+          asUser(urlParams.user_id, orErrorResponse(runEntityStory(deps, { ...urlParams, id: path.id })))
+        ))
+      .handle("findEntity", ({ urlParams }) =>
+        withDeps((deps) =>
+          asUser(urlParams.user_id, orErrorResponse(runEntityStory(deps, urlParams)))
+        ))
       .handle("listDatasets", ({ urlParams }) =>
-        withDeps((deps) => asUser(urlParams.user_id, runListDatasets(deps, urlParams.user_id))))
+        withDeps((deps) =>
+          asUser(urlParams.user_id, runListDatasets(deps, urlParams.user_id))
+        ))
       .handle("deleteDataset", ({ path, urlParams }) => {
         const scope = { user_id: urlParams.user_id, dataset: path.name }
         if (urlParams.hard !== true) {

@@ -9,6 +9,7 @@ export {
   runListSessions
 } from "./datasets.js"
 export { filtersAt, filtersOf, findDataset, type ReadDeps, readDeps, readDepsOption } from "./deps.js"
+export { entityStory, type EntityStoryError, runEntityStory } from "./entity.js"
 export { EXPORT_PAGE, exportGraph, type GraphExport, runExportGraph } from "./export.js"
 export { type Fused, fuseRanks, type RankedList, RRF_K, type Source, SOURCES } from "./fusion.js"
 export {
@@ -17,8 +18,15 @@ export {
   DEFAULT_QUERY_LIMIT,
   DEFAULT_SEARCH_LIMIT,
   DeleteDatasetParams,
+  entityChoiceProblem,
+  EntityPath,
+  EntityStoryFields,
+  EntityStoryParams,
+  EntityStoryPathParams,
+  EntityStoryRequest,
   type GraphFormat,
   GraphRequest,
+  MAX_ENTITY_NAME_BYTES,
   MAX_HOPS,
   MAX_LIMIT,
   MAX_QUERY_BYTES,
@@ -28,6 +36,7 @@ export {
   ScopeParams,
   SearchRequest,
   UserParams,
+  validateEntityStoryRequest,
   validateGraphRequest,
   validateQueryRequest,
   validateScope,
@@ -41,6 +50,8 @@ export {
   DatasetsResponse,
   DeletedDataset,
   Echo,
+  EntityRef,
+  EntityStory,
   FactOut,
   GraphDocument,
   LinkedEntityOut,
@@ -52,7 +63,8 @@ export {
   ScoredFact,
   SearchResponse,
   SessionOut,
-  SessionsResponse
+  SessionsResponse,
+  StoryFact
 } from "./responses.js"
 export { candidatesFor, GRAPH_SEEDS, MIN_SIMILARITY, retrieve, type Retrieved } from "./retrieve.js"
 export { query, type QueryError, runQuery, runSearch, search } from "./search.js"

@@ -1,8 +1,8 @@
 /**
- * The read requests (search, query, graph export, datasets, sessions) as schemas. Each one
- * decodes the wire input into the request the programs take (defaults filled, times canonical)
- * with a message that names the field, and is also the HTTP contract's payload or URL
- * parameters (src/http/ReadApi.ts), the OpenAPI document's and the typed client's shape.
+ * The read requests (search, query, graph export, an entity's story, datasets, sessions) as
+ * schemas. Each one decodes the wire input into the request the programs take (defaults filled,
+ * times canonical) with a message that names the field, and is also the HTTP contract's payload
+ * or URL parameters (src/http/ReadApi.ts), the OpenAPI document's and the typed client's shape.
  */
 import { Either, ParseResult, Schema } from "effect"
 import type { InvalidRequest } from "../domain/Errors.js"
@@ -19,6 +19,7 @@ import {
   ModelName,
   OneOf,
   optional,
+  PathId,
   required,
   Rfc3339,
   Text,
@@ -206,6 +207,95 @@ export const DatasetPath = Schema.Struct({
   Schema.annotations({ examples: [{ name: "main" }] })
 )
 
+// -- an entity's story ------------------------------------------------------------------------
+
+/** A name to look an entity up by: as long as a query may be. */
+export const MAX_ENTITY_NAME_BYTES = MAX_QUERY_BYTES
+
+/** A row id as a value: a JSON integer or, in a URL, its digits; at least 1. */
+const PositiveId = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
+  strict: true,
+  decode: (u, _, ast) => {
+    const n = typeof u === "string" && /^\s*\d{1,16}\s*$/.test(u) ? Number(u) : u
+    return typeof n === "number" && Number.isSafeInteger(n) && n >= 1
+      ? ParseResult.succeed(n)
+      : ParseResult.fail(new ParseResult.Type(ast, u, "must be a positive integer"))
+  },
+  encode: ParseResult.succeed
+}).annotations({ jsonSchema: { type: "integer", minimum: 1 } })
+
+/** An id in a path (`/entities/12`): its digits, at least 1. */
+const PositivePathId = (description: string) =>
+  PathId.pipe(
+    Schema.filter((n) => n >= 1, { message: () => "must be a positive integer" }),
+    Schema.annotations({
+      jsonSchema: { type: "string", pattern: "^[0-9]{1,15}$", description, examples: ["1"] }
+    })
+  )
+
+/** Why a story request does not name exactly one entity (by id or by name), or undefined. */
+export const entityChoiceProblem = (request: {
+  readonly id?: number | undefined
+  readonly name?: string | undefined
+}): string | undefined =>
+  request.id === undefined && request.name === undefined
+    ? "id or name is required (exactly one of them)"
+    : request.id !== undefined && request.name !== undefined
+    ? "id and name cannot both be given (exactly one of them)"
+    : undefined
+
+const storyFields = {
+  include_expired: withDefault(
+    documented(Flag, "also the facts that have ended (default true: the whole story, closed facts too)"),
+    () => true
+  )
+}
+
+const entityChoiceFields = {
+  id: optional(documented(PositiveId, "the entity's id (exactly one of id and name)")),
+  name: optional(documented(
+    Text(MAX_ENTITY_NAME_BYTES),
+    "the entity's name, in any case and spacing; of several entities of that name (of different types), the " +
+      "one with the most facts, ties by lowest id (exactly one of id and name)"
+  ))
+}
+
+/** The story request's fields (an MCP tool's arguments), in the order they are checked. */
+export const EntityStoryFields = { ...scopeFields, ...entityChoiceFields, ...storyFields }
+
+/** The fields, then the choice of exactly one of id and name. */
+const EntityStoryChecked = Schema.Struct(EntityStoryFields).pipe(
+  Schema.filter((request) => entityChoiceProblem(request) ?? true)
+)
+
+const storyExample = { user_id: "alice", dataset: "main", name: "Alice", include_expired: true }
+
+/**
+ * An entity's story (`GET /v1/gb/entities/{id}`, `GET /v1/gb/entities?name=`, the MCP tool
+ * `get_entity`): the entity by id or by name (exactly one), every fact touching it and its
+ * neighbours. Unknown fields are ignored.
+ */
+export const EntityStoryRequest = EntityStoryChecked.annotations({
+  identifier: "EntityStoryRequest",
+  description:
+    "One entity by id or by name (exactly one), with every fact that touches it; unknown fields are ignored.",
+  examples: [storyExample]
+})
+export type EntityStoryRequest = Schema.Schema.Type<typeof EntityStoryRequest>
+
+/** `GET /v1/gb/entities?user_id&dataset&name&include_expired` (or `id` instead of `name`). */
+export const EntityStoryParams = UrlParams(EntityStoryChecked, { examples: [storyExample] })
+
+/** `GET /v1/gb/entities/{id}?user_id&dataset&include_expired`: the id is the path's. */
+export const EntityStoryPathParams = UrlParams(Schema.Struct({ ...scopeFields, ...storyFields }), {
+  examples: [{ user_id: "alice", dataset: "main", include_expired: true }]
+})
+
+/** `/v1/gb/entities/{id}` */
+export const EntityPath = Schema.Struct({
+  id: PositivePathId("the entity's id, a positive integer")
+})
+
 // -- decoders (the same schemas, for the CLI and tests) ---------------------------------------
 
 export const validateSearchRequest: (input: unknown) => Either.Either<SearchRequest, InvalidRequest> = decodeRequest(
@@ -228,3 +318,7 @@ export const validateScope: (params: Record<string, string | undefined>) => Eith
 
 export const validateUserId = (params: Record<string, string | undefined>): Either.Either<string, InvalidRequest> =>
   Either.map(decodeRequest(UserParams)(params), (p) => p.user_id)
+
+/** An entity's story request, from a JSON object (the MCP tool's arguments) or query parameters. */
+export const validateEntityStoryRequest: (input: unknown) => Either.Either<EntityStoryRequest, InvalidRequest> =
+  decodeRequest(EntityStoryRequest)

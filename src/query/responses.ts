@@ -5,7 +5,8 @@
  * (invalid_at while a fact holds, model_id when unknown, ...). Fields are in the order the
  * programs build them, which is the order of the JSON keys.
  */
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
+import { Entity } from "../domain/Responses.js"
 import { edgeFields } from "../http/Shapes.js"
 
 const provenance = {
@@ -80,6 +81,43 @@ export const ScoredEntity = Schema.Struct({ ...entityFields, ...rankingFields })
 export const ScoredChunk = Schema.Struct({ ...chunkFields, ...rankingFields }).annotations({
   identifier: "ScoredChunk"
 })
+
+/** An entity as a fact's endpoint or a neighbour names it: the remember response's entity, without its description. */
+export const EntityRef = Schema.Struct(Struct.pick(Entity.fields, "id", "name", "type")).annotations({
+  identifier: "EntityRef"
+})
+export type EntityRef = Schema.Schema.Type<typeof EntityRef>
+
+/** A fact of an entity's story: a `Fact` with its endpoints' types and every supporting artifact. */
+const { id: factId, source, source_id, target, target_id, ...factRest } = factFields
+export const StoryFact = Schema.Struct({
+  id: factId,
+  source,
+  source_id,
+  source_type: Schema.String.annotations({ description: "the source entity's type" }),
+  target,
+  target_id,
+  target_type: Schema.String.annotations({ description: "the target entity's type" }),
+  ...factRest,
+  artifact_ids: Schema.Array(Schema.Number).annotations({
+    description: "every artifact it was inferred from (gb_edge_artifacts), ascending"
+  })
+}).annotations({ identifier: "StoryFact" })
+export type StoryFact = Schema.Schema.Type<typeof StoryFact>
+
+/** `GET /v1/gb/entities/{id}` and `GET /v1/gb/entities?name=`: an entity and its story over time. */
+export const EntityStory = Schema.Struct({
+  /** with every artifact and session that named it (search and query show the 50 most recent) */
+  entity: LinkedEntityOut,
+  facts: Schema.Array(StoryFact).annotations({
+    description: "every fact touching it, as source or target, by valid_at then id (ended ones too unless " +
+      "include_expired=false)"
+  }),
+  neighbours: Schema.Array(EntityRef).annotations({
+    description: "the entities at the other end of those facts, once each, by name (case-insensitively), then id"
+  })
+}).annotations({ identifier: "EntityStory" })
+export type EntityStory = Schema.Schema.Type<typeof EntityStory>
 
 const echoFields = {
   dataset: Schema.String,

@@ -1,4 +1,4 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { ArtifactRow, EdgeWithNames, EntityRow } from "../domain/Rows.js"
 import type { ArtifactKind } from "../domain/Stages.js"
 
@@ -39,6 +39,12 @@ export interface EntityView extends EntityRow {
   readonly model: string | null
   readonly artifact_ids: ReadonlyArray<number>
   readonly session_ids: ReadonlyArray<string>
+}
+
+/** A fact of an entity's story: a fact view with its endpoints' types. */
+export interface EntityFactView extends FactView {
+  readonly source_type: string
+  readonly target_type: string
 }
 
 /** A fact touching an entity (the graph neighbourhood). */
@@ -136,6 +142,22 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       afterId: number,
       limit: number
     ) => Effect.Effect<ReadonlyArray<ArtifactRow>>
+    /** an entity's story (src/query/entity.ts): the entity `id` if it is of the dataset, every link */
+    readonly entityById: (datasetId: number, id: number) => Effect.Effect<Option.Option<EntityView>>
+    /**
+     * the entity whose `name_key` this is (names of several types share one): the one touched by
+     * the most facts, live or closed, ties by lowest id; every link
+     */
+    readonly entityByNameKey: (datasetId: number, nameKey: string) => Effect.Effect<Option.Option<EntityView>>
+    /**
+     * every fact touching the entity, as source or target, by valid_at then id, every link;
+     * with `openAt`, only those that had not ended by then (`invalid_at` null or later)
+     */
+    readonly entityFacts: (
+      datasetId: number,
+      entityId: number,
+      openAt: string | null
+    ) => Effect.Effect<ReadonlyArray<EntityFactView>>
     /** the dataset's sessions with counts, by session id */
     readonly sessions: (datasetId: number) => Effect.Effect<ReadonlyArray<SessionCounts>>
   }

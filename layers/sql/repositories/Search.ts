@@ -1,13 +1,15 @@
 /**
- * SearchRepo on SQL: full-text matches, neighbourhoods, filtered lookups and export pages.
+ * SearchRepo on SQL: full-text matches, neighbourhoods, filtered lookups, export pages and an
+ * entity's story.
  * The one dialect difference is the full-text match (FTS5 MATCH + bm25 on SQLite, tsvector @@
  * tsquery + ts_rank on PostgreSQL; see migrations/0004_search.ts); the filters are shared SQL.
  */
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { ArtifactRow, EdgeWithNames, EntityRow } from "../../../src/domain/Rows.js"
 import {
+  type EntityFactView,
   type EntityView,
   type FactView,
   MAX_RESULT_LINKS,
@@ -337,17 +339,17 @@ export const make = Effect.gen(function*() {
           ) ranked WHERE rn <= ${cap} ORDER BY owner, link`
     }).pipe(Effect.map((chunks) => groupLinks(chunks.flat())))
 
-  const withFactLinks = (
-    rows: ReadonlyArray<EdgeWithNames & { readonly model: string | null }>,
+  const withFactLinks = <R extends EdgeWithNames & { readonly model: string | null }>(
+    rows: ReadonlyArray<R>,
     filters: ReadFilters,
     cap: number | null
   ) =>
     Effect.gen(function*() {
-      if (rows.length === 0) return [] as ReadonlyArray<FactView>
+      if (rows.length === 0) return [] as ReadonlyArray<R & FactView>
       const ids = rows.map((r) => r.id)
       const artifacts = yield* links<number>("gb_edge_artifacts", "edge_id", "artifact_id", ids, filters, cap)
       const sessions = yield* links<string>("gb_edge_sessions", "edge_id", "session_id", ids, filters, cap)
-      return rows.map((row): FactView => ({
+      return rows.map((row): R & FactView => ({
         ...row,
         artifact_ids: (artifacts.get(row.id) ?? []).sort(numbersAscending),
         session_ids: sessions.get(row.id) ?? []
@@ -440,6 +442,72 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  // -- an entity's story: one entity by id or name, every fact touching it, every link ---------
+
+  /** links are filtered by known_at only: none here, so every link */
+  const ALL_LINKS: ReadFilters = { asOf: "", knownAt: null, includeExpired: true, sessionId: null, kind: null }
+
+  const firstEntity = (rows: ReadonlyArray<EntityRecord>) =>
+    Effect.map(withEntityLinks(rows.slice(0, 1), ALL_LINKS, null), (found) => Option.fromNullable(found[0]))
+
+  /** by primary key; the dataset is checked on the row */
+  const entityById = (datasetId: number, id: number) =>
+    sql<EntityRecord>`${ENTITY_SELECT} WHERE n.id = ${id} AND n.dataset_id = ${datasetId}`.pipe(
+      Effect.flatMap(firstEntity),
+      Effect.orDie
+    )
+
+  /**
+   * The candidates by (dataset_id, name_key), each counted by its two (endpoint, created_at)
+   * indexes (a fact from the entity to itself once), the most facts first, then the lowest id.
+   */
+  const entityByNameKey = (datasetId: number, nameKey: string) =>
+    sql<EntityRecord & { readonly facts: number }>`SELECT ${sql.literal(columns("n", ENTITY_COLUMNS))},
+        m.name AS model,
+        (SELECT COUNT(*) FROM gb_edges e WHERE e.source_id = n.id)
+          + (SELECT COUNT(*) FROM gb_edges e WHERE e.target_id = n.id AND e.source_id <> n.id) AS facts
+      FROM gb_entities n LEFT JOIN gb_models m ON m.id = n.model_id
+      WHERE n.dataset_id = ${datasetId} AND n.name_key = ${nameKey}
+      ORDER BY facts DESC, n.id
+      LIMIT 1`.pipe(
+      Effect.map((rows) => rows.map(({ facts: _, ...row }) => row)),
+      Effect.flatMap(firstEntity),
+      Effect.orDie
+    )
+
+  const STORY_FACT_SELECT = sql.literal(`SELECT ${columns("e", EDGE_COLUMNS)},
+      s.name AS source_name, s.type AS source_type, t.name AS target_name, t.type AS target_type, m.name AS model
+    FROM gb_edges e
+    JOIN gb_entities s ON s.id = e.source_id
+    JOIN gb_entities t ON t.id = e.target_id
+    LEFT JOIN gb_models m ON m.id = e.model_id`)
+
+  /**
+   * Each side one walk of its (endpoint, created_at) index; the target side leaves out the facts
+   * from the entity to itself, which the source side has. As in factsAround, the dataset is
+   * checked on the entity (by primary key), not on the edges (see there).
+   */
+  const entityFacts = (datasetId: number, entityId: number, openAt: string | null) => {
+    const side = (column: "source_id" | "target_id") => {
+      const clauses: Array<Fragment> = [
+        sql`e.${sql.literal(column)} = ${entityId}`,
+        sql`EXISTS (SELECT 1 FROM gb_entities n WHERE n.id = ${entityId} AND n.dataset_id = ${datasetId})`
+      ]
+      if (column === "target_id") clauses.push(sql`e.source_id <> ${entityId}`)
+      if (openAt !== null) clauses.push(sql`(e.invalid_at IS NULL OR e.invalid_at > ${openAt})`)
+      return sql`${STORY_FACT_SELECT} WHERE ${sql.and(clauses)}`
+    }
+    return sql<Omit<EntityFactView, "artifact_ids" | "session_ids">>`SELECT * FROM (
+        ${side("source_id")}
+        UNION ALL
+        ${side("target_id")}
+      ) story
+      ORDER BY story.valid_at, story.id`.pipe(
+      Effect.flatMap((rows) => withFactLinks(rows, ALL_LINKS, null)),
+      Effect.orDie
+    )
+  }
+
   // Chunks and summaries are pieces of a text the session remembered, so they are not counted.
   const sessions = (datasetId: number) =>
     Effect.gen(function*() {
@@ -488,6 +556,9 @@ export const make = Effect.gen(function*() {
     entityPage,
     factPage,
     artifactPage,
+    entityById,
+    entityByNameKey,
+    entityFacts,
     sessions
   })
 })
