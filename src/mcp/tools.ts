@@ -17,9 +17,17 @@ import { ForgetArtifactResponse } from "../forget/schemas.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
 import { runListDatasets, runListSessions } from "../query/datasets.js"
 import type { ReadDeps } from "../query/deps.js"
+import { runEntityStory } from "../query/entity.js"
 import { runExportGraph } from "../query/export.js"
-import { GraphRequest, QueryRequest, ReadScope, SearchRequest } from "../query/requests.js"
-import { DatasetsResponse, QueryResponse, SearchResponse, SessionsResponse } from "../query/responses.js"
+import {
+  EntityStoryFields,
+  EntityStoryRequest,
+  GraphRequest,
+  QueryRequest,
+  ReadScope,
+  SearchRequest
+} from "../query/requests.js"
+import { DatasetsResponse, EntityStory, QueryResponse, SearchResponse, SessionsResponse } from "../query/responses.js"
 import { runQuery, runSearch } from "../query/search.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
 
@@ -142,6 +150,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
   const decodeQuery = decoded(QueryRequest)
   const decodeScope = decoded(ReadScope)
   const decodeForget = decoded(ForgetArtifactRequest)
+  const decodeEntity = decoded(EntityStoryRequest)
   const decodeRunId = decoded(Schema.Struct({ user_id: required(UserId), ...RunStatusArgs.fields }))
   const encodeQueued = encoder(RememberQueued)
   const encodeSuccess = encoder(RememberSuccess)
@@ -243,6 +252,23 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         Effect.flatMap(
           decodeQuery(args),
           (request) => reading((read) => Effect.map(runQuery(read, request), encoder(QueryResponse)))
+        )
+    ),
+    tool(
+      "get_entity",
+      "One entity (a person, place, organization...) by name or id, with every fact about it over time, " +
+        "live and closed, ordered by when they became true, and the entities it is connected to.",
+      inputOf(EntityStoryFields, {
+        name: "the entity's name (case does not matter); give name or id",
+        id: "the entity's id (from a search result); give name or id",
+        dataset: "the dataset (default main)",
+        include_expired: "false: only the facts still true now (default true: the whole story)"
+      }, user),
+      EntityStory,
+      (args) =>
+        Effect.flatMap(
+          decodeEntity(args),
+          (request) => reading((read) => Effect.map(runEntityStory(read, request), encoder(EntityStory)))
         )
     ),
     tool(

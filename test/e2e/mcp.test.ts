@@ -26,7 +26,16 @@ afterAll(async () => {
   dir.remove()
 })
 
-const TOOLS = ["remember", "remember_status", "search", "query", "list_datasets", "list_sessions", "forget"]
+const TOOLS = [
+  "remember",
+  "remember_status",
+  "search",
+  "query",
+  "get_entity",
+  "list_datasets",
+  "list_sessions",
+  "forget"
+]
 
 /** `gligabao mcp` on the test database, as a host spawns it. */
 const stdioClient = async (args: ReadonlyArray<string>, env: Record<string, string>) => {

@@ -75,7 +75,16 @@ const errorOf = (result: any): string => {
   return JSON.parse(result.content[0].text).error
 }
 
-const TOOLS = ["remember", "remember_status", "search", "query", "list_datasets", "list_sessions", "forget"]
+const TOOLS = [
+  "remember",
+  "remember_status",
+  "search",
+  "query",
+  "get_entity",
+  "list_datasets",
+  "list_sessions",
+  "forget"
+]
 
 forEachDialect((_dialect, makeLayer) => {
   describe("MCP over Streamable HTTP", () => {
@@ -96,6 +105,7 @@ forEachDialect((_dialect, makeLayer) => {
           )
           expect(props("query")).toEqual(["user_id", "query", "dataset", "as_of", "session_id"])
           expect(props("remember_status")).toEqual(["user_id", "remember_run_id"])
+          expect(props("get_entity")).toEqual(["user_id", "name", "id", "dataset", "include_expired"])
           expect(props("list_datasets")).toEqual(["user_id"])
           expect(props("forget")).toEqual(["user_id", "artifact_id", "dataset"])
           for (const tool of tools) {
@@ -155,6 +165,16 @@ forEachDialect((_dialect, makeLayer) => {
           expect(answered.answer).toBe("Alice lives in Lisbon.")
           expect(answered.citations).toHaveLength(1)
 
+          const story = ok(yield* call(client, "get_entity", { user_id: "alice", name: "alice novak" }))
+          expect(story.entity.name).toBe("Alice Novak")
+          expect(story.facts.map((f: any) => [f.target, f.valid_at, f.invalid_at])).toEqual([
+            ["Berlin", "2020-01-01T00:00:00.000Z", "2021-01-01T00:00:00.000Z"],
+            ["Lisbon", "2021-01-01T00:00:00.000Z", undefined] // an open fact has no invalid_at
+          ])
+          expect(ok(yield* call(client, "get_entity", { user_id: "alice", id: story.entity.id })).entity.name).toBe(
+            "Alice Novak"
+          )
+
           const datasets = ok(yield* call(client, "list_datasets", { user_id: "alice" }))
           expect(datasets.datasets.map((d: any) => d.name)).toEqual(["main"])
           const sessions = ok(yield* call(client, "list_sessions", { user_id: "alice" }))
@@ -186,6 +206,7 @@ forEachDialect((_dialect, makeLayer) => {
           )
           expect(errorOf(yield* call(client, "list_sessions", { user_id: "nobody" }))).toMatch(/no dataset "main"/)
           expect(errorOf(yield* call(client, "forget", { user_id: "alice", artifact_id: 5 }))).toMatch(/not found/)
+          expect(errorOf(yield* call(client, "get_entity", { user_id: "alice" }))).toMatch(/name|id/)
           expect(errorOf(yield* call(client, "no_such_tool"))).toMatch(/no tool named no_such_tool/)
         }))))
 
