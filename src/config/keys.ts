@@ -189,7 +189,7 @@ export const keys = {
 export const AUTH_TOKENS_ENV = "GLIGABAO_AUTH_TOKENS"
 
 export const knownKeys: KnownKeys = {
-  tables: new Set(["llm", "pinecone", "geo", "timeseries", "remember", "server", "database", "auth"]),
+  tables: new Set(["llm", "pinecone", "geo", "timeseries", "remember", "server", "mcp", "database", "auth"]),
   scalars: new Set([
     ...Object.values(keys).map((def) => (typeof def === "function" ? def("anthropic").key : def.key)),
     "geo"

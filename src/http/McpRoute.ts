@@ -29,6 +29,14 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
       const caller = yield* currentCaller
       if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
       const request = yield* HttpServerRequest.HttpServerRequest
+      // stateless: there is no stream to open (GET) and no session to end (DELETE)
+      if (request.method !== "POST") {
+        return HttpServerResponse.setHeader(
+          errorResponse(405, `${request.method} ${MCP_PATH}: this MCP server is stateless; POST JSON-RPC messages`),
+          "allow",
+          "POST"
+        )
+      }
       const web = yield* HttpServerRequest.toWeb(request)
       const server = makeMcpServer({
         deps,

@@ -43,6 +43,8 @@ const stdioClient = async (args: ReadonlyArray<string>, env: Record<string, stri
     command: process.execPath,
     args: [BIN, "mcp", "--db", db, ...args],
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...env },
+    // not the checkout: its gligabao.toml is not this test's
+    cwd: dir.path,
     stderr: "pipe"
   })
   let stderr = ""

@@ -225,6 +225,13 @@ forEachDialect((_dialect, makeLayer) => {
             error: "authentication required: send Authorization: Bearer <token>"
           })
 
+          // stateless: no stream to open
+          const get = yield* Effect.promise(() =>
+            fetch(url, { headers: { authorization: "Bearer alice-secret", accept: "text/event-stream" } })
+          )
+          expect(get.status).toBe(405)
+          expect(get.headers.get("allow")).toBe("POST")
+
           const alice = yield* connect(url, "alice-secret")
           const { tools } = yield* Effect.promise(() => alice.listTools())
           expect(tools.find((t) => t.name === "remember")!.inputSchema.properties).not.toHaveProperty("user_id")
