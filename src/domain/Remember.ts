@@ -8,6 +8,7 @@ import { Array as Arr, Either, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { InvalidRequest } from "./Errors.js"
 import { ImageBase64, ImageFromBase64, ValidImage } from "./Image.js"
+import { lastMessageTime, type Message, Messages, transcriptOf } from "./Messages.js"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES, REQUEST_KINDS } from "./Stages.js"
 import { TimeseriesRequest } from "./Timeseries.js"
 import {
@@ -68,6 +69,7 @@ const ItemFields = {
   text: optional(Text(MAX_TEXT_BYTES, `must be at most ${MAX_TEXT_BYTES} bytes (1 MiB)`)).annotations({
     description: "the text to remember, at most 1 MiB"
   }),
+  messages: optional(Messages),
   // defaulted below: an image request has no kind on the wire
   kind: optional(OneOf(REQUEST_KINDS)).annotations({ description: "knowledge (default) or episode; not with image" }),
   reference_time: optional(Rfc3339).annotations({ description: "RFC 3339; default: when the run starts" }),
@@ -91,6 +93,7 @@ export const RememberRequestFields = Schema.Struct({
   user_id: UserIdField,
   image: ItemFields.image,
   text: ItemFields.text,
+  messages: ItemFields.messages,
   dataset: DatasetField,
   kind: ItemFields.kind,
   reference_time: ItemFields.reference_time,
@@ -121,17 +124,55 @@ const NormalizedImage = Schema.Struct({
 type WireImage = typeof ImageFromBase64.Type
 type Kind = (typeof REQUEST_KINDS)[number]
 
-/** `kind` defaulted, the image split into its base64 and its checked file (both schemas below). */
-const normalize = <F extends { readonly image?: WireImage | undefined; readonly kind?: Kind | undefined }>(
-  { image, kind, ...fields }: F
-) =>
-  image === undefined
+/**
+ * `kind` defaulted, the image split into its base64 and its checked file (both schemas below),
+ * a conversation's transcript as its text (an episode, at its last message's time) once the
+ * user is known (a batch item's in `batchRequests`).
+ */
+const normalize = <
+  F extends {
+    readonly image?: WireImage | undefined
+    readonly kind?: Kind | undefined
+    readonly messages?: ReadonlyArray<Message> | undefined
+    readonly reference_time?: string | undefined
+    readonly user_id?: string | undefined
+  }
+>({ image, kind, ...fields }: F) => {
+  if (fields.messages !== undefined) return conversation({ ...fields, kind: "episode" as Kind })
+  return image === undefined
     ? { ...fields, kind: kind ?? "knowledge" }
     : { ...fields, kind: "knowledge" as const, image: image.base64, image_file: image }
+}
 const denormalize = <
-  F extends { readonly image?: string | undefined; readonly image_file?: WireImage | undefined; readonly kind: Kind }
->({ image: _, image_file, kind, ...fields }: F) =>
-  image_file === undefined ? { ...fields, kind } : { ...fields, image: image_file }
+  F extends {
+    readonly image?: string | undefined
+    readonly image_file?: WireImage | undefined
+    readonly kind: Kind
+    readonly messages?: ReadonlyArray<Message> | undefined
+    readonly text?: string | undefined
+  }
+>({ image: _, image_file, kind, ...fields }: F) => {
+  // a conversation's text is its transcript, written again when it is decoded
+  if (fields.messages !== undefined) return { ...fields, text: undefined, kind }
+  return image_file === undefined ? { ...fields, kind } : { ...fields, image: image_file }
+}
+
+/** A conversation with its transcript as text, when its user is known. */
+const conversation = <
+  F extends {
+    readonly messages?: ReadonlyArray<Message> | undefined
+    readonly reference_time?: string | undefined
+    readonly user_id?: string | undefined
+  }
+>(fields: F): F & { readonly text?: string } => {
+  if (fields.messages === undefined || fields.user_id === undefined) return fields
+  const reference = fields.reference_time ?? lastMessageTime(fields.messages)
+  return {
+    ...fields,
+    text: transcriptOf(fields.messages, fields.user_id).text,
+    ...(reference === undefined ? {} : { reference_time: reference })
+  }
+}
 
 /** What the pipeline runs on: the fields decoded, `kind` defaulted, the image checked (`image_file`). */
 const Normalized = Schema.extend(
@@ -166,7 +207,13 @@ const NOT_WITH_IMAGE = "must not be given together with image"
  * left to its field.
  */
 const textOrImage = (body: Record<string, unknown>): true | { path: [string]; message: string } => {
-  if (!given(body.image)) return given(body.text) || { path: ["text"], message: "is required (or image)" }
+  if (given(body.messages)) {
+    if (given(body.text)) return { path: ["messages"], message: "must not be given together with text" }
+    if (given(body.image)) return { path: ["messages"], message: NOT_WITH_IMAGE }
+    return body.kind === undefined || body.kind === null || body.kind === "episode" ||
+      { path: ["kind"], message: "must be episode (or absent) with messages" }
+  }
+  if (!given(body.image)) return given(body.text) || { path: ["text"], message: "is required (or image, or messages)" }
   if (!isImageBase64(body.image)) return true
   const conflict = (["text", "kind", "timeseries"] as const).find((field) => given(body[field])) ??
     (given(body.web_search) && body.web_search !== false ? "web_search" : undefined)
@@ -269,7 +316,7 @@ export const validateRememberBatch = decodeRequest(RememberBatchRequest)
 
 /** The batch's items as remember requests (the batch's user and dataset on each). */
 export const batchRequests = (batch: RememberBatchRequest): ReadonlyArray<RememberRequest> =>
-  batch.items.map((item) => ({ ...item, user_id: batch.user_id, dataset: batch.dataset }))
+  batch.items.map((item) => conversation({ ...item, user_id: batch.user_id, dataset: batch.dataset }))
 
 const decodeKey = decodeRequest(Schema.Struct({ "Idempotency-Key": IdempotencyKey }))
 

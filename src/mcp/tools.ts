@@ -173,6 +173,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         "status (poll remember_status); with wait: true it answers when the facts are stored.",
       inputOf(RememberRequestFields.fields, {
         text: "the text to remember (up to 1 MiB): a note, a document, a message",
+        messages: "instead of text, conversation turns to remember: [{role: user|assistant|system|tool, " +
+          "name?, content, created_at?}]; first-person statements are about the speaker",
         dataset: "the dataset to store it in (default main)",
         kind: "knowledge (facts about the world, the default) or episode (something that happened)",
         reference_time: "when the text was written or said, RFC 3339; relative dates resolve against it (default now)",

@@ -118,7 +118,7 @@ forEachDialect((_dialect, makeLayer) => {
           expect(res.status).toBe(400)
           expect(res.json).toEqual({ error: "items[2].text must not be empty" })
           const missing = yield* postJson(BATCH, { user_id: "alice", items: [{ text: "one" }, { kind: "episode" }] })
-          expect(missing.json).toEqual({ error: "items[1].text is required (or image)" })
+          expect(missing.json).toEqual({ error: "items[1].text is required (or image, or messages)" })
           expect((yield* postJson(BATCH, { user_id: "alice", items: [] })).json).toEqual({
             error: "items must not be empty"
           })

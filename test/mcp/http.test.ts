@@ -98,7 +98,7 @@ forEachDialect((_dialect, makeLayer) => {
           const byName = new Map(tools.map((t) => [t.name, t]))
           const props = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {})
           expect(props("remember")).toEqual(
-            ["user_id", "text", "dataset", "kind", "reference_time", "session_id", "wait"]
+            ["user_id", "text", "messages", "dataset", "kind", "reference_time", "session_id", "wait"]
           )
           expect(props("search")).toEqual(
             ["user_id", "query", "dataset", "as_of", "known_at", "include_expired", "session_id", "limit"]

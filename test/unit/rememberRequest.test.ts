@@ -37,7 +37,7 @@ describe("validateRememberRequest", () => {
     [{ user_id: "", text: "x" }, "user_id must not be empty"],
     [{ user_id: "  ", text: "x" }, "user_id must not be empty"],
     [{ user_id: 7, text: "x" }, "user_id must be a string"],
-    [{ user_id: "u" }, "text is required (or image)"],
+    [{ user_id: "u" }, "text is required (or image, or messages)"],
     [{ user_id: "u", text: "" }, "text must not be empty"],
     [{ user_id: "u", text: " \n " }, "text must not be empty"],
     [{ user_id: "u", text: 5 }, "text must be a string"],
@@ -129,7 +129,7 @@ describe("the request schema", () => {
     [{ user_id: "u", image: "aGk=", text: 5 }, "text must not be given together with image"],
     [{ user_id: "u", image: "aGk=", kind: "note" }, "kind must not be given together with image"],
     [{ user_id: "u", image: "aGk=", web_search: "yes" }, "web_search must not be given together with image"],
-    [{ user_id: "u", dataset: "" }, "text is required (or image)"],
+    [{ user_id: "u", dataset: "" }, "text is required (or image, or messages)"],
     // ... but after user_id, and a malformed image is named as such
     [{ user_id: " ", image: "aGk=", text: "x" }, "user_id must not be empty"],
     [{ image: "aGk=", text: "x" }, "user_id is required"],

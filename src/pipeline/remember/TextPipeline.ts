@@ -13,6 +13,7 @@
  */
 import { Clock, Effect, Option, type Scope } from "effect"
 import { InternalFailure, type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
+import { transcriptOf } from "../../domain/Messages.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
 import type { ArtifactRow, EdgeWithNames } from "../../domain/Rows.js"
@@ -126,7 +127,7 @@ const chunkText = Effect.fn("remember.chunk_text")(function*(ctx: RunContext, te
   if (!needsChunking(text, settings.chunkSize)) {
     return {
       chunked: false,
-      units: [{ text, kind: request.kind, chunk: null, parentId: null }],
+      units: [{ text, kind: request.kind, chunk: null, parentId: null, metadata: conversationMetadata(request) }],
       skipped: 0,
       document: null
     } satisfies TextUnits
@@ -179,11 +180,20 @@ const resumePoint = Effect.fnUntraced(function*(ctx: RunContext, chunks: number)
   return { skipped: storedChunks, document: document.value }
 })
 
+/** A conversation's artifact keeps its messages' structure: who, when, and where in the transcript. */
+const conversationMetadata = (request: RememberRequest): Record<string, unknown> | null =>
+  request.messages === undefined ? null : { messages: transcriptOf(request.messages, request.user_id).places }
+
 /** Where a unit goes: a chunk under the document, which the first chunk's store writes. */
 const placed = (request: RememberRequest, text: TextUnits, unit: Unit, stored: ReadonlyArray<StoredUnit>): Unit => {
   if (!text.chunked) return unit
   const parent = text.document ?? stored[0]?.parent ?? null
-  if (parent === null) return { ...unit, createParent: { kind: request.kind, text: request.text! } }
+  if (parent === null) {
+    return {
+      ...unit,
+      createParent: { kind: request.kind, text: request.text!, metadata: conversationMetadata(request) }
+    }
+  }
   return { ...unit, parentId: parent.id }
 }
 

@@ -1,10 +1,16 @@
 /** Stage extract_graph: one LLM call, the answer parsed and normalized (contracts section 1). */
 import { Effect, Either } from "effect"
 import { LlmFailed } from "../../domain/Errors.js"
+import { speakerOf } from "../../domain/Messages.js"
 import type { ModelStage, ReasoningLevel, ReasoningStage } from "../../domain/Stages.js"
 import { callLlm, type RecordedResponse } from "../ModelCalls.js"
 import { type NormalizedGraph, normalizeExtraction } from "../normalize.js"
-import { buildExtractGraphPrompt, EXTRACT_GRAPH_MAX_TOKENS, parseExtractGraph } from "../prompts/extractGraph.js"
+import {
+  buildExtractGraphPrompt,
+  EXTRACT_GRAPH_MAX_TOKENS,
+  parseExtractGraph,
+  type Speaker
+} from "../prompts/extractGraph.js"
 import { callContext, type RunContext } from "./RunContext.js"
 
 export interface Extraction {
@@ -17,9 +23,20 @@ export interface ModelChoice {
   readonly reasoning: Partial<Record<ReasoningStage, ReasoningLevel>>
 }
 
+/** A conversation's speakers, each once, in the order they first speak. */
+const speakersOf = (request: RunContext["request"]): ReadonlyArray<Speaker> | undefined => {
+  if (request.messages === undefined) return undefined
+  const seen = new Map<string, Speaker>()
+  for (const m of request.messages) {
+    const name = speakerOf(m, request.user_id)
+    if (!seen.has(name)) seen.set(name, { name, role: m.role })
+  }
+  return [...seen.values()]
+}
+
 const extract = Effect.fnUntraced(function*(ctx: RunContext, text: string) {
   const { request, referenceTime } = ctx
-  const prompt = buildExtractGraphPrompt({ referenceTime, text })
+  const prompt = buildExtractGraphPrompt({ referenceTime, text, speakers: speakersOf(request) })
   const response = yield* callLlm(callContext(ctx, "extract_graph"), {
     stage: "extract_graph",
     model: request.models.extract_graph,

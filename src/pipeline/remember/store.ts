@@ -29,7 +29,9 @@ export interface StoreInput {
   /** the queries a web_search artifact issued */
   readonly query?: string | null | undefined
   /** the first chunk of a document also writes the document (the parent artifact) */
-  readonly createParent?: { readonly kind: ArtifactKind; readonly text: string } | undefined
+  readonly createParent?:
+    | { readonly kind: ArtifactKind; readonly text: string; readonly metadata?: Record<string, unknown> | null }
+    | undefined
   /** a chunk's summary: an artifact of its own, child of the chunk */
   readonly summary?: { readonly text: string; readonly inferenceId: number } | undefined
   readonly referenceTime: string
@@ -85,7 +87,7 @@ export const writeText = (
       created_at: input.now,
       inference_id: null,
       query: null,
-      metadata: null
+      metadata: input.createParent.metadata ?? null
     })
     const artifact = yield* graph.insertArtifact({
       dataset_id: dataset.id,

@@ -27,7 +27,9 @@ export interface Unit {
   readonly chunk: Chunk | null
   readonly parentId: number | null
   /** the first chunk of a document also writes the document itself */
-  readonly createParent?: { readonly kind: ArtifactKind; readonly text: string } | undefined
+  readonly createParent?:
+    | { readonly kind: ArtifactKind; readonly text: string; readonly metadata?: Record<string, unknown> | null }
+    | undefined
   /** a web_search artifact's queries */
   readonly query?: string | null | undefined
   readonly metadata?: Record<string, unknown> | null | undefined
