@@ -3,19 +3,28 @@
  * The HTTP server is added by the CLI; embedders can use `CoreLive` with their own layers.
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { type AdminDatabase, AdminDatabases, databaseName, duplicateName } from "../src/admin/AdminDatabases.js"
+import {
+  type AdminDatabase,
+  AdminDatabases,
+  databaseName,
+  duplicateName,
+  repositoriesReadDeps
+} from "../src/admin/AdminDatabases.js"
 import { type AppConfig, AppConfigTag } from "../src/Config.js"
 import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
+import { readDeps } from "../src/query/deps.js"
 import { AdminRepo } from "../src/services/AdminRepo.js"
 import type { ComplexityClassifier } from "../src/services/ComplexityClassifier.js"
+import { DatasetsRepo } from "../src/services/DatasetsRepo.js"
 import type { Embeddings } from "../src/services/Embeddings.js"
 import type { GeoResolver } from "../src/services/GeoResolver.js"
 import type { ImageStore } from "../src/services/ImageStore.js"
 import { InferencesRepo } from "../src/services/InferencesRepo.js"
 import type { Llm } from "../src/services/Llm.js"
 import { RunLogRepo } from "../src/services/RunLogRepo.js"
+import { SearchRepo } from "../src/services/SearchRepo.js"
 import type { TimeseriesProviders } from "../src/services/TimeseriesProviders.js"
 import type { VectorStore } from "../src/services/VectorStore.js"
 import { JevClassifierLive } from "./classifier/JevClassifier.js"
@@ -215,8 +224,9 @@ export const AppLive = Layer.unwrapEffect(Effect.map(AppConfigTag, (config) => a
 
 /**
  * The databases of the admin UI: the app's own (from its storage) first, then each extra SQLite
- * file opened read-mostly for its run log and usage (migrated like any other, so an old file
- * shows too). Needs the app's RunLogRepo and AdminRepo; names must be unique.
+ * file opened read-mostly for its run log, usage and memory (migrated like any other, so an old
+ * file shows too). Needs the app's RunLogRepo, AdminRepo and read repositories; names must be
+ * unique.
  */
 export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyArray<string>) =>
   Layer.scoped(
@@ -231,7 +241,8 @@ export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyA
         primary: true,
         runLog: yield* RunLogRepo,
         inferences: yield* InferencesRepo,
-        admin: yield* AdminRepo
+        admin: yield* AdminRepo,
+        read: yield* readDeps
       }
       const extras = yield* Effect.forEach(extraSqlitePaths, (path) =>
         Effect.map(Layer.build(SqliteLive(path)), (context): AdminDatabase => ({
@@ -240,7 +251,13 @@ export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyA
           primary: false,
           runLog: Context.get(context, RunLogRepo),
           inferences: Context.get(context, InferencesRepo),
-          admin: Context.get(context, AdminRepo)
+          admin: Context.get(context, AdminRepo),
+          // the file's own repositories: the app's vector store and models are the first database's
+          read: repositoriesReadDeps({
+            datasets: Context.get(context, DatasetsRepo),
+            search: Context.get(context, SearchRepo),
+            inferences: Context.get(context, InferencesRepo)
+          })
         })))
       const all = [primary, ...extras]
       const twice = duplicateName(all.map((d) =>

@@ -55,6 +55,10 @@ export { type SeriesStats, seriesStats } from "./pipeline/series/stats.js"
 export { RememberSettings, type RememberSettingsShape } from "./pipeline/Settings.js"
 
 export * from "./query/index.js"
+// both define a FactView: here it is the fact view's schema (GET /v1/gb/facts/{id}), and
+// SearchRepo's row of a fact is FactRowView
+export { FactView } from "./query/index.js"
+export type { FactView as FactRowView } from "./services/SearchRepo.js"
 
 export * from "./eval/index.js"
 

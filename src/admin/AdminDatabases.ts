@@ -1,6 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
+import { DEFAULT_PRICES } from "../pipeline/cost.js"
+import { type ReadDeps, readDepsOption } from "../query/deps.js"
 import { AdminRepo } from "../services/AdminRepo.js"
 import { InferencesRepo } from "../services/InferencesRepo.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
@@ -13,7 +15,25 @@ export interface AdminDatabase {
   readonly runLog: RunLogRepo["Type"]
   readonly inferences: InferencesRepo["Type"]
   readonly admin: AdminRepo["Type"]
+  /**
+   * the read programs' dependencies over this database (the Memory view runs the user
+   * endpoints' programs with them); an extra file has no vector store or LLM of its own
+   */
+  readonly read: ReadDeps
 }
+
+/**
+ * The read dependencies of a database's repositories alone (an extra file of the admin UI): no
+ * embeddings, vector store or LLM, which are the first database's. Search then runs its full
+ * text and graph sources.
+ */
+export const repositoriesReadDeps = (repositories: Pick<ReadDeps, "datasets" | "search" | "inferences">): ReadDeps => ({
+  ...repositories,
+  embeddings: null,
+  vectors: null,
+  llm: null,
+  prices: DEFAULT_PRICES
+})
 
 /**
  * The databases of the admin UI, by name. The composition root provides it (`serve --db a --db b`);
@@ -49,7 +69,8 @@ export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effec
   const runLog = yield* Effect.serviceOption(RunLogRepo)
   const admin = yield* Effect.serviceOption(AdminRepo)
   const inferences = yield* Effect.serviceOption(InferencesRepo)
-  if (Option.isNone(runLog) || Option.isNone(admin) || Option.isNone(inferences)) return []
+  const read = yield* readDepsOption
+  if (Option.isNone(runLog) || Option.isNone(admin) || Option.isNone(inferences) || Option.isNone(read)) return []
   // the storage's own SQL client says which dialect it is
   const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
   const dialect = Option.match(sql, {
@@ -62,7 +83,8 @@ export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effec
     primary: true,
     runLog: runLog.value,
     inferences: inferences.value,
-    admin: admin.value
+    admin: admin.value,
+    read: read.value
   }]
 })
 

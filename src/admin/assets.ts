@@ -29,6 +29,7 @@ const FILES: Readonly<Record<string, { readonly path: () => string; readonly con
   "runs.js": { path: () => ui("runs.js"), contentType: "text/javascript; charset=utf-8" },
   "inferences.js": { path: () => ui("inferences.js"), contentType: "text/javascript; charset=utf-8" },
   "graph.js": { path: () => ui("graph.js"), contentType: "text/javascript; charset=utf-8" },
+  "memory.js": { path: () => ui("memory.js"), contentType: "text/javascript; charset=utf-8" },
   "admin.css": { path: () => ui("admin.css"), contentType: "text/css; charset=utf-8" },
   "cytoscape.min.js": {
     path: () => createRequire(import.meta.url).resolve("cytoscape/dist/cytoscape.min.js"),

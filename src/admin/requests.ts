@@ -21,6 +21,7 @@ import {
   type UrlParamsInput,
   withDefault
 } from "../domain/Wire.js"
+import { entityChoiceProblem, EntityStoryFields, FactViewFields, SearchRequest } from "../query/requests.js"
 
 export type Params = Readonly<Record<string, string | undefined>>
 
@@ -195,3 +196,34 @@ const fixedClock = (ms: number): Clock.Clock => ({
   currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
   sleep: () => Effect.void
 })
+
+// -- the Memory view: the user endpoints' requests, in the database `db` ----------------------
+
+/** `GET /memory/search`: `POST /v1/gb/search`'s fields as parameters, with `db`. */
+export const MemorySearchRequest = UrlParams(Schema.Struct({ db, ...SearchRequest.fields }), {
+  blankIsAbsent,
+  examples: [{
+    db: "default",
+    user_id: "alice",
+    dataset: "main",
+    query: "Where does Alice live?",
+    include_expired: false,
+    limit: 10,
+    hops: 1
+  }]
+})
+export type MemorySearchRequest = Schema.Schema.Type<typeof MemorySearchRequest>
+
+/** `GET /memory/entity`: `GET /v1/gb/entities`'s parameters (exactly one of id and name), with `db`. */
+export const MemoryEntityRequest = UrlParams(
+  Schema.Struct({ db, ...EntityStoryFields }).pipe(Schema.filter((request) => entityChoiceProblem(request) ?? true)),
+  { blankIsAbsent, examples: [{ db: "default", user_id: "alice", dataset: "main", id: 1, include_expired: true }] }
+)
+export type MemoryEntityRequest = Schema.Schema.Type<typeof MemoryEntityRequest>
+
+/** `GET /memory/fact`: `GET /v1/gb/facts/{id}`'s parameters and id, with `db`. */
+export const MemoryFactRequest = UrlParams(Schema.Struct({ db, ...FactViewFields }), {
+  blankIsAbsent,
+  examples: [{ db: "default", user_id: "alice", dataset: "main", id: 1 }]
+})
+export type MemoryFactRequest = Schema.Schema.Type<typeof MemoryFactRequest>

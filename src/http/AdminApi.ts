@@ -6,7 +6,17 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AdminGraphRequest, DatasetsRequest, RunParams, RunPath, RunsRequest, UsageRequest } from "../admin/requests.js"
+import {
+  AdminGraphRequest,
+  DatasetsRequest,
+  MemoryEntityRequest,
+  MemoryFactRequest,
+  MemorySearchRequest,
+  RunParams,
+  RunPath,
+  RunsRequest,
+  UsageRequest
+} from "../admin/requests.js"
 import {
   AdminDatabasesResponse,
   AdminDatasetsResponse,
@@ -15,6 +25,7 @@ import {
   AdminRunsResponse,
   AdminUsageResponse
 } from "../admin/responses.js"
+import { EntityStory, FactView, SearchResponse } from "../query/responses.js"
 import { Error400, Error401, Error403, Error404, Error500 } from "./ErrorBodies.js"
 
 const adminGet = <Name extends string>(name: Name, path: `/${string}`) =>
@@ -55,6 +66,25 @@ export class AdminApiGroup extends HttpApiGroup.make("admin")
       .setUrlParams(AdminGraphRequest)
       .addSuccess(AdminGraphResponse)
       .annotate(OpenApi.Summary, "A dataset's most recent facts with their entities and artifacts, to draw")
+  )
+  // the Memory view: the user endpoints' programs and answers, in the database `db`
+  .add(
+    adminGet("memorySearch", "/v1/gb/admin/api/memory/search")
+      .setUrlParams(MemorySearchRequest)
+      .addSuccess(SearchResponse)
+      .annotate(OpenApi.Summary, "A user's search (POST /v1/gb/search) in a database")
+  )
+  .add(
+    adminGet("memoryEntity", "/v1/gb/admin/api/memory/entity")
+      .setUrlParams(MemoryEntityRequest)
+      .addSuccess(EntityStory)
+      .annotate(OpenApi.Summary, "An entity's story (GET /v1/gb/entities) of a user in a database")
+  )
+  .add(
+    adminGet("memoryFact", "/v1/gb/admin/api/memory/fact")
+      .setUrlParams(MemoryFactRequest)
+      .addSuccess(FactView)
+      .annotate(OpenApi.Summary, "A fact's view (GET /v1/gb/facts/{id}) of a user in a database")
   )
   .addError(Error401)
   .addError(Error403)

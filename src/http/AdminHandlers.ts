@@ -7,6 +7,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { adminDatabases } from "../admin/AdminDatabases.js"
 import { ADMIN_CSP, adminAsset } from "../admin/assets.js"
+import { memoryEntity, memoryFact, memorySearch } from "../admin/memory.js"
 import { datasetGraph, getRun, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
 import { currentCaller } from "../auth/Authentication.js"
 import { adminRefusal } from "../auth/tokens.js"
@@ -44,6 +45,9 @@ export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (
         asAdmin(answer(inferenceUsage(databases, urlParams))))
       .handle("datasets", ({ urlParams }) => asAdmin(answer(listAllDatasets(databases, urlParams))))
       .handle("graph", ({ urlParams }) => asAdmin(answer(datasetGraph(databases, urlParams))))
+      .handle("memorySearch", ({ urlParams }) => asAdmin(answer(memorySearch(databases, urlParams))))
+      .handle("memoryEntity", ({ urlParams }) => asAdmin(answer(memoryEntity(databases, urlParams))))
+      .handle("memoryFact", ({ urlParams }) => asAdmin(answer(memoryFact(databases, urlParams))))
   }))
 
 const serveAsset = (name: string) =>

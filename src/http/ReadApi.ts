@@ -15,6 +15,7 @@ import {
   EntityPath,
   EntityStoryParams,
   EntityStoryPathParams,
+  FactPath,
   GraphRequest,
   QueryRequest,
   ScopeParams,
@@ -25,6 +26,7 @@ import {
   DatasetsResponse,
   DeletedDataset,
   EntityStory,
+  FactView,
   GraphDocument,
   QueryResponse,
   SearchResponse,
@@ -132,6 +134,22 @@ export class ReadGroup extends HttpApiGroup.make("read")
       .addError(Error404)
       .addError(Error500)
       .annotate(OpenApi.Summary, "A dataset's sessions with counts")
+  )
+  .add(
+    HttpApiEndpoint.get("getFact", "/v1/gb/facts/:id")
+      .setPath(FactPath)
+      .setUrlParams(ScopeParams)
+      .addSuccess(FactView)
+      .addError(Error400)
+      .addError(Error404)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "A fact: the artifact that created it, those that restated it, what closed it")
+      .annotate(
+        OpenApi.Description,
+        "The fact as an entity's story shows it; `created_by` and `restated_by` (oldest first) with each text's " +
+          "first 280 characters and what it stated; `closed_by`, the recorded decisions that closed it (empty while " +
+          "it is live). Another user's fact is a 404."
+      )
   )
   .addError(Error401)
   .addError(Error403)

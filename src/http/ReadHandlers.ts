@@ -13,6 +13,7 @@ import { runDeleteDataset, runListDatasets, runListSessions } from "../query/dat
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
 import { runEntityStory } from "../query/entity.js"
 import { runExportGraph } from "../query/export.js"
+import { runFactView } from "../query/fact.js"
 import { validateQueryRequest, validateSearchRequest } from "../query/requests.js"
 import { runQuery, runSearch } from "../query/search.js"
 import { GligabaoApi } from "./Api.js"
@@ -125,5 +126,9 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
       .handle("listSessions", ({ urlParams }) =>
         withDeps((deps) =>
           asUser(urlParams.user_id, orErrorResponse(runListSessions(deps, urlParams)))
+        ))
+      .handle("getFact", ({ path, urlParams }) =>
+        withDeps((deps) =>
+          asUser(urlParams.user_id, orErrorResponse(runFactView(deps, { ...urlParams, id: path.id })))
         ))
   }))

@@ -22,8 +22,8 @@ export type { EntityRef, EntityStory, StoryFact } from "./responses.js"
 
 export type EntityStoryError = InvalidRequest | NotFound
 
-/** A fact as search shows it, each endpoint's type next to its name and id. */
-const storyFactOut = (f: EntityFactView): StoryFact => {
+/** A fact as search shows it, each endpoint's type next to its name and id (the fact view's too). */
+export const storyFactOut = (f: EntityFactView): StoryFact => {
   const { id, source, source_id, target, target_id, ...rest } = factOut(f, null)
   return { id, source, source_id, source_type: f.source_type, target, target_id, target_type: f.target_type, ...rest }
 }

@@ -11,6 +11,7 @@ export {
 export { filtersAt, filtersOf, findDataset, type ReadDeps, readDeps, readDepsOption } from "./deps.js"
 export { entityStory, type EntityStoryError, runEntityStory } from "./entity.js"
 export { EXPORT_PAGE, exportGraph, type GraphExport, runExportGraph } from "./export.js"
+export { excerptOf, factView, type FactViewError, MAX_EXCERPT_CHARS, runFactView } from "./fact.js"
 export { type Fused, fuseRanks, type RankedList, RRF_K, type Source, SOURCES } from "./fusion.js"
 export {
   DatasetPath,
@@ -24,6 +25,9 @@ export {
   EntityStoryParams,
   EntityStoryPathParams,
   EntityStoryRequest,
+  FactPath,
+  FactViewFields,
+  FactViewRequest,
   type GraphFormat,
   GraphRequest,
   MAX_ENTITY_NAME_BYTES,
@@ -37,6 +41,7 @@ export {
   SearchRequest,
   UserParams,
   validateEntityStoryRequest,
+  validateFactViewRequest,
   validateGraphRequest,
   validateQueryRequest,
   validateScope,
@@ -44,6 +49,7 @@ export {
   validateUserId
 } from "./requests.js"
 export {
+  ArtifactExcerpt,
   ArtifactOut,
   ChunkOut,
   DatasetOut,
@@ -52,7 +58,11 @@ export {
   Echo,
   EntityRef,
   EntityStory,
+  FactClosure,
   FactOut,
+  FactSource,
+  FactStatement,
+  FactView,
   GraphDocument,
   LinkedEntityOut,
   QueryInference,

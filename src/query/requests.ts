@@ -322,3 +322,32 @@ export const validateUserId = (params: Record<string, string | undefined>): Eith
 /** An entity's story request, from a JSON object (the MCP tool's arguments) or query parameters. */
 export const validateEntityStoryRequest: (input: unknown) => Either.Either<EntityStoryRequest, InvalidRequest> =
   decodeRequest(EntityStoryRequest)
+
+// -- a fact's view ----------------------------------------------------------------------------
+
+/** The fact view request's fields (an MCP tool's arguments), in the order they are checked. */
+export const FactViewFields = {
+  ...scopeFields,
+  id: required(documented(PositiveId, "the fact's id"))
+}
+
+/**
+ * A fact with where it came from and what closed it (`GET /v1/gb/facts/{id}`): the fact, the
+ * artifact that created it, the others that restated it and the decisions that closed it.
+ * Unknown fields are ignored.
+ */
+export const FactViewRequest = Schema.Struct(FactViewFields).annotations({
+  identifier: "FactViewRequest",
+  description: "One fact by id, with its sources and what closed it; unknown fields are ignored.",
+  examples: [{ user_id: "alice", dataset: "main", id: 1 }]
+})
+export type FactViewRequest = Schema.Schema.Type<typeof FactViewRequest>
+
+/** `/v1/gb/facts/{id}` (its query parameters are `ScopeParams`) */
+export const FactPath = Schema.Struct({
+  id: PositivePathId("the fact's id, a positive integer")
+})
+
+/** A fact view request, from a JSON object or query parameters. */
+export const validateFactViewRequest: (input: unknown) => Either.Either<FactViewRequest, InvalidRequest> =
+  decodeRequest(FactViewRequest)

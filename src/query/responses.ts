@@ -226,3 +226,65 @@ export const SessionsResponse = Schema.Struct({
   sessions: Schema.Array(SessionOut)
 }).annotations({ identifier: "Sessions" })
 export type SessionsResponse = Schema.Schema.Type<typeof SessionsResponse>
+
+// -- a fact's view ----------------------------------------------------------------------------
+
+/** An artifact as a fact's source shows it: its id, kind and times, and the start of its text. */
+export const ArtifactExcerpt = Schema.Struct({
+  ...Struct.pick(artifactFields, "id", "kind", "valid_at", "created_at"),
+  excerpt: Schema.String.annotations({
+    description: "the text's first 280 characters (code points) at most; a longer text is cut to 279 and ends with …"
+  })
+}).annotations({ identifier: "ArtifactExcerpt" })
+export type ArtifactExcerpt = Schema.Schema.Type<typeof ArtifactExcerpt>
+
+/** What one artifact stated of a fact (gb_edge_artifacts): its words and times, which a forget falls back on. */
+export const FactStatement = Schema.Struct({
+  description: Schema.String,
+  valid_at: Schema.String,
+  invalid_at: Schema.optional(Schema.String)
+}).annotations({ identifier: "FactStatement" })
+export type FactStatement = Schema.Schema.Type<typeof FactStatement>
+
+/** An artifact that supports a fact, with its statement (absent for a link recorded before migration 0009). */
+export const FactSource = Schema.Struct({
+  ...ArtifactExcerpt.fields,
+  statement: Schema.optional(FactStatement)
+}).annotations({ identifier: "FactSource" })
+export type FactSource = Schema.Schema.Type<typeof FactSource>
+
+/** A recorded decision that closed a fact (gb_edge_closures, docs/FORGET.md). */
+export const FactClosure = Schema.Struct({
+  kind: Schema.Literal("close", "born_closed", "repeat_end", "inherited", "hand").annotations({
+    description: "close: a newer fact ended it; born_closed: stored already ended by an existing one; repeat_end: a " +
+      "repeat stated its end; inherited: passed on by a forget; hand: POST /v1/gb/facts/{id}/invalidate"
+  }),
+  by_fact: Schema.optional(
+    Schema.Struct({ id: Schema.Number, description: Schema.String }).annotations({
+      description: "the fact that caused it (close, born_closed, inherited)"
+    })
+  ),
+  artifact: Schema.optional(
+    Schema.Struct({ id: Schema.Number }).annotations({ description: "the artifact whose store decided it" })
+  ),
+  invalid_at: Schema.String.annotations({ description: "the end it gave the fact (event time)" }),
+  at: Schema.String.annotations({ description: "when it was decided (the closure's created_at)" })
+}).annotations({ identifier: "FactClosure" })
+export type FactClosure = Schema.Schema.Type<typeof FactClosure>
+
+/** `GET /v1/gb/facts/{id}`: a fact, where it came from, and what closed it. */
+export const FactView = Schema.Struct({
+  fact: StoryFact,
+  created_by: Schema.optional(FactSource).annotations({
+    description: "the artifact the fact is anchored to (artifact_id): the one that created it, or after a forget " +
+      "its oldest remaining supporter; absent when it has none"
+  }),
+  restated_by: Schema.Array(FactSource).annotations({
+    description: "every other artifact that supports it, oldest first (created_at, then id)"
+  }),
+  closed_by: Schema.Array(FactClosure).annotations({
+    description: "the decisions that closed it, the earliest of those that set its current invalid_at first, then " +
+      "the others by when they were decided; empty while it is live (expired_at absent)"
+  })
+}).annotations({ identifier: "FactView" })
+export type FactView = Schema.Schema.Type<typeof FactView>

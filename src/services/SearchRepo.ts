@@ -1,6 +1,7 @@
 import { Context, type Effect, type Option } from "effect"
 import type { ArtifactRow, EdgeWithNames, EntityRow } from "../domain/Rows.js"
 import type { ArtifactKind } from "../domain/Stages.js"
+import type { EdgeClosure } from "./GraphRepo.js"
 
 /**
  * What a read sees. Times are canonical RFC 3339 (see domain/time.ts), compared as text.
@@ -62,6 +63,39 @@ export interface SessionCounts {
   /** the first and last artifact of the session (null when its artifacts were deleted) */
   readonly first_at: string | null
   readonly last_at: string | null
+}
+
+/**
+ * An artifact that supports a fact (a fact's view, src/query/fact.ts): its id, kind and times,
+ * the start of its text, and what it stated of the fact (gb_edge_artifacts).
+ */
+export interface FactSourceRow {
+  readonly id: number
+  readonly kind: string
+  readonly valid_at: string
+  readonly created_at: string
+  /** the text's first characters (as many as asked for) */
+  readonly text: string
+  /**
+   * what it stated of the fact: null for a link recorded before migration 0009, or for the
+   * fact's creator when it is not linked
+   */
+  readonly statement_description: string | null
+  readonly statement_valid_at: string | null
+  readonly statement_invalid_at: string | null
+}
+
+/** A recorded decision that closed a fact (gb_edge_closures where edge_id is the fact). */
+export interface FactClosureRow {
+  readonly id: number
+  readonly kind: EdgeClosure["kind"]
+  /** the fact that caused it, with its description (null: a repeat's end, or by hand) */
+  readonly by_edge_id: number | null
+  readonly by_description: string | null
+  /** the artifact whose store decided it (null: by hand, or that artifact was deleted) */
+  readonly artifact_id: number | null
+  readonly invalid_at: string
+  readonly created_at: string
 }
 
 /**
@@ -160,5 +194,19 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
     ) => Effect.Effect<ReadonlyArray<EntityFactView>>
     /** the dataset's sessions with counts, by session id */
     readonly sessions: (datasetId: number) => Effect.Effect<ReadonlyArray<SessionCounts>>
+    /** a fact's view (src/query/fact.ts): the fact `id` if it is of the dataset, with its endpoints' types, every link */
+    readonly factById: (datasetId: number, id: number) => Effect.Effect<Option.Option<EntityFactView>>
+    /**
+     * every artifact linked to the fact (gb_edge_artifacts) with its statement, and its creator
+     * (`artifact_id`) when that one is not linked, oldest first (created_at, then id); each
+     * text cut to its first `textChars` characters (code points)
+     */
+    readonly factSources: (
+      datasetId: number,
+      fact: { readonly id: number; readonly artifact_id: number | null },
+      textChars: number
+    ) => Effect.Effect<ReadonlyArray<FactSourceRow>>
+    /** the recorded decisions that closed the fact (edge_id = it), by created_at then id */
+    readonly factClosures: (factId: number) => Effect.Effect<ReadonlyArray<FactClosureRow>>
   }
 >() {}

@@ -2,8 +2,9 @@
  * The admin page in a real browser (Debian's Chromium), against a real `gligabao serve` whose
  * runs were made through the API with a scripted fake Anthropic: three succeeded remembers (one
  * contradicting another, so a fact is closed; one with a failing web search, so it is flagged),
- * one failed remember, and one held in progress to watch the page refresh itself. Then the same
- * page with `[auth]` tokens. Screenshots go to build/test-artifacts/.
+ * one failed remember, and one held in progress to watch the page refresh itself; the Memory
+ * view over the first user's dataset. Then the same page with `[auth]` tokens. Screenshots go
+ * to build/test-artifacts/.
  */
 import { Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
@@ -17,6 +18,7 @@ import {
 } from "../../src/admin/responses.js"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
+import { EntityStory } from "../../src/query/responses.js"
 import { launchChromium, type PageWatch, screenshot, watchPage } from "../support/browser.js"
 import { type SpawnedServer, startServer } from "../support/cli.js"
 import {
@@ -341,6 +343,66 @@ describe("the admin page", { timeout: 120_000 }, () => {
     await expect.poll(() => info.getByTestId("info-title").innerText(), WAIT).toBe("Alice Smith")
     expect(await info.getByTestId("info-type").innerText()).toBe("person")
     await screenshot(page, "admin-graph.png")
+  })
+
+  it("the Memory view: searches a user's memory, draws an entity's facts over time, opens a fact's texts", async () => {
+    await page.getByTestId("tab-memory").click()
+    await page.getByTestId("memory-user").fill("u1")
+    await page.getByTestId("memory-dataset").fill("main")
+    await page.getByTestId("memory-query").fill("Alice")
+    await page.getByTestId("memory-submit").click()
+    const aliceRow = page.locator("[data-testid=memory-entity-row]", { hasText: "Alice Smith" })
+    await aliceRow.waitFor()
+    // what holds now: Paris; Berlin had ended
+    const found = await page.getByTestId("memory-fact-row").allInnerTexts()
+    expect(found.join("\n")).toContain("Paris")
+    expect(found.join("\n")).not.toContain("Berlin")
+
+    await aliceRow.click()
+    const entity = page.getByTestId("memory-entity")
+    await expect.poll(() => entity.getByTestId("memory-entity-title").innerText(), WAIT).toBe("Alice Smith")
+    const story = await adminGet(
+      server.url,
+      `memory/entity?db=${db}&user_id=u1&dataset=main&id=${await aliceRow.getAttribute("data-entity-id")}`,
+      EntityStory
+    )
+    const bars = entity.getByTestId("fact-bar")
+    await expect.poll(() => bars.count(), WAIT).toBe(story.facts.length)
+    expect(story.facts.map((f) => f.target)).toEqual(["Berlin", "Paris"])
+    const [berlin, paris] = story.facts
+    // one bar closed (a class and a legend say so), the other holding to now
+    const closedBar = entity.locator("[data-testid=fact-bar][data-closed=true]")
+    expect(await closedBar.count()).toBe(1)
+    expect(await closedBar.getAttribute("data-fact-id")).toBe(String(berlin!.id))
+    expect(await closedBar.evaluate((el) => el.classList.contains("closed"))).toBe(true)
+    const liveBar = entity.locator(`[data-testid=fact-bar][data-fact-id="${paris!.id}"]`)
+    expect(await liveBar.evaluate((el) => el.classList.contains("live"))).toBe(true)
+    expect(await entity.getByTestId("timeline-legend").innerText()).toMatch(/closed/)
+    // on the time axis, Berlin ends where Paris begins
+    const [closedBox, liveBox] = [await closedBar.boundingBox(), await liveBar.boundingBox()]
+    expect(Math.abs(closedBox!.x + closedBox!.width - liveBox!.x)).toBeLessThan(2)
+
+    await closedBar.click()
+    const detail = page.getByTestId("memory-fact-detail")
+    await expect.poll(() => detail.getAttribute("data-fact-id"), WAIT).toBe(String(berlin!.id))
+    const sources = detail.getByTestId("memory-source")
+    expect(await sources.count()).toBe(1)
+    expect(await sources.first().getAttribute("data-role")).toBe("created")
+    expect(await detail.getByTestId("memory-source-text").first().innerText()).toBe("Alice lives in Berlin.")
+    const closure = detail.getByTestId("memory-closure")
+    expect(await closure.count()).toBe(1)
+    expect(await closure.getAttribute("data-kind")).toBe("close")
+    expect(await closure.innerText()).toContain(`fact #${paris!.id}: ${paris!.description}`)
+    expect(await detail.getByTestId("fact-invalid_at").innerText()).toBe(berlin!.invalid_at)
+    await screenshot(page, "admin-memory.png")
+
+    // the closing fact, from its link: the second text
+    await closure.getByRole("button").click()
+    await expect.poll(() => detail.getAttribute("data-fact-id"), WAIT).toBe(String(paris!.id))
+    expect(await detail.getByTestId("memory-source-text").first().innerText()).toBe(
+      "Alice moved to Paris on 2025-01-15."
+    )
+    expect(await detail.getByTestId("memory-closure").count()).toBe(0)
   })
 
   it("loaded with no console error and requested nothing but the server", () => {

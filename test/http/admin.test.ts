@@ -11,7 +11,7 @@ import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { FakeGeo } from "../../layers/testing/FakeGeo.js"
 import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
-import { type AdminDatabase, AdminDatabases } from "../../src/admin/AdminDatabases.js"
+import { type AdminDatabase, AdminDatabases, repositoriesReadDeps } from "../../src/admin/AdminDatabases.js"
 import { ADMIN_CSP } from "../../src/admin/assets.js"
 import { ALL_STAGES } from "../../src/admin/programs.js"
 import {
@@ -23,11 +23,14 @@ import {
   AdminUsageResponse
 } from "../../src/admin/responses.js"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
+import { readDeps } from "../../src/query/deps.js"
 import { DatasetsResponse } from "../../src/query/responses.js"
 import { AdminRepo } from "../../src/services/AdminRepo.js"
+import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
+import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { graph, rememberLayer, resolution } from "../support/app.js"
 import { forEachDialect, sqliteLayer } from "../support/databases.js"
 import { expectError, get, postJson, serveTest, type TestResponse } from "../support/http.js"
@@ -503,7 +506,7 @@ layer(serveTest(rememberLayer(sqliteLayer(), {})), { excludeTestServices: true }
         expectStatic(res, "text/javascript; charset=utf-8")
         for (const m of res.text.matchAll(/^import .* from "\.\/([\w.-]+)"$/gm)) queue.push(m[1]!)
       }
-      expect([...seen].sort()).toEqual(["admin.js", "common.js", "graph.js", "inferences.js", "runs.js"])
+      expect([...seen].sort()).toEqual(["admin.js", "common.js", "graph.js", "inferences.js", "memory.js", "runs.js"])
     }))
 
   it.effect("an unknown asset, a path out of the directory and index.html as an asset are 404 {error}", () =>
@@ -544,7 +547,8 @@ const twoDatabases = Layer.scoped(
       primary: true,
       runLog: yield* RunLogRepo,
       inferences: yield* InferencesRepo,
-      admin: yield* AdminRepo
+      admin: yield* AdminRepo,
+      read: yield* readDeps
     }
     const extra = yield* Layer.build(SqliteLive(":memory:"))
     const beta: AdminDatabase = {
@@ -553,7 +557,12 @@ const twoDatabases = Layer.scoped(
       primary: false,
       runLog: Context.get(extra, RunLogRepo),
       inferences: Context.get(extra, InferencesRepo),
-      admin: Context.get(extra, AdminRepo)
+      admin: Context.get(extra, AdminRepo),
+      read: repositoriesReadDeps({
+        datasets: Context.get(extra, DatasetsRepo),
+        search: Context.get(extra, SearchRepo),
+        inferences: Context.get(extra, InferencesRepo)
+      })
     }
     // two runs only beta has, seeded through its run log
     for (const user_id of ["carol", "dave"]) {

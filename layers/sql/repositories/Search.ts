@@ -1,6 +1,6 @@
 /**
- * SearchRepo on SQL: full-text matches, neighbourhoods, filtered lookups, export pages and an
- * entity's story.
+ * SearchRepo on SQL: full-text matches, neighbourhoods, filtered lookups, export pages, an
+ * entity's story and a fact's view.
  * The one dialect difference is the full-text match (FTS5 MATCH + bm25 on SQLite, tsvector @@
  * tsquery + ts_rank on PostgreSQL; see migrations/0004_search.ts); the filters are shared SQL.
  */
@@ -11,6 +11,8 @@ import type { ArtifactRow, EdgeWithNames, EntityRow } from "../../../src/domain/
 import {
   type EntityFactView,
   type EntityView,
+  type FactClosureRow,
+  type FactSourceRow,
   type FactView,
   MAX_RESULT_LINKS,
   type Neighbour,
@@ -545,6 +547,58 @@ export const make = Effect.gen(function*() {
       return [...byId.values()].sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0))
     }).pipe(Effect.orDie)
 
+  // -- a fact's view: the fact by id, the artifacts behind it, the decisions that closed it -------
+
+  /** by primary key; the dataset is checked on the row */
+  const factById = (datasetId: number, id: number) =>
+    sql<Omit<EntityFactView, "artifact_ids" | "session_ids">>`${STORY_FACT_SELECT}
+      WHERE e.id = ${id} AND e.dataset_id = ${datasetId}`.pipe(
+      Effect.flatMap((rows) => withFactLinks(rows.slice(0, 1), ALL_LINKS, null)),
+      Effect.map((found) => Option.fromNullable(found[0])),
+      Effect.orDie
+    )
+
+  /**
+   * The links by the (edge_id, artifact_id) primary key, each artifact by its primary key; the
+   * creator (by primary key) only when it has no link. substr counts characters on both
+   * engines (code points: SQLite's text is UTF-8), so a long text is never read whole into the
+   * result; its length is a literal, a bound number being typed as a float by some drivers.
+   */
+  const factSources = (
+    datasetId: number,
+    fact: { readonly id: number; readonly artifact_id: number | null },
+    textChars: number
+  ) => {
+    const chars = sql.literal(String(Math.max(1, Math.trunc(textChars))))
+    const linked = sql`SELECT a.id, a.kind, a.valid_at, a.created_at, substr(a.text, 1, ${chars}) AS excerpt,
+        ea.description AS statement_description, ea.valid_at AS statement_valid_at,
+        ea.invalid_at AS statement_invalid_at
+      FROM gb_edge_artifacts ea JOIN gb_artifacts a ON a.id = ea.artifact_id
+      WHERE ea.edge_id = ${fact.id} AND a.dataset_id = ${datasetId}`
+    const creator = fact.artifact_id === null ? sql`` : sql`UNION ALL
+      SELECT a.id, a.kind, a.valid_at, a.created_at, substr(a.text, 1, ${chars}) AS excerpt,
+        NULL AS statement_description, NULL AS statement_valid_at, NULL AS statement_invalid_at
+      FROM gb_artifacts a
+      WHERE a.id = ${fact.artifact_id} AND a.dataset_id = ${datasetId}
+        AND NOT EXISTS (SELECT 1 FROM gb_edge_artifacts ea WHERE ea.edge_id = ${fact.id} AND ea.artifact_id = a.id)`
+    return sql<Omit<FactSourceRow, "text"> & { readonly excerpt: string }>`SELECT * FROM (
+        ${linked}
+        ${creator}
+      ) sources
+      ORDER BY sources.created_at, sources.id`.pipe(
+      Effect.map((rows) => rows.map(({ excerpt, ...row }): FactSourceRow => ({ ...row, text: excerpt }))),
+      Effect.orDie
+    )
+  }
+
+  /** by the gb_edge_closures_edge index; the closing fact by primary key */
+  const factClosures = (factId: number) =>
+    sql<FactClosureRow>`SELECT c.id, c.kind, c.by_edge_id, b.description AS by_description, c.artifact_id,
+        c.invalid_at, c.created_at
+      FROM gb_edge_closures c LEFT JOIN gb_edges b ON b.id = c.by_edge_id
+      WHERE c.edge_id = ${factId}
+      ORDER BY c.created_at, c.id`.pipe(Effect.orDie)
+
   return SearchRepo.of({
     matchEntities,
     matchFacts,
@@ -559,7 +613,10 @@ export const make = Effect.gen(function*() {
     entityById,
     entityByNameKey,
     entityFacts,
-    sessions
+    sessions,
+    factById,
+    factSources,
+    factClosures
   })
 })
 

@@ -3,6 +3,7 @@
 import { $, api, clearError, h, report, state, storage } from "./common.js"
 import { destroyGraph, loadDatasets } from "./graph.js"
 import { loadInferences } from "./inferences.js"
+import { resetMemory, showMemory } from "./memory.js"
 import { loadRuns, openRun, stopPolling } from "./runs.js"
 
 // authentication
@@ -43,7 +44,7 @@ $("sign-out").addEventListener("click", () => {
 // ---------------------------------------------------------------------------------------------
 // databases and views
 
-const VIEWS = ["runs", "inferences", "graph"]
+const VIEWS = ["runs", "inferences", "graph", "memory"]
 
 const boot = async () => {
   clearError()
@@ -83,6 +84,7 @@ const resetDatabaseState = () => {
   state.inf.data = null
   destroyGraph()
   Object.assign(state.graph, { offset: 0, datasetId: null, data: null, loadedFor: null })
+  resetMemory()
 }
 
 $("db-select").addEventListener("change", (event) => {
@@ -105,6 +107,7 @@ const showView = (view) => {
   if (state.view === "runs") loadRuns().catch(report)
   if (state.view === "inferences") loadInferences().catch(report)
   if (state.view === "graph") loadDatasets().catch(report)
+  if (state.view === "memory") showMemory()
 }
 
 for (const tab of document.querySelectorAll(".tab")) {

@@ -142,7 +142,8 @@ export const state = {
   view: "runs",
   runs: { status: "", user_id: "", dataset: "", offset: 0, data: null, openId: null, openRun: null, openCalls: null },
   inf: { period: "7d", metric: "cost", data: null },
-  graph: { offset: 0, datasetId: null, data: null, cy: null, loadedFor: null }
+  graph: { offset: 0, datasetId: null, data: null, cy: null, loadedFor: null },
+  memory: { user_id: "", dataset: "", query: "", as_of: "", include_expired: false, results: null, entity: null, fact: null }
 }
 
 export const api = async (path, params = {}) => {
