@@ -147,11 +147,13 @@ forEachDialect((_dialect, makeLayer) => {
             })
           )
           expect(waited.invalidated_edges).toEqual([run.response.edges[0].id])
-          const conversation = ok(yield* call(client, "remember", {
-            user_id: "alice",
-            messages: [{ role: "user", content: "Bruno Diaz works at Acme in 2019." }],
-            wait: true
-          }))
+          const conversation = ok(
+            yield* call(client, "remember", {
+              user_id: "alice",
+              messages: [{ role: "user", content: "Bruno Diaz works at Acme in 2019." }],
+              wait: true
+            })
+          )
           expect(conversation).toMatchObject({ kind: "episode" })
 
           const found = ok(yield* call(client, "search", { user_id: "alice", query: "Where does Alice Novak live?" }))
