@@ -1,5 +1,15 @@
 /** The read side as a library: the same programs the HTTP handlers and the CLI run. */
 export { buildQueryPrompt, NOTHING_KNOWN, type ParsedAnswer, parseQueryAnswer, QUERY_STAGE } from "./answer.js"
+export { buildContext, CONTEXT_CANDIDATES, rankRecent, RECENT_WINDOW, runContext } from "./context.js"
+export {
+  type ContextBlock,
+  ENTITIES_HEADER,
+  entityLine,
+  factLine,
+  FACTS_HEADER,
+  factSentence,
+  renderContext
+} from "./contextBlock.js"
 export {
   deleteDataset,
   listDatasets,
@@ -13,7 +23,10 @@ export { entityStory, type EntityStoryError, runEntityStory } from "./entity.js"
 export { EXPORT_PAGE, exportGraph, type GraphExport, runExportGraph } from "./export.js"
 export { type Fused, fuseRanks, type RankedList, RRF_K, type Source, SOURCES } from "./fusion.js"
 export {
+  ContextFields,
+  ContextRequest,
   DatasetPath,
+  DEFAULT_CONTEXT_TOKENS,
   DEFAULT_HOPS,
   DEFAULT_QUERY_LIMIT,
   DEFAULT_SEARCH_LIMIT,
@@ -26,6 +39,7 @@ export {
   EntityStoryRequest,
   type GraphFormat,
   GraphRequest,
+  MAX_CONTEXT_TOKENS,
   MAX_ENTITY_NAME_BYTES,
   MAX_HOPS,
   MAX_LIMIT,
@@ -36,6 +50,7 @@ export {
   ScopeParams,
   SearchRequest,
   UserParams,
+  validateContextRequest,
   validateEntityStoryRequest,
   validateGraphRequest,
   validateQueryRequest,
@@ -46,6 +61,7 @@ export {
 export {
   ArtifactOut,
   ChunkOut,
+  ContextResponse,
   DatasetOut,
   DatasetsResponse,
   DeletedDataset,
