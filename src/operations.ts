@@ -13,9 +13,10 @@ import { eraseDeps, forgetUser, hardDeleteDataset } from "./forget/erase.js"
 import { forgetArtifact } from "./forget/forgetArtifact.js"
 import { ForgetArtifactRequest, ForgetUserRequest, HardDeleteRequest } from "./forget/requests.js"
 import { RememberManager } from "./pipeline/RememberManager.js"
+import { buildContext } from "./query/context.js"
 import { deleteDataset, listDatasets, listSessions } from "./query/datasets.js"
 import { exportGraph } from "./query/export.js"
-import { QueryRequest, ReadScope, SearchRequest } from "./query/requests.js"
+import { ContextRequest, QueryRequest, ReadScope, SearchRequest } from "./query/requests.js"
 import { query, search } from "./query/search.js"
 import { RunLogRepo } from "./services/RunLogRepo.js"
 
@@ -76,6 +77,7 @@ const decoded = <A, I>(schema: Schema.Schema<A, I, never>) => {
 const decodeRemember = decoded(RememberRequest)
 const decodeSearch = decoded(SearchRequest)
 const decodeQuery = decoded(QueryRequest)
+const decodeContext = decoded(ContextRequest)
 const decodeScope = decoded(ReadScope)
 
 /** Remember a text (or an image): `POST /v1/gb/remember`. */
@@ -89,6 +91,10 @@ export const rememberBatch = (input: typeof RememberBatchRequest.Encoded) =>
 
 /** Search a dataset: `POST /v1/gb/search`. */
 export const searchMemory = (input: typeof SearchRequest.Encoded) => Effect.flatMap(decodeSearch(input), search)
+
+/** A context block for a prompt, cut to `max_tokens` (no LLM): `POST /v1/gb/context`. */
+export const contextMemory = (input: typeof ContextRequest.Encoded) =>
+  Effect.flatMap(decodeContext(input), buildContext)
 
 /** Answer a question from a dataset: `POST /v1/gb/query`. */
 export const queryMemory = (input: typeof QueryRequest.Encoded) => Effect.flatMap(decodeQuery(input), query)

@@ -1,15 +1,16 @@
 /**
- * The read side of the HTTP contract: search, query, graph export, an entity's story, datasets
- * and sessions. The request and response schemas are the read programs' own
+ * The read side of the HTTP contract: search, query, a context block, graph export, an entity's
+ * story, datasets and sessions. The request and response schemas are the read programs' own
  * (src/query/requests.ts and responses.ts). HttpApi decodes the path and URL parameters with
  * them (a failure is a 400 `{"error"}` naming the parameter, see Http.ts) and encodes the
- * responses; the search and query handlers read their bodies themselves, for the size limit,
+ * responses; the search, query and context handlers read their bodies themselves, for the size limit,
  * then decode them with the same schema the payload documents.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { HardDeletedDataset } from "../forget/schemas.js"
 import {
+  ContextRequest,
   DatasetPath,
   DeleteDatasetParams,
   EntityPath,
@@ -23,6 +24,7 @@ import {
   UserParams
 } from "../query/requests.js"
 import {
+  ContextResponse,
   DatasetsResponse,
   DeletedDataset,
   EntityStory,
@@ -56,6 +58,23 @@ export class ReadGroup extends HttpApiGroup.make("read")
       .addError(Error503)
       .addError(Error500)
       .annotate(OpenApi.Summary, "An answer from the stored facts, citing them")
+  )
+  .add(
+    HttpApiEndpoint.post("context", "/v1/gb/context")
+      .setPayload(ContextRequest)
+      .addSuccess(ContextResponse)
+      .addError(Error400)
+      .addError(Error404)
+      .addError(Error413)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "A context block for a prompt: facts and entities as text, cut to max_tokens (no LLM)")
+      .annotate(
+        OpenApi.Description,
+        "The facts valid at `as_of` most relevant to `query` (search's ranking), or without a query the most " +
+          "recently stored and most connected ones, then the entities, one a line under `# Facts` and " +
+          "`# Entities`, whole lines only, at most `max_tokens` (default 800) cl100k_base tokens. `facts` and " +
+          "`entities` are exactly what the block holds; `tokens` is its count. See docs/READ.md, Context block."
+      )
   )
   .add(
     HttpApiEndpoint.get("graph", "/v1/gb/graph")

@@ -1,27 +1,28 @@
 /**
  * Handlers of the read group: decode, run the program of src/query, answer. HttpApi has
- * already decoded the path and URL parameters with the contract's schemas; search and query
- * read their bodies here (the size limit comes before any JSON is parsed) and decode them with
- * the payload's schema. Every read names a user (and a dataset, default main) and sees only
- * that user's dataset.
+ * already decoded the path and URL parameters with the contract's schemas; search, query and
+ * context read their bodies here (the size limit comes before any JSON is parsed) and decode
+ * them with the payload's schema. Every read names a user (and a dataset, default main) and
+ * sees only that user's dataset.
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option, Stream } from "effect"
 import type { DomainError, InvalidRequest } from "../domain/Errors.js"
 import { eraseDepsOption, hardDeleteDataset } from "../forget/erase.js"
+import { runContext } from "../query/context.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "../query/datasets.js"
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
 import { runEntityStory } from "../query/entity.js"
 import { runExportGraph } from "../query/export.js"
 import { runFactView } from "../query/fact.js"
-import { validateQueryRequest, validateSearchRequest } from "../query/requests.js"
+import { validateContextRequest, validateQueryRequest, validateSearchRequest } from "../query/requests.js"
 import { runQuery, runSearch } from "../query/search.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller, refuseUnlessUserOrAdmin } from "./authentication.js"
 import { readJsonUpTo } from "./readBody.js"
 import { domainErrorResponse, errorResponse } from "./responses.js"
 
-/** A search or query body: an 8 KiB query and a few fields fit many times over. */
+/** A search, query or context body: an 8 KiB query and a few fields fit many times over. */
 export const READ_BODY_LIMIT = 64 * 1024
 
 type Answer<A> = A | HttpServerResponse.HttpServerResponse
@@ -71,6 +72,16 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
             Either.match({
               onLeft: Effect.succeed,
               onRight: (valid) => asUser(valid.user_id, orErrorResponse(runQuery(deps, valid)))
+            })
+          )
+        ))
+      .handleRaw("context", ({ request }) =>
+        withDeps((deps) =>
+          Effect.flatMap(
+            readRequest(request, validateContextRequest),
+            Either.match({
+              onLeft: Effect.succeed,
+              onRight: (valid) => asUser(valid.user_id, orErrorResponse(runContext(deps, valid)))
             })
           )
         ))

@@ -15,11 +15,14 @@ import { forgetArtifact, type ForgetDeps } from "../forget/forgetArtifact.js"
 import { ForgetArtifactRequest } from "../forget/requests.js"
 import { ForgetArtifactResponse } from "../forget/schemas.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
+import { runContext } from "../query/context.js"
 import { runListDatasets, runListSessions } from "../query/datasets.js"
 import type { ReadDeps } from "../query/deps.js"
 import { runEntityStory } from "../query/entity.js"
 import { runExportGraph } from "../query/export.js"
 import {
+  ContextFields,
+  ContextRequest,
   EntityStoryFields,
   EntityStoryRequest,
   GraphRequest,
@@ -27,7 +30,14 @@ import {
   ReadScope,
   SearchRequest
 } from "../query/requests.js"
-import { DatasetsResponse, EntityStory, QueryResponse, SearchResponse, SessionsResponse } from "../query/responses.js"
+import {
+  ContextResponse,
+  DatasetsResponse,
+  EntityStory,
+  QueryResponse,
+  SearchResponse,
+  SessionsResponse
+} from "../query/responses.js"
 import { runQuery, runSearch } from "../query/search.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
 
@@ -151,6 +161,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
   const decodeScope = decoded(ReadScope)
   const decodeForget = decoded(ForgetArtifactRequest)
   const decodeEntity = decoded(EntityStoryRequest)
+  const decodeContext = decoded(ContextRequest)
   const decodeRunId = decoded(Schema.Struct({ user_id: required(UserId), ...RunStatusArgs.fields }))
   const encodeQueued = encoder(RememberQueued)
   const encodeSuccess = encoder(RememberSuccess)
@@ -271,6 +282,26 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         Effect.flatMap(
           decodeEntity(args),
           (request) => reading((read) => Effect.map(runEntityStory(read, request), encoder(EntityStory)))
+        )
+    ),
+    tool(
+      "get_context",
+      "A block of text to put in your prompt: what memory knows that is relevant to a query (or, without one, " +
+        "the most recent and most connected facts), one fact a line with when it became true (and ended), then " +
+        "the entities they concern with their descriptions; at most max_tokens tokens. No model call. The facts " +
+        "and entities it holds come with it, with their ids.",
+      inputOf(ContextFields, {
+        query: "what you need context for, in words: the task, a question, a name (absent: the latest facts)",
+        dataset: "the dataset (default main)",
+        session_id: "only what this session's texts said",
+        as_of: "RFC 3339: the facts that were true then (default now)",
+        max_tokens: "the most tokens the block may take, 1 to 8000 (default 800)"
+      }, user),
+      ContextResponse,
+      (args) =>
+        Effect.flatMap(
+          decodeContext(args),
+          (request) => reading((read) => Effect.map(runContext(read, request), encoder(ContextResponse)))
         )
     ),
     tool(

@@ -1,5 +1,15 @@
 /** The read side as a library: the same programs the HTTP handlers and the CLI run. */
 export { buildQueryPrompt, NOTHING_KNOWN, type ParsedAnswer, parseQueryAnswer, QUERY_STAGE } from "./answer.js"
+export { buildContext, CONTEXT_CANDIDATES, rankRecent, RECENT_WINDOW, runContext } from "./context.js"
+export {
+  type ContextBlock,
+  ENTITIES_HEADER,
+  entityLine,
+  factLine,
+  FACTS_HEADER,
+  factSentence,
+  renderContext
+} from "./contextBlock.js"
 export {
   deleteDataset,
   listDatasets,
@@ -14,7 +24,10 @@ export { EXPORT_PAGE, exportGraph, type GraphExport, runExportGraph } from "./ex
 export { excerptOf, factView, type FactViewError, MAX_EXCERPT_CHARS, runFactView } from "./fact.js"
 export { type Fused, fuseRanks, type RankedList, RRF_K, type Source, SOURCES } from "./fusion.js"
 export {
+  ContextFields,
+  ContextRequest,
   DatasetPath,
+  DEFAULT_CONTEXT_TOKENS,
   DEFAULT_HOPS,
   DEFAULT_QUERY_LIMIT,
   DEFAULT_SEARCH_LIMIT,
@@ -30,6 +43,7 @@ export {
   FactViewRequest,
   type GraphFormat,
   GraphRequest,
+  MAX_CONTEXT_TOKENS,
   MAX_ENTITY_NAME_BYTES,
   MAX_HOPS,
   MAX_LIMIT,
@@ -40,6 +54,7 @@ export {
   ScopeParams,
   SearchRequest,
   UserParams,
+  validateContextRequest,
   validateEntityStoryRequest,
   validateFactViewRequest,
   validateGraphRequest,
@@ -52,6 +67,7 @@ export {
   ArtifactExcerpt,
   ArtifactOut,
   ChunkOut,
+  ContextResponse,
   DatasetOut,
   DatasetsResponse,
   DeletedDataset,

@@ -296,6 +296,44 @@ export const EntityPath = Schema.Struct({
   id: PositivePathId("the entity's id, a positive integer")
 })
 
+// -- a context block ---------------------------------------------------------------------------
+
+export const DEFAULT_CONTEXT_TOKENS = 800
+export const MAX_CONTEXT_TOKENS = 8000
+
+/** The context request's fields (an MCP tool's arguments), in the order they are checked. */
+export const ContextFields = {
+  ...scopeFields,
+  query: optional(documented(
+    Text(MAX_QUERY_BYTES),
+    "what the context is for: the facts and entities most relevant to it (absent: the most recent and most " +
+      "connected facts)"
+  )),
+  session_id: optionFields.session_id,
+  as_of: optionFields.as_of,
+  max_tokens: withDefault(
+    documented(
+      IntegerIn(1, MAX_CONTEXT_TOKENS),
+      `the context's budget in cl100k_base tokens, 1 to ${MAX_CONTEXT_TOKENS} (default ${DEFAULT_CONTEXT_TOKENS})`
+    ),
+    () => DEFAULT_CONTEXT_TOKENS
+  )
+}
+
+/**
+ * `POST /v1/gb/context` (the MCP tool `get_context`): a text block of the facts valid at `as_of`
+ * and the entities they concern, cut to `max_tokens`. Unknown fields are ignored.
+ */
+export const ContextRequest = Schema.Struct(ContextFields).annotations({
+  identifier: "ContextRequest",
+  description: "A context block for a prompt, of at most max_tokens tokens (no LLM); unknown fields are ignored.",
+  examples: [
+    { user_id: "alice", dataset: "main", query: "Where does Alice live?", max_tokens: 800 },
+    { user_id: "alice", dataset: "main", max_tokens: 300 }
+  ]
+})
+export type ContextRequest = Schema.Schema.Type<typeof ContextRequest>
+
 // -- decoders (the same schemas, for the CLI and tests) ---------------------------------------
 
 export const validateSearchRequest: (input: unknown) => Either.Either<SearchRequest, InvalidRequest> = decodeRequest(
@@ -322,6 +360,10 @@ export const validateUserId = (params: Record<string, string | undefined>): Eith
 /** An entity's story request, from a JSON object (the MCP tool's arguments) or query parameters. */
 export const validateEntityStoryRequest: (input: unknown) => Either.Either<EntityStoryRequest, InvalidRequest> =
   decodeRequest(EntityStoryRequest)
+
+export const validateContextRequest: (input: unknown) => Either.Either<ContextRequest, InvalidRequest> = decodeRequest(
+  ContextRequest
+)
 
 // -- a fact's view ----------------------------------------------------------------------------
 

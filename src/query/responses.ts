@@ -172,6 +172,23 @@ export const QueryResponse = Schema.Struct({
 }).annotations({ identifier: "QueryResponse" })
 export type QueryResponse = Schema.Schema.Type<typeof QueryResponse>
 
+/**
+ * `POST /v1/gb/context`: the context block and exactly the facts and entities it renders, in its
+ * order (the search response's shapes without the ranking fields: without a query there is no
+ * fused score; the order is the rank).
+ */
+export const ContextResponse = Schema.Struct({
+  context: Schema.String.annotations({
+    description: "the block: a `# Facts` section, then a `# Entities` section, one item a line (docs/READ.md)"
+  }),
+  facts: Schema.Array(FactOut).annotations({ description: "the facts of the block, in its order" }),
+  entities: Schema.Array(LinkedEntityOut).annotations({ description: "the entities of the block, in its order" }),
+  tokens: Schema.Number.annotations({
+    description: "the block's length in cl100k_base tokens, never above max_tokens"
+  })
+}).annotations({ identifier: "ContextResponse" })
+export type ContextResponse = Schema.Schema.Type<typeof ContextResponse>
+
 /** The JSON form of `GET /v1/gb/graph` (it is streamed; the typed client reads it whole). */
 export const GraphDocument = Schema.Struct({
   dataset: Schema.Struct({ id: Schema.Number, name: Schema.String, created_at: Schema.String }),

@@ -192,6 +192,16 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       entityId: number,
       openAt: string | null
     ) => Effect.Effect<ReadonlyArray<EntityFactView>>
+    /**
+     * the `limit` most recently stored facts that pass the filters, newest first (id descending:
+     * ids grow in storage order), links capped (MAX_RESULT_LINKS); one backward walk of the
+     * `(dataset_id, id)` index that stops at `limit`
+     */
+    readonly recentFacts: (
+      datasetId: number,
+      filters: ReadFilters,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<FactView>>
     /** the dataset's sessions with counts, by session id */
     readonly sessions: (datasetId: number) => Effect.Effect<ReadonlyArray<SessionCounts>>
     /** a fact's view (src/query/fact.ts): the fact `id` if it is of the dataset, with its endpoints' types, every link */

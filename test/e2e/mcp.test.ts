@@ -32,6 +32,7 @@ const TOOLS = [
   "search",
   "query",
   "get_entity",
+  "get_context",
   "list_datasets",
   "list_sessions",
   "forget"

@@ -81,6 +81,7 @@ const TOOLS = [
   "search",
   "query",
   "get_entity",
+  "get_context",
   "list_datasets",
   "list_sessions",
   "forget"
@@ -106,6 +107,7 @@ forEachDialect((_dialect, makeLayer) => {
           expect(props("query")).toEqual(["user_id", "query", "dataset", "as_of", "session_id"])
           expect(props("remember_status")).toEqual(["user_id", "remember_run_id"])
           expect(props("get_entity")).toEqual(["user_id", "name", "id", "dataset", "include_expired"])
+          expect(props("get_context")).toEqual(["user_id", "query", "dataset", "session_id", "as_of", "max_tokens"])
           expect(props("list_datasets")).toEqual(["user_id"])
           expect(props("forget")).toEqual(["user_id", "artifact_id", "dataset"])
           for (const tool of tools) {
@@ -117,7 +119,7 @@ forEachDialect((_dialect, makeLayer) => {
           }
         }))))
 
-    it.live("every tool: remember at once and poll its run, search, query, datasets, sessions, the graph, forget", () =>
+    it.live("every tool: remember at once and poll its run, search, query, an entity, a context block, datasets, sessions, the graph, forget", () =>
       withApp(makeLayer(), (url) =>
         Effect.scoped(Effect.gen(function*() {
           const client = yield* connect(url)
@@ -183,6 +185,20 @@ forEachDialect((_dialect, makeLayer) => {
             "Alice Novak"
           )
 
+          const block = ok(
+            yield* call(client, "get_context", {
+              user_id: "alice",
+              query: "Where does Alice Novak live?",
+              max_tokens: 60
+            })
+          )
+          expect(block.context).toBe(
+            "# Facts\n- Alice Novak lives in Lisbon since 2021 (since 2021-01-01)\n" +
+              "# Entities\n- Alice Novak (person): a person\n- Lisbon (place): a place"
+          )
+          expect(block.facts.map((f: any) => f.target)).toEqual(["Lisbon"])
+          expect(block.tokens).toBeLessThanOrEqual(60)
+
           const datasets = ok(yield* call(client, "list_datasets", { user_id: "alice" }))
           expect(datasets.datasets.map((d: any) => d.name)).toEqual(["main"])
           const sessions = ok(yield* call(client, "list_sessions", { user_id: "alice" }))
@@ -215,6 +231,9 @@ forEachDialect((_dialect, makeLayer) => {
           expect(errorOf(yield* call(client, "list_sessions", { user_id: "nobody" }))).toMatch(/no dataset "main"/)
           expect(errorOf(yield* call(client, "forget", { user_id: "alice", artifact_id: 5 }))).toMatch(/not found/)
           expect(errorOf(yield* call(client, "get_entity", { user_id: "alice" }))).toMatch(/name|id/)
+          expect(errorOf(yield* call(client, "get_context", { user_id: "alice", max_tokens: 0 }))).toMatch(
+            /^max_tokens must be an integer from 1 to 8000/
+          )
           expect(errorOf(yield* call(client, "no_such_tool"))).toMatch(/no tool named no_such_tool/)
         }))))
 

@@ -420,6 +420,15 @@ export const make = Effect.gen(function*() {
         Effect.orDie
       )
 
+  /** the `(dataset_id, id)` index walked backwards (no sort), filtered as it goes, stopped at `limit` */
+  const recentFacts = (datasetId: number, filters: ReadFilters, limit: number) =>
+    limit <= 0 ? Effect.succeed([] as ReadonlyArray<FactView>) : sql<FactRecord>`${FACT_SELECT}
+      WHERE e.dataset_id = ${datasetId} AND ${factFilters(filters)}
+      ORDER BY e.id DESC LIMIT ${limit}`.pipe(
+      Effect.flatMap((rows) => withFactLinks(rows, filters, MAX_RESULT_LINKS)),
+      Effect.orDie
+    )
+
   const entityPage = (datasetId: number, filters: ReadFilters, afterId: number, limit: number) =>
     sql<EntityRecord>`${ENTITY_SELECT}
       WHERE n.dataset_id = ${datasetId} AND n.id > ${afterId} AND ${entityFilters(filters)}
@@ -613,6 +622,7 @@ export const make = Effect.gen(function*() {
     entityById,
     entityByNameKey,
     entityFacts,
+    recentFacts,
     sessions,
     factById,
     factSources,
