@@ -169,6 +169,7 @@ export const settingsFor = (config: AppConfig) =>
     maxCandidates: config.remember.maxCandidates,
     similarityThreshold: config.remember.similarityThreshold,
     similarityTopK: config.remember.similarityTopK,
+    factSimilarityThreshold: config.remember.factSimilarityThreshold,
     chunkSize: config.chunkSize,
     chunkOverlapPercent: config.chunkOverlapPercent,
     chunkConcurrency: config.chunkConcurrency

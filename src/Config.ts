@@ -112,6 +112,8 @@ export interface AppConfig {
     /** similar-entity candidates: cosine similarity at least this, at most topK per endpoint */
     readonly similarityThreshold: number
     readonly similarityTopK: number
+    /** similar-fact candidates: cosine similarity a stored fact needs to a new fact's description */
+    readonly factSimilarityThreshold: number
   }
   readonly server: { readonly host: string; readonly port: number }
   /** the user MCP tools act for when authentication is off; none: a `user_id` argument (docs/MCP.md) */
@@ -183,7 +185,8 @@ export const defaultConfig: AppConfig = {
     idempotencyTtlHours: 24,
     maxCandidates: REMEMBER_DEFAULTS.maxCandidates,
     similarityThreshold: REMEMBER_DEFAULTS.similarityThreshold,
-    similarityTopK: REMEMBER_DEFAULTS.similarityTopK
+    similarityTopK: REMEMBER_DEFAULTS.similarityTopK,
+    factSimilarityThreshold: REMEMBER_DEFAULTS.factSimilarityThreshold
   },
   server: { host: "127.0.0.1", port: 8080 },
   mcp: { userId: Option.none() },
@@ -278,7 +281,11 @@ export const loadConfig = (
         idempotencyTtlHours: yield* get(keys.rememberIdempotencyTtlHours, d.remember.idempotencyTtlHours),
         maxCandidates: yield* get(keys.rememberMaxCandidates, d.remember.maxCandidates),
         similarityThreshold: yield* get(keys.rememberSimilarityThreshold, d.remember.similarityThreshold),
-        similarityTopK: yield* get(keys.rememberSimilarityTopK, d.remember.similarityTopK)
+        similarityTopK: yield* get(keys.rememberSimilarityTopK, d.remember.similarityTopK),
+        factSimilarityThreshold: yield* get(
+          keys.rememberFactSimilarityThreshold,
+          d.remember.factSimilarityThreshold
+        )
       },
       server: {
         host: yield* get(keys.serverHost, d.server.host),
@@ -380,6 +387,7 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "remember.max_candidates": config.remember.maxCandidates,
     "remember.similarity_threshold": config.remember.similarityThreshold,
     "remember.similarity_top_k": config.remember.similarityTopK,
+    "remember.fact_similarity_threshold": config.remember.factSimilarityThreshold,
     "server.host": config.server.host,
     "server.port": config.server.port,
     "mcp.user_id": Option.getOrElse(config.mcp.userId, () => "unset"),

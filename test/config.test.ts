@@ -498,6 +498,7 @@ layer(NodeContext.layer)("Config", (it) => {
           {
             GLIGABAO_REMEMBER_CONCURRENCY: "2",
             GLIGABAO_REMEMBER_SIMILARITY_TOP_K: "5",
+            GLIGABAO_REMEMBER_FACT_SIMILARITY_THRESHOLD: "0.7",
             GLIGABAO_REMEMBER_RETRY_DELAY_MS: "50"
           }
         )
@@ -509,8 +510,12 @@ layer(NodeContext.layer)("Config", (it) => {
           idempotencyTtlHours: 24,
           maxCandidates: 20,
           similarityThreshold: 0.8,
-          similarityTopK: 5
+          similarityTopK: 5,
+          factSimilarityThreshold: 0.7
         })
+        expect((yield* loadError(`[remember]\nfact_similarity_threshold = -0.1\n`)).message).toContain(
+          "remember.fact_similarity_threshold"
+        )
         expect((yield* loadError(`[remember]\nsimilarity_threshold = 1.5\n`)).message).toContain(
           "remember.similarity_threshold"
         )

@@ -154,6 +154,11 @@ export const keys = {
     env: ["GLIGABAO_REMEMBER_SIMILARITY_TOP_K"],
     spec: V.integer(1, 100)
   },
+  rememberFactSimilarityThreshold: {
+    key: "remember.fact_similarity_threshold",
+    env: ["GLIGABAO_REMEMBER_FACT_SIMILARITY_THRESHOLD"],
+    spec: V.fraction
+  },
 
   serverHost: { key: "server.host", env: ["GLIGABAO_HOST"], flag: "host", spec: V.host },
   serverPort: { key: "server.port", env: ["GLIGABAO_PORT", "PORT"], flag: "port", spec: V.integer(0, 65535) },

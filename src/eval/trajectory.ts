@@ -164,9 +164,10 @@ const stageMessage = (report: StageReport): string => {
     case "load_candidates": {
       const found = Object.values((d.found_by ?? {}) as Record<string, string>)
       const by = (how: string) => found.filter((f) => f === how).length
+      const byMeaning = found.filter((f) => f.split("+").includes("similar_fact")).length
       return `${plural(d.candidates, "candidate fact")} (by name ${by("name")}, by similarity ${
         by("similar")
-      }, by both ${by("name+similar")})`
+      }, by both ${by("name+similar")}${byMeaning === 0 ? "" : `, by meaning ${byMeaning}`})`
     }
     case "store":
       return `stored artifact ${d.artifact_id}: ${

@@ -10,6 +10,8 @@ export interface RememberSettingsShape {
   /** similar-entity candidates: cosine similarity at least this, at most topK per endpoint */
   readonly similarityThreshold: number
   readonly similarityTopK: number
+  /** similar-fact candidates: cosine similarity a stored fact needs to a new fact's description */
+  readonly factSimilarityThreshold: number
   readonly chunkSize: number
   readonly chunkOverlapPercent: number
   /** chunks extracted and summarized at once; reconciliation stays in order */
@@ -30,6 +32,7 @@ export const REMEMBER_DEFAULTS: RememberSettingsShape = {
   maxCandidates: 50,
   similarityThreshold: 0.75,
   similarityTopK: 3,
+  factSimilarityThreshold: 0.6,
   chunkSize: 1024,
   chunkOverlapPercent: 20,
   chunkConcurrency: 4,

@@ -11,8 +11,8 @@ export type Source = (typeof SOURCES)[number]
 export const RRF_K = 60
 
 /** One source's ranking, best first. Several lists may come from one source (e.g. two vector indexes). */
-export interface RankedList {
-  readonly source: Source
+export interface RankedList<S extends string = Source> {
+  readonly source: S
   readonly ids: ReadonlyArray<number>
 }
 
@@ -28,15 +28,26 @@ export interface Fused {
  * within one list counts at its best rank. Ties go to the id with the better best rank, then
  * the smaller id, so the order is deterministic.
  */
-export const fuseRanks = (lists: ReadonlyArray<RankedList>, k: number = RRF_K): ReadonlyArray<Fused> => {
-  const acc = new Map<number, { score: number; best: number; sources: Set<Source> }>()
+export const fuseRanks = (lists: ReadonlyArray<RankedList>, k: number = RRF_K): ReadonlyArray<Fused> =>
+  fuseRanksOf(SOURCES, lists, k)
+
+/**
+ * The same over any named sources (remember's candidate lists: name, similar, similar_fact);
+ * `found_by` joins the sources in the order of `sources`.
+ */
+export const fuseRanksOf = <S extends string>(
+  sources: ReadonlyArray<S>,
+  lists: ReadonlyArray<RankedList<S>>,
+  k: number = RRF_K
+): ReadonlyArray<Fused> => {
+  const acc = new Map<number, { score: number; best: number; sources: Set<S> }>()
   for (const list of lists) {
     const seen = new Set<number>()
     list.ids.forEach((id, index) => {
       if (seen.has(id)) return
       seen.add(id)
       const rank = index + 1
-      const entry = acc.get(id) ?? { score: 0, best: rank, sources: new Set<Source>() }
+      const entry = acc.get(id) ?? { score: 0, best: rank, sources: new Set<S>() }
       entry.score += 1 / (k + rank)
       entry.best = Math.min(entry.best, rank)
       entry.sources.add(list.source)
@@ -48,6 +59,6 @@ export const fuseRanks = (lists: ReadonlyArray<RankedList>, k: number = RRF_K): 
     .map(([id, entry]) => ({
       id,
       score: entry.score,
-      found_by: SOURCES.filter((s) => entry.sources.has(s)).join("+")
+      found_by: sources.filter((s) => entry.sources.has(s)).join("+")
     }))
 }

@@ -56,13 +56,18 @@ const newEdge = (source: EntityRow, target: EntityRow, relation: string) => ({
   invalid_at: null
 })
 
-const candidates = (facts: ReadonlyArray<EdgeWithNames>, foundBy: Record<number, FoundBy> = {}): Candidates => {
+const candidates = (
+  facts: ReadonlyArray<EdgeWithNames>,
+  foundBy: Record<number, FoundBy> = {},
+  foundByMeaning: ReadonlySet<number> = new Set()
+): Candidates => {
   const stored = [ALICE, BOB, CAROL, ALIAS]
   const graph = { entities: [], edges: [newEdge(ALICE, BOB, "works_with")] }
   return {
     storedEntities: stored,
     facts: [...facts].sort((a, b) => b.id - a.id),
     foundBy: new Map(facts.map((f) => [f.id, foundBy[f.id] ?? "name"] as const)),
+    foundByMeaning,
     similarityError: null,
     ...resolveEndpoints(graph, stored)
   }
@@ -94,6 +99,18 @@ describe("rankForPrompt", () => {
     expect(ranked.map((f) => f.id)).toEqual([5, 1])
   })
 
+  it("counts a fact found by its meaning as sharing both endpoints", () => {
+    const both = fact(4, ALICE, BOB)
+    const meant = fact(2, ALIAS, CAROL)
+    const one = fact(3, ALICE, CAROL)
+    const ranked = rankForPrompt(
+      candidates([both, meant, one], { 2: "similar_fact" }, new Set([0])),
+      open,
+      new Set()
+    )
+    expect(ranked.map((f) => f.id)).toEqual([4, 2, 3])
+  })
+
   it("leaves out the facts a new fact repeats exactly", () => {
     const ranked = rankForPrompt(candidates([fact(1, ALICE, CAROL), fact(4, ALICE, BOB)]), open, new Set([4]))
     expect(ranked.map((f) => f.id)).toEqual([1])
@@ -106,13 +123,15 @@ describe("needsModel: a new fact is compared only when it shares an entity with 
   const withGraph = (
     facts: ReadonlyArray<EdgeWithNames>,
     edges: ReadonlyArray<ReturnType<typeof newEdge>>,
-    foundBy: Record<number, FoundBy> = {}
+    foundBy: Record<number, FoundBy> = {},
+    foundByMeaning: ReadonlySet<number> = new Set()
   ): Candidates => {
     const stored = [ALICE, BOB, CAROL, ALIAS, DAN, EVE]
     return {
       storedEntities: stored,
       facts,
       foundBy: new Map(facts.map((f) => [f.id, foundBy[f.id] ?? "name"] as const)),
+      foundByMeaning,
       similarityError: null,
       ...resolveEndpoints({ entities: [], edges }, stored)
     }
@@ -129,6 +148,13 @@ describe("needsModel: a new fact is compared only when it shares an entity with 
 
   it("asks about every such fact when a candidate was found by similarity (its alias is not known by name)", () => {
     expect(needsModel(withGraph([fact(1, ALIAS, CAROL)], [newEdge(DAN, EVE, "knows")], { 1: "similar" }))).toBe(true)
+  })
+
+  it("asks about a fact whose description found a candidate by its meaning, not about the others", () => {
+    const edges = [newEdge(DAN, EVE, "knows"), newEdge(EVE, DAN, "met")]
+    // a fact between aliases, found by meaning only: "similar_fact" alone does not open every fact
+    expect(needsModel(withGraph([fact(1, ALIAS, CAROL)], edges, { 1: "similar_fact" }))).toBe(false)
+    expect(needsModel(withGraph([fact(1, ALIAS, CAROL)], edges, { 1: "similar_fact" }, new Set([1])))).toBe(true)
   })
 
   it("does not ask when the only candidate is an exact repeat", () => {

@@ -6,6 +6,7 @@
 import { Effect, Either } from "effect"
 import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
 import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
+import { fuseRanksOf } from "../../query/fusion.js"
 import type { EdgeTriple } from "../../services/GraphRepo.js"
 import { type CallContext, callLlm } from "../ModelCalls.js"
 import {
@@ -34,7 +35,7 @@ import { countTokens } from "../tokenizer.js"
 import type { VectorCache } from "./embed.js"
 import type { ModelChoice } from "./extract.js"
 import { callContext, embedContext, type RunContext } from "./RunContext.js"
-import { findSimilarEntities, type SimilarEntities } from "./similar.js"
+import { findSimilarEntities, NO_SIMILAR, type SimilarEntities } from "./similar.js"
 
 /** Where an edge endpoint lands: a stored row (by id), or an entity this call writes. */
 export type Endpoint =
@@ -47,17 +48,34 @@ export interface ResolvedFact {
   readonly target: Endpoint
 }
 
-export type FoundBy = "name" | "similar" | "name+similar"
+/** The candidate lists, in the order `found_by` names them. */
+export const CANDIDATE_SOURCES = ["name", "similar", "similar_fact"] as const
+export type CandidateSource = (typeof CANDIDATE_SOURCES)[number]
+
+/**
+ * How a candidate fact was found: the sources joined by "+" in CANDIDATE_SOURCES order
+ * (`name`, `similar`, `name+similar`, `similar_fact`, `name+similar_fact`, ...): `name` by
+ * an endpoint's name, `similar` by a similar stored entity, `similar_fact` by its meaning.
+ */
+export type FoundBy = string
+
+/** Whether `foundBy` names `source`. */
+export const foundVia = (foundBy: FoundBy | undefined, source: CandidateSource): boolean =>
+  foundBy !== undefined && foundBy.split("+").includes(source)
 
 export interface Candidates {
   readonly storedEntities: ReadonlyArray<EntityRow>
   /**
-   * newest first: the newest `max_candidates` live facts touching the endpoints, plus every
-   * live fact a new fact repeats exactly (same stored source, target and relation), whatever its age
+   * newest first: the `max_candidates` most relevant live facts (reciprocal rank fusion over
+   * the lists: touching the endpoints by name, newest first; touching a similar entity, newest
+   * first; close in meaning to a new fact, closest first), plus every live fact a new fact
+   * repeats exactly (same stored source, target and relation), whatever its age
    */
   readonly facts: ReadonlyArray<EdgeWithNames>
   /** how each candidate fact was found, by edge id */
   readonly foundBy: ReadonlyMap<number, FoundBy>
+  /** the new facts (by index in `resolved`) whose description found some candidate by meaning */
+  readonly foundByMeaning: ReadonlySet<number>
   /** the similarity lookup's error, when it failed (the names alone were used) */
   readonly similarityError: string | null
   /** the text's edges with their endpoints resolved (seed: Normalization and deduplication) */
@@ -127,9 +145,13 @@ export interface CandidateSources {
       d: number,
       triples: ReadonlyArray<EdgeTriple>
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    readonly getEdges: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
   }
   readonly maxCandidates: number
-  /** the similarity lookup (only with embeddings): stored entity ids similar to the endpoints */
+  /**
+   * the similarity lookup (only with embeddings): stored entity ids similar to the endpoints,
+   * and stored fact ids close in meaning to the new facts' descriptions
+   */
   readonly similar?: ((datasetId: number, graph: NormalizedGraph) => Effect.Effect<SimilarEntities>) | undefined
 }
 
@@ -150,6 +172,7 @@ export const findCandidates = (
         storedEntities: [],
         facts: [],
         foundBy: new Map(),
+        foundByMeaning: new Set(),
         similarityError: null,
         ...resolveEndpoints(graph, [])
       }
@@ -159,23 +182,32 @@ export const findCandidates = (
       ? []
       : yield* deps.graph.loadCandidateEdgesByNameKeys(datasetId, endpointKeys, deps.maxCandidates)
     const similar = deps.similar === undefined || endpointKeys.length === 0
-      ? { ids: [], error: null }
+      ? NO_SIMILAR
       : yield* deps.similar(datasetId, graph)
     const bySimilarity = similar.ids.length === 0
       ? []
       : yield* deps.graph.loadCandidateEdgesByEntityIds(datasetId, similar.ids, deps.maxCandidates)
-    // merged by edge id, newest first, cut to the cap (an alias match can lose its place)
-    const foundBy = new Map<number, FoundBy>()
+    // found by meaning: live ones only (a closed fact keeps its vector), closest first, by primary key
+    const closest = similar.facts.slice(0, deps.maxCandidates)
+    const byMeaning = closest.length === 0
+      ? []
+      : (yield* deps.graph.getEdges(closest.map((f) => f.id))).filter((f) =>
+        f.expired_at === null && f.dataset_id === datasetId
+      )
+    // merged by edge id; the cap keeps the most relevant by fused rank (an alias match or an
+    // old fact close in meaning keeps its place under a stream of newer facts)
     const facts = new Map<number, EdgeWithNames>()
-    for (const f of byName) {
-      foundBy.set(f.id, "name")
-      facts.set(f.id, f)
-    }
-    for (const f of bySimilarity) {
-      foundBy.set(f.id, foundBy.has(f.id) ? "name+similar" : "similar")
-      facts.set(f.id, f)
-    }
-    const capped = [...facts.values()].sort(newestFirst).slice(0, deps.maxCandidates)
+    for (const f of [...byName, ...bySimilarity, ...byMeaning]) facts.set(f.id, f)
+    const fused = fuseRanksOf(CANDIDATE_SOURCES, [
+      { source: "name", ids: byName.map((f) => f.id) },
+      { source: "similar", ids: bySimilarity.map((f) => f.id) },
+      { source: "similar_fact", ids: byMeaning.map((f) => f.id) }
+    ]).slice(0, deps.maxCandidates)
+    const foundBy = new Map(fused.map((f) => [f.id, f.found_by] as const))
+    const capped = fused.map((f) => facts.get(f.id)!)
+    const foundByMeaning = new Set(
+      closest.filter((f) => foundVia(foundBy.get(f.id), "similar_fact")).flatMap((f) => f.facts)
+    )
     // Exact repeats are looked up by their stored endpoints, past the cap: an old fact repeated
     // under a stream of newer ones about the same people must merge, not be stored twice.
     const endpoints = resolveEndpoints(graph, storedEntities)
@@ -188,6 +220,7 @@ export const findCandidates = (
       storedEntities,
       facts: all,
       foundBy: kept,
+      foundByMeaning,
       similarityError: similar.error,
       ...endpoints
     }
@@ -237,8 +270,8 @@ const toStoredFacts = (facts: ReadonlyArray<EdgeWithNames>): Array<StoredFact> =
 
 /**
  * The stored facts worth showing the model, most relevant first: those sharing both endpoints
- * with a new fact, then one (an entity found by similarity counts as one), newest first within
- * each. Facts a new fact repeats exactly are left out: code merges those.
+ * with a new fact or found by their meaning, then one (an entity found by similarity counts as
+ * one), newest first within each. Facts a new fact repeats exactly are left out: code merges those.
  */
 export const rankForPrompt = (
   candidates: Candidates,
@@ -254,7 +287,9 @@ export const rankForPrompt = (
   const score = (c: EdgeWithNames): number => {
     const ends = [...new Set([keyOf(c.source_id), keyOf(c.target_id)])]
     const shared = Math.max(0, ...pairs.map((p) => ends.filter((k) => p.has(k)).length))
-    return candidates.foundBy.get(c.id)?.includes("similar") === true ? Math.max(shared, 1) : shared
+    const by = candidates.foundBy.get(c.id)
+    if (foundVia(by, "similar_fact")) return Math.max(shared, 2)
+    return foundVia(by, "similar") ? Math.max(shared, 1) : shared
   }
   const scored = candidates.facts.filter((c) => !exactIds.has(c.id)).map((c) => ({ c, s: score(c) }))
   // a stable sort keeps `facts`' newest-first order within a score
@@ -265,7 +300,8 @@ export const rankForPrompt = (
  * What the model is asked about: the new facts that are not exact repeats and share an entity
  * with some stored candidate other than those repeats (a fact about none of them can neither
  * repeat nor contradict one; when a candidate was found by similarity, whose alias is not
- * known by name, every such fact is), and those candidates.
+ * known by name, every such fact is; so is a fact whose description found a candidate by its
+ * meaning), and those candidates.
  */
 const forModel = (candidates: Candidates) => {
   const newFacts = toNewFacts(candidates.resolved)
@@ -274,11 +310,12 @@ const forModel = (candidates: Candidates) => {
   const others = candidates.facts.filter((f) => !exactIds.has(f.id))
   const keyById = new Map(candidates.storedEntities.map((e) => [e.id, e.name_key] as const))
   const storedKeys = new Set(others.flatMap((f) => [keyById.get(f.source_id), keyById.get(f.target_id)]))
-  const bySimilarity = others.some((f) => candidates.foundBy.get(f.id)?.includes("similar") === true)
+  const bySimilarity = others.some((f) => foundVia(candidates.foundBy.get(f.id), "similar"))
   const open = newFacts.filter((f) => {
     if (exact.has(f.index)) return false
     const edge = candidates.resolved[f.index]!.edge
-    return bySimilarity || storedKeys.has(edge.source_key) || storedKeys.has(edge.target_key)
+    return bySimilarity || candidates.foundByMeaning.has(f.index) || storedKeys.has(edge.source_key) ||
+      storedKeys.has(edge.target_key)
   })
   return { newFacts, exact, exactIds, open: others.length === 0 ? [] : open }
 }
@@ -393,7 +430,12 @@ export const loadCandidates = Effect.fn("remember.load_candidates")(
       similar: deps.embeddings.enabled
         ? (datasetId, g) =>
           findSimilarEntities(
-            { vectors: deps.vectors, topK: deps.settings.similarityTopK, threshold: deps.settings.similarityThreshold },
+            {
+              vectors: deps.vectors,
+              topK: deps.settings.similarityTopK,
+              threshold: deps.settings.similarityThreshold,
+              factThreshold: deps.settings.factSimilarityThreshold
+            },
             embedContext(ctx, "load_candidates"),
             cache,
             datasetId,
