@@ -9,7 +9,7 @@ import { callEmbeddings, type EmbedContext } from "../ModelCalls.js"
 import { entityKey, type NormalizedEntity } from "../normalize.js"
 import type { ReconciliationPlan } from "../temporal.js"
 import { entityText } from "../vectors.js"
-import type { Candidates, Endpoint } from "./reconcile.js"
+import { type Candidates, type Endpoint, foundVia } from "./reconcile.js"
 
 /** text -> vector, for one run: what one unit's similarity lookup embedded, its store reuses. */
 export interface VectorCache {
@@ -151,7 +151,11 @@ export const likelyStoreTexts = (
 /**
  * The texts a unit embeds, as the rows will read after the store: the entities
  * (`entityVectorTexts`), then the facts it states (a repeat with the stored edge's
- * description). Entities first, then edges (seed order).
+ * description). Entities first, then edges (seed order). A duplicate of a stored fact found by
+ * its meaning (`similar_fact`) has its vector in the edge index already (that is how it was
+ * found), under the stored wording, which a duplicate keeps: unless that wording is in the
+ * cache anyway, it is not embedded again, so finding candidates by meaning costs no
+ * embeddings request.
  */
 export const prepareVectors = (
   ctx: EmbedContext,
@@ -167,12 +171,15 @@ export const prepareVectors = (
 ): Effect.Effect<PreparedVectors, EmbeddingFailed> => {
   const entityList = entityVectorTexts(input.entities, input.candidates)
   const factById = new Map(input.candidates.facts.map((f) => [f.id, f] as const))
-  const factTexts = input.plan.facts.map((fact) => ({
-    index: fact.index,
-    text: fact.action === "duplicate"
-      ? factById.get(fact.edge_id)?.description ?? input.candidates.resolved[fact.index]!.edge.description
-      : input.candidates.resolved[fact.index]!.edge.description
-  }))
+  const factTexts = input.plan.facts.flatMap((fact) => {
+    if (fact.action !== "duplicate") {
+      return [{ index: fact.index, text: input.candidates.resolved[fact.index]!.edge.description }]
+    }
+    const stored = factById.get(fact.edge_id)
+    const text = stored?.description ?? input.candidates.resolved[fact.index]!.edge.description
+    const inIndex = stored !== undefined && foundVia(input.candidates.foundBy.get(stored.id), "similar_fact")
+    return inIndex && cache.get(text) === undefined ? [] : [{ index: fact.index, text }]
+  })
   const extra = [input.chunkText, input.summaryText].filter((t): t is string => t !== undefined)
   const texts = [...entityList.map((e) => e.text), ...factTexts.map((f) => f.text), ...extra]
   return Effect.map(embedTexts(ctx, cache, texts), (vectors) => {
