@@ -1,10 +1,13 @@
 /**
- * `gligabao eval DIR [--models stage=model,...] [--output DIR] [--user-id U]`: runs the
- * knowledge eval cases of DIR against the configured models and prints the table (the
- * command itself, with its layers, is in main.ts).
+ * `gligabao eval DIR [--provider P] [--base-url URL] [--model M] [--models stage=model,...]
+ * [--output DIR] [--user-id U]`: runs the knowledge eval cases of DIR against the configured
+ * models (or the LLM the flags name: a local OpenAI-compatible server) and prints the table
+ * (the command itself, with its layers, is in main.ts).
  */
 import type { FileSystem, Path } from "@effect/platform"
-import { Clock, Effect, Either, Random } from "effect"
+import { Clock, Effect, Either, Option, Random } from "effect"
+import { LLM_PROVIDERS } from "../config/keys.js"
+import * as V from "../config/values.js"
 import { validateRememberRequest } from "../domain/Remember.js"
 import type { ModelStage } from "../domain/Stages.js"
 import { loadCases } from "../eval/cases.js"
@@ -30,6 +33,34 @@ export const parseModelsFlag = (
     Either.mapLeft(validateRememberRequest({ user_id: "eval", text: "eval", models }), (e) => `--${e.message}`),
     (r) => r.models
   )
+}
+
+/**
+ * `--provider`, `--base-url` and `--model` as the configuration's own variables
+ * (GLIGABAO_LLM_PROVIDER, GLIGABAO_LLM_BASE_URL, GLIGABAO_LLM_DEFAULT_MODEL), which the
+ * configuration is then loaded with over the environment: the flags win over the file and
+ * the environment, are checked as those keys are, and `--provider openai` picks the OpenAI key
+ * (none is needed with `--base-url`: a local server, e.g. Ollama or llama.cpp).
+ */
+export const evalLlmEnv = (flags: {
+  readonly provider?: string | undefined
+  readonly baseUrl?: string | undefined
+  readonly model?: string | undefined
+}): Either.Either<Record<string, string>, string> => {
+  const env: Record<string, string> = {}
+  const checks = [
+    ["provider", flags.provider, V.literal(LLM_PROVIDERS), "GLIGABAO_LLM_PROVIDER"],
+    ["base-url", flags.baseUrl, V.httpUrl, "GLIGABAO_LLM_BASE_URL"],
+    ["model", flags.model, V.modelName, "GLIGABAO_LLM_DEFAULT_MODEL"]
+  ] as const
+  for (const [flag, value, spec, variable] of checks) {
+    if (value === undefined) continue
+    if (Option.isNone((spec as V.ValueSpec<string>).decode(value, true))) {
+      return Either.left(`--${flag} ${JSON.stringify(value)}: expected ${spec.expected}`)
+    }
+    env[variable] = value.trim()
+  }
+  return Either.right(env)
 }
 
 /** A label unique to this eval run: its UTC time and a random suffix. */

@@ -7,7 +7,7 @@
  *   gligabao query QUESTION --user-id U [the same] [--model M] [--reasoning LEVEL]
  *   gligabao export --user-id U [--dataset D] [--format json|graphml] [--output FILE] [filters]
  *   gligabao import PATH --user-id U [--dataset D] [--kind K] [--url URL] [--token T] [--db PATH] [--database-url URL] [--config FILE]
- *   gligabao eval DIR [--models stage=model,...] [--output DIR] [--user-id U] [--db PATH] [--database-url URL] [--config FILE]
+ *   gligabao eval DIR [--provider P] [--base-url URL] [--model M] [--models stage=model,...] [--output DIR] [--user-id U] [--db PATH] [--database-url URL] [--config FILE]
  *   gligabao forget user USER_ID | dataset NAME --user-id U | artifact ID --user-id U [--dataset D]  [--db PATH] [--database-url URL] [--image-dir DIR] [--config FILE]
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
@@ -55,7 +55,7 @@ import { InferencesRepo } from "../services/InferencesRepo.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { VectorOutbox } from "../services/VectorOutbox.js"
 import { VectorStore } from "../services/VectorStore.js"
-import { runEvalCommand } from "./eval.js"
+import { evalLlmEnv, runEvalCommand } from "./eval.js"
 import { forgetCommand } from "./forget.js"
 import { importLocally, importRemotely, readImportItems, validateItems } from "./import.js"
 import { progressBar } from "./progress.js"
@@ -123,9 +123,13 @@ const loggingFor = (config: AppConfig) =>
 
 const capitalize = (s: string) => (s.charAt(0).toUpperCase() + s.slice(1)) as "Debug" | "Info" | "Error"
 
-const withConfig = <A, E, R>(f: ConfigFlags, program: (config: AppConfig) => Effect.Effect<A, E, R>) =>
+const withConfig = <A, E, R>(
+  f: ConfigFlags,
+  program: (config: AppConfig) => Effect.Effect<A, E, R>,
+  env: Readonly<Record<string, string | undefined>> = process.env
+) =>
   Effect.gen(function*() {
-    const config = yield* loadConfig(f, process.env)
+    const config = yield* loadConfig(f, env)
     return yield* program(config).pipe(Effect.provide(loggingFor(config)))
   })
 
@@ -473,6 +477,18 @@ const evalCommand = Command.make(
     config: configOption,
     db: dbOption,
     databaseUrl: databaseUrlOption,
+    provider: Options.text("provider").pipe(
+      Options.withDescription("the LLM provider, anthropic or openai (over llm.provider)"),
+      Options.optional
+    ),
+    baseUrl: Options.text("base-url").pipe(
+      Options.withDescription("the LLM's base URL, e.g. a local OpenAI-compatible server (over llm.base_url)"),
+      Options.optional
+    ),
+    model: Options.text("model").pipe(
+      Options.withDescription("the model of every stage a case or --models does not name (over llm.default_model)"),
+      Options.optional
+    ),
     models: Options.text("models").pipe(
       Options.withDescription("stage=model pairs, comma-separated, for every text (over a case's own models)"),
       Options.optional
@@ -487,12 +503,26 @@ const evalCommand = Command.make(
     )
   },
   (o) =>
-    withConfig(flags(o), (config) =>
-      runEvalCommand(o.dir, {
-        models: Option.getOrUndefined(o.models),
-        output: Option.getOrUndefined(o.output),
-        userId: Option.getOrUndefined(o.userId)
-      }).pipe(Effect.provide(AppLive), Effect.provide(Layer.succeed(AppConfigTag, config))))
+    Either.match(
+      evalLlmEnv({
+        provider: Option.getOrUndefined(o.provider),
+        baseUrl: Option.getOrUndefined(o.baseUrl),
+        model: Option.getOrUndefined(o.model)
+      }),
+      {
+        onLeft: (message) => Effect.fail(new Error(message)),
+        onRight: (llmEnv) =>
+          withConfig(flags(o), (config) =>
+            runEvalCommand(o.dir, {
+              models: Option.getOrUndefined(o.models),
+              output: Option.getOrUndefined(o.output),
+              userId: Option.getOrUndefined(o.userId)
+            }).pipe(Effect.provide(AppLive), Effect.provide(Layer.succeed(AppConfigTag, config))), {
+            ...process.env,
+            ...llmEnv
+          })
+      }
+    )
 ).pipe(
   Command.withDescription(
     "run the knowledge eval cases of DIR (each into a fresh dataset) and print their scores, tokens and cost"

@@ -11,6 +11,7 @@ import { validateTrajectory } from "../../src/eval/Atif.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { runCli, tempDir } from "../support/cli.js"
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
+import { type FakeOpenAi, startFakeOpenAi } from "../support/fakeOpenAi.js"
 
 const CASE = join(import.meta.dirname, "../../evals/knowledge/contradiction-newer.json")
 
@@ -40,16 +41,27 @@ const answer = (request: RecordedRequest): string => {
   return user.includes("moved to Paris") ? lives("Paris", "2025-01-15") : lives("Berlin", "2024-03-01")
 }
 
+/** The same model behind an OpenAI-compatible API (a local server): the system prompt is the first message. */
+const openAiAnswer = (request: RecordedRequest): string => {
+  const messages = (request.body as { messages: Array<{ role: string; content: unknown }> }).messages
+  const system = messages.filter((m) => m.role === "system").map((m) => String(m.content)).join("\n")
+  const rest = messages.filter((m) => m.role !== "system")
+  return answer({ ...request, body: { system, messages: rest } })
+}
+
 const dir = tempDir("gligabao-e2e-eval-")
 let fake: FakeAnthropic
+let local: FakeOpenAi
 
 beforeAll(async () => {
   cpSync(CASE, join(dir.path, "cases", "contradiction-newer.json"))
   fake = await startFakeAnthropic({ text: answer })
+  local = await startFakeOpenAi({ text: openAiAnswer })
 })
 
 afterAll(async () => {
   await fake?.close()
+  await local?.close()
   dir.remove()
 })
 
@@ -87,6 +99,32 @@ describe("gligabao eval", { timeout: 90_000 }, () => {
     ])
     expect(second.final_metrics.total_cost_usd).toBeGreaterThan(0)
     expect(JSON.parse(readFileSync(join(out, "results.json"), "utf8")).cases[0].score.facts.recall).toBe(1)
+  })
+
+  it("--provider openai --base-url URL --model M: the cases against a local OpenAI-compatible server, no key", async () => {
+    const out = join(dir.path, "local")
+    const result = await runCli([
+      "eval",
+      join(dir.path, "cases"),
+      "--db",
+      join(dir.path, "local.db"),
+      "--output",
+      out,
+      "--provider",
+      "openai",
+      "--base-url",
+      local.url,
+      "--model",
+      "qwen2.5:7b"
+    ])
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toMatch(/contradiction-newer\s+2\/2\s+100%\/100%\s+100%\/100%\s+2\/2\s+1\/1/)
+    const models = local.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => r.body.model)
+    expect(models.length).toBeGreaterThan(0)
+    expect(new Set(models)).toEqual(new Set(["qwen2.5:7b"]))
+    const rejected = await runCli(["eval", join(dir.path, "cases"), "--provider", "ollama"])
+    expect(rejected.code).not.toBe(0)
+    expect(rejected.stderr).toMatch(/--provider "ollama": expected/)
   })
 
   it("without an LLM key, stops at the first run and says why", async () => {

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect } from "vitest"
 import { type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
-import { parseModelsFlag } from "../../src/cli/eval.js"
+import { evalLlmEnv, parseModelsFlag } from "../../src/cli/eval.js"
 import { validateTrajectory } from "../../src/eval/Atif.js"
 import { loadCases, parseCase } from "../../src/eval/cases.js"
 import { formatReport, runEvals } from "../../src/eval/runner.js"
@@ -75,6 +75,19 @@ describe("cases", () => {
     expect(parseModelsFlag(undefined)).toEqual(Either.right({}))
     expect(Either.getLeft(parseModelsFlag("extract_graph"))._tag).toBe("Some")
     expect(parseModelsFlag("nope=m")).toEqual(Either.left(expect.stringContaining("models.nope")))
+  })
+
+  it("--provider, --base-url and --model become the LLM's configuration variables, checked as those keys", () => {
+    expect(evalLlmEnv({})).toEqual(Either.right({}))
+    expect(evalLlmEnv({ provider: "openai", baseUrl: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b" })).toEqual(
+      Either.right({
+        GLIGABAO_LLM_PROVIDER: "openai",
+        GLIGABAO_LLM_BASE_URL: "http://127.0.0.1:11434/v1",
+        GLIGABAO_LLM_DEFAULT_MODEL: "qwen2.5:7b"
+      })
+    )
+    expect(evalLlmEnv({ provider: "ollama" })).toEqual(Either.left(expect.stringContaining("--provider")))
+    expect(evalLlmEnv({ baseUrl: "localhost:11434" })).toEqual(Either.left(expect.stringContaining("--base-url")))
   })
 })
 
