@@ -5,10 +5,13 @@
  * Every JSON stage's request goes through each fake via callLlm and the stage's own parser.
  */
 import { NodeFileSystem } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option, Redacted } from "effect"
+import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { NoneClassifierLive } from "../layers/classifier/NoneClassifier.js"
 import { makeAnthropicLlm } from "../layers/llm/AnthropicLlm.js"
-import { makeOpenAiLlm } from "../layers/llm/OpenAiLlm.js"
+import { makeOpenAiLlm, OpenAiLlmLive } from "../layers/llm/OpenAiLlm.js"
+import { MemoryVectorStoreLive } from "../layers/vectors/MemoryVectorStore.js"
 import { loadConfig } from "../src/Config.js"
 import type { InferenceInput, InferenceRow } from "../src/domain/Rows.js"
 import type { StructuredOutput } from "../src/domain/Stages.js"
@@ -18,11 +21,17 @@ import { type CallContext, callLlm } from "../src/pipeline/ModelCalls.js"
 import { parseExtractGraph } from "../src/pipeline/prompts/extractGraph.js"
 import { parseResolveEdges } from "../src/pipeline/prompts/resolveEdges.js"
 import { parseSummary } from "../src/pipeline/prompts/summarizeChunk.js"
+import { RememberManager, RememberManagerLive } from "../src/pipeline/RememberManager.js"
+import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { parseResolveSeries } from "../src/pipeline/series/resolveSeries.js"
+import { RememberSettings } from "../src/pipeline/Settings.js"
 import { STAGE_ANSWERS } from "../src/pipeline/stageAnswers.js"
 import { parseQueryAnswer } from "../src/query/answer.js"
 import type { InferencesRepo } from "../src/services/InferencesRepo.js"
 import type { Llm, LlmRequest } from "../src/services/Llm.js"
+import { RunLogRepo } from "../src/services/RunLogRepo.js"
+import { NoEmbeddings, tempImageStore, textBody, textRequest } from "./support/app.js"
+import { forEachDialect } from "./support/databases.js"
 import { type FakeAnthropic, forcedToolSchemaInstance, startFakeAnthropic } from "./support/fakeAnthropic.js"
 import { ECHOED_SCHEMA_TEXT, type FakeOpenAi, startFakeOpenAi } from "./support/fakeOpenAi.js"
 import { jsonSchemaInstance } from "./support/jsonSchemaInstance.js"
@@ -294,4 +303,60 @@ describe("llm.structured_output in the configuration", () => {
       expect(bad.message).toContain("llm.structured_output")
       expect(bad.message).toContain("GLIGABAO_LLM_STRUCTURED_OUTPUT")
     }))
+})
+
+// a whole remember through the OpenAI-compatible adapter: the mode on the rows and the run stages
+forEachDialect((_dialect, makeLayer) => {
+  let server: FakeOpenAi
+  beforeAll(async () => {
+    // json_object only, so the first call falls back and later ones go straight to json_object
+    server = await startFakeOpenAi({
+      responseFormats: ["json_object"],
+      text: (r) =>
+        r.body.response_format === undefined
+          ? "A summary."
+          : JSON.stringify({
+            entities: [{ name: "Alice" }, { name: "Acme" }],
+            edges: [{ source: "Alice", target: "Acme", relation: "WORKS_AT" }]
+          })
+    })
+  })
+  afterAll(() => server.close())
+
+  const app = () =>
+    RememberManagerLive({ concurrency: 1, instanceId: "test-instance" }).pipe(
+      Layer.provideMerge(RememberPipelineLive),
+      Layer.provideMerge(Layer.mergeAll(
+        OpenAiLlmLive({
+          apiKey: Redacted.make("sk-test"),
+          baseUrl: server.url,
+          defaultModel: `pipeline-model-${_dialect}`,
+          timeoutMs: 5_000,
+          maxRetries: 0
+        }),
+        NoneClassifierLive,
+        RememberSettings.layer({}),
+        NoEmbeddings,
+        MemoryVectorStoreLive(),
+        tempImageStore()
+      )),
+      Layer.provideMerge(makeLayer())
+    )
+
+  it.live("the mode is on each gb_inferences row and in its run stage's detail", () =>
+    Effect.gen(function*() {
+      const out = yield* Effect.flatMap(RememberManager, (m) => m.submit(textRequest("Alice works at Acme.")))
+      expect(textBody(out).edges).toHaveLength(1)
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ stage: string; structured_mode: string | null }>`
+        SELECT stage, structured_mode FROM gb_inferences WHERE run_id = ${out.runId} ORDER BY id`
+      expect(rows.find((r) => r.stage === "extract_graph")?.structured_mode).toBe("json_object")
+      expect(rows.find((r) => r.stage === "summarize_chunk")?.structured_mode ?? "none").toBe("none")
+      const run = Option.getOrThrow(yield* Effect.flatMap(RunLogRepo, (log) => log.get(out.runId)))
+      expect(run.stages.find((s) => s.stage === "extract_graph")?.detail).toMatchObject({
+        structured_mode: "json_object"
+      })
+      // the fallback was taken once, then remembered
+      expect(formatsOf(server).filter((f) => f !== "none").slice(0, 2)).toEqual(["json_schema", "json_object"])
+    }).pipe(Effect.provide(app())))
 })
