@@ -52,7 +52,8 @@ export const llmFor = (config: AppConfig) => {
     defaultModel: llm.defaultModel,
     timeoutMs: llm.timeoutMs,
     maxRetries: llm.maxRetries,
-    baseUrl: Option.getOrUndefined(llm.baseUrl)
+    baseUrl: Option.getOrUndefined(llm.baseUrl),
+    structuredOutput: Option.getOrUndefined(llm.structuredOutput)
   }
   if (llm.provider === "anthropic") {
     return Option.match(llm.apiKey, {

@@ -5,6 +5,7 @@
  */
 import { Option, Redacted } from "effect"
 import { type AppConfig, defaultConfig, imageDirFor } from "../src/Config.js"
+import type { StructuredOutput } from "../src/domain/Stages.js"
 import {
   datasetsOf,
   deleteDatasetMemory,
@@ -33,6 +34,8 @@ export interface GligabaoOptions {
     readonly defaultModel?: string | undefined
     readonly timeoutMs?: number | undefined
     readonly maxRetries?: number | undefined
+    /** llm.structured_output: force json_schema, json_object or none; absent: automatic */
+    readonly structuredOutput?: StructuredOutput | undefined
   } | undefined
   /** OpenAI-compatible embeddings; without a key or a base URL nothing is embedded */
   readonly embeddings?: {
@@ -78,7 +81,8 @@ export const configFor = (options: GligabaoOptions = {}): AppConfig => {
       baseUrl: Option.fromNullable(llm.baseUrl),
       apiKey: secret(llm.apiKey),
       timeoutMs: llm.timeoutMs ?? d.llm.timeoutMs,
-      maxRetries: llm.maxRetries ?? d.llm.maxRetries
+      maxRetries: llm.maxRetries ?? d.llm.maxRetries,
+      structuredOutput: Option.fromNullable(llm.structuredOutput)
     },
     anthropicApiKey: llm.provider === "openai" ? Option.none() : secret(llm.apiKey),
     openaiApiKey: secret(embeddings.apiKey),

@@ -26,6 +26,7 @@ import {
   parseTimeseriesProviders,
   type TimeseriesProviderConfig
 } from "./config/tables.js"
+import type { StructuredOutput } from "./domain/Stages.js"
 import { DEFAULT_PRICES, mergePrices, type PriceTable } from "./pipeline/cost.js"
 import { REMEMBER_DEFAULTS } from "./pipeline/Settings.js"
 
@@ -60,6 +61,8 @@ export interface LlmConfig {
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly timeoutMs: number
   readonly maxRetries: number
+  /** llm.structured_output: the forced structured-output mode; none = automatic */
+  readonly structuredOutput: Option.Option<StructuredOutput>
 }
 
 export interface PineconeConfig {
@@ -155,7 +158,8 @@ export const defaultConfig: AppConfig = {
     baseUrl: Option.none(),
     apiKey: Option.none(),
     timeoutMs: 120_000,
-    maxRetries: 3
+    maxRetries: 3,
+    structuredOutput: Option.none()
   },
   embeddingModel: "text-embedding-3-small",
   embeddingDimensions: 1536,
@@ -238,7 +242,8 @@ export const loadConfig = (
       baseUrl: yield* optional(keys.llmBaseUrl(provider)),
       apiKey: Option.orElse(llmApiKey, () => (provider === "anthropic" ? anthropicApiKey : openaiApiKey)),
       timeoutMs: yield* get(keys.llmTimeoutMs, d.llm.timeoutMs),
-      maxRetries: yield* get(keys.llmMaxRetries, d.llm.maxRetries)
+      maxRetries: yield* get(keys.llmMaxRetries, d.llm.maxRetries),
+      structuredOutput: yield* optional(keys.llmStructuredOutput)
     }
 
     const vectorStore = yield* get(keys.vectorStore, d.vectorStore)
@@ -361,6 +366,7 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "llm.api_key": setOrUnset(config.llm.apiKey),
     "llm.timeout_ms": config.llm.timeoutMs,
     "llm.max_retries": config.llm.maxRetries,
+    "llm.structured_output": Option.getOrElse(config.llm.structuredOutput, () => "automatic"),
     embedding_model: config.embeddingModel,
     embedding_dimensions: config.embeddingDimensions,
     embedding_base_url: urlOr(config.embeddingBaseUrl, "default"),

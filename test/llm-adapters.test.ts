@@ -305,7 +305,7 @@ describe("OpenAiLlm against a fake chat completions API", () => {
       ...(overrides.provider !== undefined ? { provider: overrides.provider } : {})
     })
 
-  it.live("asks for a JSON object, sends system + max_tokens, maps usage and the model as reported", () =>
+  it.live("no answer schema: no response_format (see llm-structured.test.ts); system + max_tokens, usage, the model as reported", () =>
     Effect.gen(function*() {
       fake.enqueue(
         chatCompletion({
@@ -320,7 +320,7 @@ describe("OpenAiLlm against a fake chat completions API", () => {
       const sent = fake.requests[0]!
       expect(sent.path).toBe("/v1/chat/completions")
       expect(sent.headers.authorization).toBe("Bearer sk-test")
-      expect(sent.body.response_format).toEqual({ type: "json_object" })
+      expect(sent.body).not.toHaveProperty("response_format")
       expect(sent.body.messages[0]).toEqual({ role: "system", content: "Answer with JSON only." })
       expect(sent.body.max_tokens).toBe(4096)
       expect(sent.body).not.toHaveProperty("reasoning_effort")

@@ -495,8 +495,15 @@ forEachDialect((dialect, makeLayer) => {
         expect(yield* count("gb_models")).toBe(2)
         const model = yield* inferences.registerModel("anthropic", "claude-haiku-5-5", t(9))
         expect(model).toEqual({ id: a.model_id, provider: "anthropic", name: "claude-haiku-5-5", created_at: t(1) })
-        expect(a).toEqual({ ...inference({ run_id: created.id }), id: a.id, model_id: a.model_id })
-        expect(yield* inferences.listByRun(created.id)).toEqual([a, b])
+        expect(a).toEqual({
+          ...inference({ run_id: created.id }),
+          id: a.id,
+          model_id: a.model_id,
+          structured_mode: null
+        })
+        const structured = yield* inferences.record(inference({ run_id: created.id, structured_mode: "json_schema" }))
+        expect(structured.structured_mode).toBe("json_schema")
+        expect(yield* inferences.listByRun(created.id)).toEqual([a, b, structured])
       })
     ))
 

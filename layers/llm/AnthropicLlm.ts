@@ -1,7 +1,13 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
 import { type Context, Effect, Layer, Redacted } from "effect"
-import { THINKING_BUDGET } from "../../src/domain/Stages.js"
-import { Llm, type LlmMessage, type LlmRequest, type LlmResponse } from "../../src/services/Llm.js"
+import { type StructuredOutput, THINKING_BUDGET } from "../../src/domain/Stages.js"
+import {
+  type JsonSchemaObject,
+  Llm,
+  type LlmMessage,
+  type LlmRequest,
+  type LlmResponse
+} from "../../src/services/Llm.js"
 import { AttemptFailed, callWithRetries, describeUnexpected, httpAttemptFailure } from "./retry.js"
 
 export interface AnthropicLlmOptions {
@@ -13,6 +19,8 @@ export interface AnthropicLlmOptions {
   readonly timeoutMs: number
   readonly maxRetries: number
   readonly retryBaseDelayMs?: number | undefined
+  /** llm.structured_output: "none" turns the forced answer tool off; the other values leave it on */
+  readonly structuredOutput?: StructuredOutput | undefined
 }
 
 export const ANTHROPIC_PROVIDER = "anthropic"
@@ -39,21 +47,36 @@ const toAnthropicMessage = (message: LlmMessage): Anthropic.MessageParam => ({
     )
 })
 
-/** The request body; temperature is never sent (thinking and newer models reject it). */
-export const buildAnthropicBody = (request: LlmRequest, model: string) => {
+/**
+ * The request body; temperature is never sent (thinking and newer models reject it). A stage
+ * that answers JSON and runs without extended thinking answers through a forced tool call whose
+ * input schema is the stage's answer schema (`answerTool` names it); thinking cannot be combined
+ * with a forced tool, so a thinking call is constrained by its prompt alone, as before.
+ */
+export const buildAnthropicBody = (request: LlmRequest, model: string, structuredOutput?: StructuredOutput) => {
   const thinking = request.reasoning !== "none" && supportsThinking(model)
   const budget = thinking ? THINKING_BUDGET[request.reasoning] : 0
+  const answer = request.answerSchema !== undefined && !thinking && structuredOutput !== "none"
+    ? request.answerSchema
+    : undefined
+  const tools: Array<Anthropic.ToolUnion> = [
+    ...((request.tools ?? []) as Array<Anthropic.ToolUnion>),
+    ...(answer === undefined ? [] : [{
+      name: answer.name,
+      description: `Give the ${answer.name} answer: call this tool once, with the whole answer as its input.`,
+      input_schema: answer.schema as Anthropic.Tool.InputSchema & JsonSchemaObject
+    }])
+  ]
   const body: Anthropic.MessageCreateParamsNonStreaming = {
     model,
     max_tokens: request.maxTokens + budget,
     messages: request.messages.map(toAnthropicMessage),
     ...(request.system !== "" ? { system: request.system } : {}),
     ...(thinking ? { thinking: { type: "enabled", budget_tokens: budget } } : {}),
-    ...(request.tools !== undefined && request.tools.length > 0
-      ? { tools: request.tools as Array<Anthropic.ToolUnion> }
-      : {})
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(answer === undefined ? {} : { tool_choice: { type: "tool", name: answer.name } })
   }
-  return { body, reasoning: thinking ? request.reasoning : ("none" as const) }
+  return { body, reasoning: thinking ? request.reasoning : ("none" as const), answerTool: answer?.name }
 }
 
 /** A token count as reported; anything but a finite non-negative number counts 0 (it is untrusted). */
@@ -62,17 +85,25 @@ const num = (value: unknown): number => (typeof value === "number" && Number.isF
 /** Maps a Messages response; anything that is not one is an unusable answer. */
 export const mapAnthropicResponse = (
   raw: unknown,
-  reasoning: LlmResponse["reasoning"]
+  reasoning: LlmResponse["reasoning"],
+  answerTool?: string
 ): LlmResponse | undefined => {
   if (typeof raw !== "object" || raw === null) return undefined
   const message = raw as Partial<Anthropic.Message>
   if (!Array.isArray(message.content) || typeof message.model !== "string") return undefined
   const usage = (message.usage ?? {}) as Partial<Anthropic.Usage>
+  // the forced tool call's input is the answer (as JSON text, for the stage's parser)
+  const toolUse = answerTool === undefined ? undefined : message.content.find(
+    (block): block is Anthropic.ToolUseBlock =>
+      block?.type === "tool_use" && block.name === answerTool && typeof block.input === "object" &&
+      block.input !== null
+  )
   return {
-    text: message.content
+    text: toolUse !== undefined ? JSON.stringify(toolUse.input) : message.content
       .filter((block): block is Anthropic.TextBlock => block?.type === "text" && typeof block.text === "string")
       .map((block) => block.text)
       .join(""),
+    structuredMode: toolUse !== undefined ? "tool" : "none",
     model: message.model,
     provider: ANTHROPIC_PROVIDER,
     // untrusted: a non-string here would be stored as the inference's stop reason
@@ -115,11 +146,11 @@ export const makeAnthropicLlm = (options: AnthropicLlmOptions): Context.Tag.Serv
   })
   const complete = (request: LlmRequest) => {
     const model = request.model || options.defaultModel
-    const { body, reasoning } = buildAnthropicBody(request, model)
+    const { answerTool, body, reasoning } = buildAnthropicBody(request, model, options.structuredOutput)
     return callWithRetries(
       async (signal) => {
         const raw: unknown = await client.messages.create(body, { signal })
-        const response = mapAnthropicResponse(raw, reasoning)
+        const response = mapAnthropicResponse(raw, reasoning, answerTool)
         if (response === undefined) {
           throw new AttemptFailed({ message: "the response is not a Messages response", retryable: false })
         }

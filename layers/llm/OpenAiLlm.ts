@@ -1,7 +1,15 @@
 import { type Context, Effect, Layer, Redacted } from "effect"
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai"
-import { type ReasoningLevel, THINKING_BUDGET } from "../../src/domain/Stages.js"
-import { Llm, type LlmMessage, type LlmRequest, type LlmResponse } from "../../src/services/Llm.js"
+import { type LlmFailed } from "../../src/domain/Errors.js"
+import { type ReasoningLevel, type StructuredOutput, THINKING_BUDGET } from "../../src/domain/Stages.js"
+import { toStrictJsonSchema } from "../../src/pipeline/answerSchema.js"
+import {
+  Llm,
+  type LlmAnswerSchema,
+  type LlmMessage,
+  type LlmRequest,
+  type LlmResponse
+} from "../../src/services/Llm.js"
 import { AttemptFailed, callWithRetries, describeUnexpected, httpAttemptFailure } from "./retry.js"
 
 export interface OpenAiLlmOptions {
@@ -15,6 +23,11 @@ export interface OpenAiLlmOptions {
   readonly retryBaseDelayMs?: number | undefined
   /** recorded on every response: "openai", "ollama", "vllm", ... */
   readonly provider?: string | undefined
+  /**
+   * llm.structured_output: the one response_format mode to use for a stage that answers JSON;
+   * absent: automatic (json_schema, falling back to json_object, then none, remembered)
+   */
+  readonly structuredOutput?: StructuredOutput | undefined
 }
 
 /** o1, o3, o4-mini, gpt-5*: they take `reasoning_effort` and `max_completion_tokens`. */
@@ -42,16 +55,58 @@ const toOpenAiMessage = (message: LlmMessage): ChatMessage => {
   }
 }
 
+type ResponseFormat = OpenAI.Chat.Completions.ChatCompletionCreateParams["response_format"]
+
+/** The response_format of a mode: strict json_schema with the stage's schema, json_object, or none. */
+export const responseFormatFor = (
+  mode: StructuredOutput,
+  answerSchema: LlmAnswerSchema | undefined
+): ResponseFormat | undefined => {
+  if (answerSchema === undefined || mode === "none") return undefined
+  if (mode === "json_object") return { type: "json_object" }
+  return {
+    type: "json_schema",
+    json_schema: {
+      name: answerSchema.name,
+      strict: true,
+      schema: toStrictJsonSchema(answerSchema.schema) as Record<string, unknown>
+    }
+  }
+}
+
+/** The next mode to try when the server refuses `mode`'s response_format. */
+export const FALLBACK_MODE: Readonly<Record<StructuredOutput, StructuredOutput | undefined>> = {
+  json_schema: "json_object",
+  json_object: "none",
+  none: undefined
+}
+
+/**
+ * A 400 that refuses the response_format (a server without structured outputs, or one that
+ * rejects the schema): the message names response_format, json_schema or json_object.
+ */
+export const refusesResponseFormat = (error: LlmFailed): boolean =>
+  error.status === 400 && /response_format|json_schema|json_object|structured output/i.test(error.message)
+
+/**
+ * The mode that worked, per base URL and model, for the life of the process: once a server
+ * has refused json_schema, its later calls go straight to the mode that answered.
+ */
+const workingModes = new Map<string, StructuredOutput>()
+
 /**
  * The request body. A reasoning model always reasons, so `none` runs (and is recorded)
  * as `low`; its budget is added to max_completion_tokens, which reasoning tokens count against.
+ * `mode` is the structured-output mode for a request with an answer schema (a prose answer has
+ * no response_format).
  */
-export const buildOpenAiBody = (request: LlmRequest, model: string) => {
+export const buildOpenAiBody = (request: LlmRequest, model: string, mode: StructuredOutput = "json_schema") => {
   const messages: Array<ChatMessage> = [
     ...(request.system !== "" ? [{ role: "system" as const, content: request.system }] : []),
     ...request.messages.map(toOpenAiMessage)
   ]
-  const base = { model, messages, response_format: { type: "json_object" as const } }
+  const responseFormat = responseFormatFor(mode, request.answerSchema)
+  const base = { model, messages, ...(responseFormat === undefined ? {} : { response_format: responseFormat }) }
   if (!isReasoningModel(model)) {
     // local servers (Ollama, vLLM, llama.cpp) understand max_tokens
     const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming = {
@@ -152,9 +207,9 @@ export const makeOpenAiLlm = (options: OpenAiLlmOptions): Context.Tag.Service<Ll
     maxRetries: 0,
     timeout: options.timeoutMs
   })
-  const complete = (request: LlmRequest) => {
-    const model = request.model || options.defaultModel
-    const { body, reasoning } = buildOpenAiBody(request, model)
+  const attempt = (request: LlmRequest, model: string, mode: StructuredOutput) => {
+    const { body, reasoning } = buildOpenAiBody(request, model, mode)
+    const structuredMode = body.response_format === undefined ? "none" as const : mode
     return callWithRetries(
       async (signal) => {
         const raw: unknown = await client.chat.completions.create(body, { signal })
@@ -162,11 +217,41 @@ export const makeOpenAiLlm = (options: OpenAiLlmOptions): Context.Tag.Service<Ll
         if (response === undefined) {
           throw new AttemptFailed({ message: "the response is not a chat completion", retryable: false })
         }
-        return response
+        return { ...response, structuredMode }
       },
       classify(options.timeoutMs),
       { ...options, provider, stage: request.stage, model }
-    ).pipe(Effect.withSpan("Llm.complete", { attributes: { provider, stage: request.stage, model } }))
+    )
+  }
+  const complete = (request: LlmRequest) => {
+    const model = request.model || options.defaultModel
+    const key = `${options.baseUrl ?? "default"} ${model}`
+    // a forced mode is used as is; automatic starts from what worked last (json_schema at first)
+    const tryFrom = (mode: StructuredOutput): Effect.Effect<LlmResponse, LlmFailed> =>
+      attempt(request, model, mode).pipe(
+        // only what automatic mode found is remembered (a forced mode is not a finding about the server)
+        Effect.tap(() =>
+          request.answerSchema === undefined || options.structuredOutput !== undefined
+            ? Effect.void
+            : Effect.sync(() => workingModes.set(key, mode))
+        ),
+        Effect.catchIf(
+          (error) =>
+            options.structuredOutput === undefined && request.answerSchema !== undefined &&
+            FALLBACK_MODE[mode] !== undefined && refusesResponseFormat(error),
+          (error) =>
+            Effect.logWarning("the server refused the response_format; falling back", {
+              stage: request.stage,
+              model,
+              from: mode,
+              to: FALLBACK_MODE[mode],
+              error: error.message
+            }).pipe(Effect.zipRight(tryFrom(FALLBACK_MODE[mode]!)))
+        )
+      )
+    return tryFrom(options.structuredOutput ?? workingModes.get(key) ?? "json_schema").pipe(
+      Effect.withSpan("Llm.complete", { attributes: { provider, stage: request.stage, model } })
+    )
   }
   return Llm.of({ provider, defaultModel: options.defaultModel, complete })
 }

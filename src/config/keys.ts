@@ -1,3 +1,4 @@
+import { STRUCTURED_OUTPUTS } from "../domain/Stages.js"
 import type { KeyDef, KnownKeys, TomlTable } from "./sources.js"
 import { isTable } from "./sources.js"
 import * as V from "./values.js"
@@ -50,6 +51,13 @@ export const keys = {
   llmApiKey: secret("llm.api_key", ["GLIGABAO_LLM_API_KEY"]),
   llmTimeoutMs: { key: "llm.timeout_ms", env: ["GLIGABAO_LLM_TIMEOUT_MS"], spec: V.integer(1) },
   llmMaxRetries: { key: "llm.max_retries", env: ["GLIGABAO_LLM_MAX_RETRIES"], spec: V.integer(0, 20) },
+  /** unset: automatic (json_schema, falling back to json_object, then none) */
+  llmStructuredOutput: {
+    key: "llm.structured_output",
+    env: ["GLIGABAO_LLM_STRUCTURED_OUTPUT"],
+    spec: V.literal(STRUCTURED_OUTPUTS),
+    emptyIsUnset: true
+  },
 
   embeddingModel: { key: "embedding_model", env: ["GLIGABAO_EMBEDDING_MODEL"], spec: V.modelName },
   embeddingDimensions: {

@@ -4,7 +4,7 @@
  * milliseconds (`2025-01-31T00:00:00.000Z`), stored as text on both dialects so that they
  * sort and compare the same everywhere (see docs/ARCHITECTURE.md). JSON columns are decoded.
  */
-import type { ArtifactKind, ReasoningLevel, RunStatus, StageStatus } from "./Stages.js"
+import type { ArtifactKind, ReasoningLevel, RunStatus, StageStatus, StructuredMode } from "./Stages.js"
 
 export interface DatasetRow {
   readonly id: number
@@ -87,11 +87,17 @@ export interface InferenceInput {
   readonly error: string | null
   readonly run_id: number | null
   readonly dataset_id: number | null
+  /**
+   * how the answer was constrained (json_schema, json_object, tool, none); null for an
+   * embeddings request, a failed call, and rows recorded before migration 0011
+   */
+  readonly structured_mode?: StructuredMode | null | undefined
 }
 
 export interface InferenceRow extends InferenceInput {
   readonly id: number
   readonly model_id: number | null
+  readonly structured_mode: StructuredMode | null
 }
 
 export interface RunStageRow {

@@ -79,3 +79,14 @@ export type StageStatus = "not_started" | "started" | "succeeded" | "failed"
 /** A run is `queued` (its request in the durable queue) until a worker takes it (docs/INGESTION.md). */
 export const RUN_STATUSES = ["queued", "started", "succeeded", "failed"] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
+
+/**
+ * How the answer was constrained: OpenAI-compatible `json_schema` or `json_object`
+ * response_format, Anthropic's forced `tool` call, or `none` (the prompt alone).
+ */
+export const STRUCTURED_MODES = ["json_schema", "json_object", "tool", "none"] as const
+export type StructuredMode = (typeof STRUCTURED_MODES)[number]
+
+/** What `llm.structured_output` may force on the OpenAI-compatible adapter. */
+export const STRUCTURED_OUTPUTS = ["json_schema", "json_object", "none"] as const
+export type StructuredOutput = (typeof STRUCTURED_OUTPUTS)[number]

@@ -241,7 +241,11 @@ export const makeTrajectoryRecorder = (
     }
     const stage = entry.stage
     const error = stage?.error ?? inference.error
-    const reasoning = call.response === null ? undefined : thinkingOf(call.response.blocks)
+    // thinking blocks (Anthropic) and `<think>` text removed from the answer (local reasoning models)
+    const thoughts = call.response === null
+      ? []
+      : [thinkingOf(call.response.blocks), call.response.thinking].filter((t) => t !== undefined && t !== "")
+    const reasoning = thoughts.length === 0 ? undefined : thoughts.join("\n")
     return {
       step_id: stepId,
       timestamp: inference.started_at,
@@ -255,6 +259,7 @@ export const makeTrajectoryRecorder = (
         step: call.request.stage,
         ...common,
         ...(call.response === null ? {} : { stop_reason: call.response.stopReason }),
+        ...(inference.structured_mode === null ? {} : { structured_mode: inference.structured_mode }),
         prompt: promptOf(call.request),
         ...(stage === null
           ? {}

@@ -12,7 +12,9 @@ import type { EmbeddingBatch, Embeddings } from "../services/Embeddings.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
 import type { Llm, LlmRequest, LlmResponse } from "../services/Llm.js"
 import { costUsd, type PriceTable } from "./cost.js"
+import { splitThinking } from "./json.js"
 import type { RunRecorder } from "./RunRecorder.js"
+import { answerSchemaFor } from "./stageAnswers.js"
 
 export interface CallContext {
   readonly llm: Llm["Type"]
@@ -36,15 +38,31 @@ export interface RecordedResponse extends LlmResponse {
 
 const zeroUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
 
+/** The answer without its `<think>` blocks; what they held is kept in `thinking` (eval trajectories). */
+const withoutThinking = (response: LlmResponse): LlmResponse => {
+  const { answer, thinking } = splitThinking(response.text)
+  if (thinking === undefined) return response
+  return {
+    ...response,
+    text: answer,
+    thinking: response.thinking === undefined ? thinking : `${response.thinking}\n\n${thinking}`
+  }
+}
+
 /**
  * Calls the LLM and records the call. An answer cut by the output limit is recorded (its
  * tokens were paid for) and then fails with LlmFailed: a truncated answer is never used.
+ * A JSON-answering stage's request carries its answer schema (filled in from STAGE_ANSWERS
+ * when the stage did not set it), and the answer's visible reasoning is removed before the
+ * stage parses it.
  */
 export const callLlm = (
   ctx: CallContext,
-  request: LlmRequest
+  stageRequest: LlmRequest
 ): Effect.Effect<RecordedResponse, LlmFailed | LlmUnavailable> =>
   Effect.gen(function*() {
+    const answerSchema = stageRequest.answerSchema ?? answerSchemaFor(stageRequest.stage)
+    const request: LlmRequest = answerSchema === undefined ? stageRequest : { ...stageRequest, answerSchema }
     const startedMs = yield* Clock.currentTimeMillis
     const result = yield* Effect.either(ctx.llm.complete(request))
     const latencyMs = (yield* Clock.currentTimeMillis) - startedMs
@@ -70,7 +88,8 @@ export const callLlm = (
         cache_write_tokens: 0,
         web_search_requests: 0,
         cost_usd: 0,
-        error: result.left.message
+        error: result.left.message,
+        structured_mode: null
       })
       if (ctx.recorder !== null) {
         yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response: null })
@@ -82,7 +101,7 @@ export const callLlm = (
         ...(result.left.retryable !== undefined ? { retryable: result.left.retryable } : {})
       })
     }
-    const response = result.right
+    const response = withoutThinking(result.right)
     const truncated = response.stopReason === "max_tokens"
     const usage = response.usage ?? zeroUsage
     const cost = costUsd(response.model, usage, ctx.prices)
@@ -96,7 +115,8 @@ export const callLlm = (
       cache_write_tokens: usage.cacheWriteTokens,
       web_search_requests: usage.webSearchRequests,
       cost_usd: cost,
-      error: truncated ? `the answer was cut by the output limit (${request.maxTokens} tokens)` : null
+      error: truncated ? `the answer was cut by the output limit (${request.maxTokens} tokens)` : null,
+      structured_mode: response.structuredMode ?? "none"
     })
     if (ctx.recorder !== null) {
       yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "llm", request, response })

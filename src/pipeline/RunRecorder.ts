@@ -189,10 +189,37 @@ const leave = (states: Ref.Ref<HashMap.HashMap<string, StageState>>, name: strin
     return [{ write, firstStartMs: state.firstStartMs }, HashMap.set(all, name, next)] as const
   })
 
+const rememberMode = (
+  modes: Ref.Ref<HashMap.HashMap<string, ReadonlyArray<string>>>,
+  stage: string,
+  inference: InferenceRow
+) => {
+  const mode = inference.structured_mode
+  if (mode === null || mode === undefined) return Effect.void
+  return Ref.update(modes, (all) => {
+    const seen: ReadonlyArray<string> = Option.getOrElse(HashMap.get(all, stage), () => [])
+    return seen.includes(mode) ? all : HashMap.set(all, stage, [...seen, mode])
+  })
+}
+
+/**
+ * The stage's detail with `structured_mode`: how its model calls' answers were constrained (one
+ * mode, or the list when calls of the stage differed, e.g. a fallback taken mid-run).
+ */
+const withStructuredMode = (
+  detail: Record<string, unknown> | null,
+  stageModes: ReadonlyArray<string>
+): Record<string, unknown> | null =>
+  stageModes.length === 0
+    ? detail
+    : { ...detail, structured_mode: stageModes.length === 1 ? stageModes[0] : stageModes }
+
 export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number, observer?: RunObserver): RunRecorder => {
   // Refs, since a run's stages execute concurrently; made unsafely because a recorder is made
   // outside an effect (the image pipeline's too)
   const states = Ref.unsafeMake(HashMap.empty<string, StageState>())
+  // the structured modes of the model calls filed under each stage, in the order first seen
+  const modes = Ref.unsafeMake(HashMap.empty<string, ReadonlyArray<string>>())
   const observing: Observing | null = observer === undefined
     ? null
     : { observer, nextStageRun: Ref.unsafeMake(1) }
@@ -209,6 +236,10 @@ export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number, obser
             const endMs = yield* Clock.currentTimeMillis
             const { firstStartMs, write } = yield* leave(states, name, status === "failed")
             if (!write) return
+            const stageModes: ReadonlyArray<string> = Option.getOrElse(
+              HashMap.get(yield* Ref.get(modes), name),
+              () => []
+            )
             yield* safely(
               "finish stage",
               runLog.stageFinished(runId, name, {
@@ -216,7 +247,7 @@ export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number, obser
                 finished_at: toIso(endMs),
                 duration_ms: endMs - firstStartMs,
                 error,
-                detail: d
+                detail: withStructuredMode(d, stageModes)
               })
             )
           })
@@ -231,7 +262,10 @@ export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number, obser
       }),
     modelCall: (stage, inference, call) =>
       Effect.zipRight(
-        safely("add inference", runLog.addInference(runId, stage, inference.id)),
+        Effect.zipRight(
+          rememberMode(modes, stage, inference),
+          safely("add inference", runLog.addInference(runId, stage, inference.id))
+        ),
         reportCall(observing, stage, inference, call)
       ),
     progress: (done, total) =>

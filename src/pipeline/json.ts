@@ -4,6 +4,38 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 
+const THINK_BLOCK = /<think(?:ing)?>([\s\S]*?)<\/think(?:ing)?>/gi
+const THINK_OPEN = /^\s*<think(?:ing)?>/i
+const THINK_CLOSE = /<\/think(?:ing)?>/i
+
+/**
+ * A model's answer without its visible reasoning (DeepSeek R1, Qwen3, ... write it in
+ * `<think>...</think>`): every closed block is removed; an unclosed block at the start is
+ * reasoning to the end (the answer is then empty); a lone `</think>` (the server's chat template
+ * opened the block in the prompt) ends reasoning that began with the answer. `thinking` is what
+ * was removed, trimmed, or undefined when there was none.
+ */
+export const splitThinking = (text: string): { readonly answer: string; readonly thinking: string | undefined } => {
+  const thoughts: Array<string> = []
+  let rest = text
+  const lone = THINK_CLOSE.exec(rest)
+  if (lone !== null && !/<think(?:ing)?>/i.test(rest.slice(0, lone.index))) {
+    thoughts.push(rest.slice(0, lone.index))
+    rest = rest.slice(lone.index + lone[0].length)
+  }
+  rest = rest.replace(THINK_BLOCK, (_, inside: string) => {
+    thoughts.push(inside)
+    return ""
+  })
+  const open = THINK_OPEN.exec(rest)
+  if (open !== null) {
+    thoughts.push(rest.slice(open[0].length))
+    rest = ""
+  }
+  if (thoughts.length === 0) return { answer: text, thinking: undefined }
+  return { answer: rest.trim(), thinking: thoughts.map((t) => t.trim()).filter((t) => t !== "").join("\n\n") }
+}
+
 /**
  * The end (exclusive) of the brace-balanced span starting at `start` (a `{`), honouring
  * strings and escapes; undefined if the text ends first.
@@ -137,7 +169,8 @@ export const parseModelJson = <A, I>(
   text: string,
   what: string
 ): Either.Either<A, string> => {
-  const found = firstJsonObjectWithValue(text)
+  // a `{` in the model's reasoning must not be taken for the answer
+  const found = firstJsonObjectWithValue(splitThinking(text).answer)
   if (found === undefined) {
     return Either.left(`${what} answer is not JSON: no complete JSON object in ${preview(text)}`)
   }

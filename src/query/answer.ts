@@ -4,6 +4,7 @@
  * the facts it used by id; citations of anything else are dropped.
  */
 import { Either, Schema } from "effect"
+import { answerSchemaOf } from "../pipeline/answerSchema.js"
 import { parseModelJson } from "../pipeline/json.js"
 import type { LlmMessage } from "../services/Llm.js"
 import type { FactOut, LinkedEntityOut } from "./views.js"
@@ -61,8 +62,12 @@ const CitedId = Schema.Union(Schema.Int, Schema.NumberFromString.pipe(Schema.int
 
 const QueryAnswer = Schema.Struct({
   answer: Schema.String,
-  citations: Schema.optionalWith(Schema.Array(CitedId), { default: () => [] })
+  // null is read as missing: strict structured output writes an optional field as null
+  citations: Schema.optionalWith(Schema.Array(CitedId), { default: () => [], nullable: true })
 })
+
+/** The answer's JSON Schema, derived from the schema the parser decodes with. */
+export const QUERY_ANSWER = answerSchemaOf("query", QueryAnswer)
 
 export interface ParsedAnswer {
   readonly answer: string

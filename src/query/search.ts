@@ -8,7 +8,14 @@ import { callLlm } from "../pipeline/ModelCalls.js"
 import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
 import type { SearchRepo } from "../services/SearchRepo.js"
-import { buildQueryPrompt, NOTHING_KNOWN, parseQueryAnswer, QUERY_MAX_TOKENS, QUERY_STAGE } from "./answer.js"
+import {
+  buildQueryPrompt,
+  NOTHING_KNOWN,
+  parseQueryAnswer,
+  QUERY_ANSWER,
+  QUERY_MAX_TOKENS,
+  QUERY_STAGE
+} from "./answer.js"
 import { type ReadDeps, readDeps } from "./deps.js"
 import type { QueryRequest, SearchRequest } from "./requests.js"
 import type { Echo, QueryResponse, SearchResponse } from "./responses.js"
@@ -73,7 +80,8 @@ export const runQuery = (deps: ReadDeps, request: QueryRequest): Effect.Effect<Q
       reasoning: request.reasoning,
       system: prompt.system,
       messages: prompt.messages,
-      maxTokens: QUERY_MAX_TOKENS
+      maxTokens: QUERY_MAX_TOKENS,
+      answerSchema: QUERY_ANSWER
     })
     const parsed = parseQueryAnswer(response.text, retrieved.facts.map((f) => f.id))
     if (Either.isLeft(parsed)) return yield* new LlmFailed({ message: parsed.left, stage: QUERY_STAGE })

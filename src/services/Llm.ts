@@ -1,6 +1,8 @@
 import { Context, type Effect } from "effect"
 import type { LlmFailed, LlmUnavailable } from "../domain/Errors.js"
-import type { ReasoningLevel } from "../domain/Stages.js"
+import type { ReasoningLevel, StructuredMode } from "../domain/Stages.js"
+
+export { STRUCTURED_MODES, STRUCTURED_OUTPUTS, type StructuredMode, type StructuredOutput } from "../domain/Stages.js"
 
 export type LlmContentBlock =
   | { readonly type: "text"; readonly text: string }
@@ -9,6 +11,18 @@ export type LlmContentBlock =
 export interface LlmMessage {
   readonly role: "user" | "assistant"
   readonly content: string | ReadonlyArray<LlmContentBlock>
+}
+
+/** A JSON Schema document (an object at the top). */
+export type JsonSchemaObject = Readonly<Record<string, unknown>>
+
+/**
+ * A stage's answer form: `name` (the stage; OpenAI's json_schema name, Anthropic's tool name)
+ * and the JSON Schema derived from the stage's own Effect Schema (src/pipeline/answerSchema.ts).
+ */
+export interface LlmAnswerSchema {
+  readonly name: string
+  readonly schema: JsonSchemaObject
 }
 
 export interface LlmRequest {
@@ -23,6 +37,8 @@ export interface LlmRequest {
   readonly maxTokens: number
   /** provider-specific tool definitions (Anthropic's server web search) */
   readonly tools?: ReadonlyArray<unknown> | undefined
+  /** the answer's JSON Schema, for a stage that answers JSON (absent: a prose answer) */
+  readonly answerSchema?: LlmAnswerSchema | undefined
 }
 
 export interface LlmUsage {
@@ -47,6 +63,10 @@ export interface LlmResponse {
   readonly usage: LlmUsage
   /** the raw content blocks, for callers that need more than text (web search) */
   readonly blocks: ReadonlyArray<unknown>
+  /** how the answer was constrained; `none` when absent */
+  readonly structuredMode?: StructuredMode | undefined
+  /** the model's visible thinking (`<think>` blocks) removed from `text`, if any */
+  readonly thinking?: string | undefined
 }
 
 /**

@@ -352,6 +352,27 @@ forEachDialect((_dialect, makeLayer) => {
       })
     ))
 
+  it.live("a <think> answer: the step's message is the answer, the thinking its reasoning_content", () =>
+    run(
+      makeLayer,
+      {
+        extract_graph: [{
+          text: `<think>\nAlice is a person {maybe}.\n</think>\n${
+            JSON.stringify({ entities: [{ name: "Alice Smith" }], edges: [] })
+          }`
+        }]
+      },
+      { ...withVectors, classifier },
+      Effect.gen(function*() {
+        const out = yield* evalRemember(request("Alice lives in Berlin."))
+        expect(Either.isRight(out.outcome)).toBe(true)
+        const extract = stepNamed(out.trajectory, "extract_graph")
+        expect(extract.message).toBe(JSON.stringify({ entities: [{ name: "Alice Smith" }], edges: [] }))
+        expect(extract.reasoning_content).toBe("Alice is a person {maybe}.")
+        expect(extract.extra).toMatchObject({ structured_mode: "none" })
+      })
+    ))
+
   it.live("a failure after a model answered (unusable resolve_edges): that step has the answer and the error", () =>
     run(
       makeLayer,

@@ -6,6 +6,7 @@ import {
   roughTokens,
   startFakeServer
 } from "./fakeLlmServer.js"
+import { jsonSchemaInstance } from "./jsonSchemaInstance.js"
 
 export type { FakeHandler, FakeReply, FakeServer, RecordedRequest } from "./fakeLlmServer.js"
 
@@ -101,6 +102,39 @@ export interface FakeAnthropicOptions {
    * default: a rough 4 characters a token over the JSON of the request
    */
   readonly countTokens?: (text: string) => number
+  /**
+   * the input of a forced tool call (`tool_choice: {type: "tool"}`), e.g. `forcedToolSchemaInstance`;
+   * default: the answer text when it is a JSON object (so scripted answers keep working); a text
+   * that is not a JSON object is answered as a text block (a model ignoring the tool)
+   */
+  readonly toolInput?: (request: RecordedRequest) => unknown
+}
+
+/** A toolInput: an instance of the forced tool's input_schema (a model that follows it). */
+export const forcedToolSchemaInstance = (request: RecordedRequest): unknown =>
+  jsonSchemaInstance(request.body.tools.find((t: any) => t?.name === request.body.tool_choice.name)?.input_schema)
+
+/** The forced tool call's content: a tool_use block (or the text, when it is not a JSON object). */
+const forcedToolContent = (options: FakeAnthropicOptions, request: RecordedRequest, text: string) => {
+  const body = request.body
+  const tool = body.tools.find((t: any) => t?.name === body.tool_choice.name)
+  let input: unknown
+  if (options.toolInput !== undefined) input = options.toolInput(request)
+  else {
+    try {
+      input = JSON.parse(text)
+    } catch {
+      input = undefined
+    }
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      return { content: [{ type: "text", text, citations: null }], stopReason: "end_turn", output: text }
+    }
+  }
+  return {
+    content: [{ type: "tool_use", id: "toolu_01Fake", name: tool.name, input }],
+    stopReason: "tool_use",
+    output: JSON.stringify(input)
+  }
 }
 
 /** The texts of a `system` or message `content`: a string, or text blocks. */
@@ -131,6 +165,19 @@ const validate = (body: any): string | undefined => {
     if (body.temperature !== undefined && body.temperature !== 1) {
       return "`temperature` may only be set to 1 when thinking is enabled"
     }
+    if (body.tool_choice?.type === "tool" || body.tool_choice?.type === "any") {
+      return "Thinking may not be enabled when tool_choice forces tool use."
+    }
+  }
+  if (body.tool_choice !== undefined) {
+    if (body.tool_choice.type === "tool" && !(body.tools ?? []).some((t: any) => t?.name === body.tool_choice.name)) {
+      return `tool_choice: tool '${body.tool_choice.name}' not found in tools`
+    }
+  }
+  for (const tool of body.tools ?? []) {
+    if (tool?.type === undefined && tool?.input_schema?.type !== "object") {
+      return "tools.0.custom.input_schema.type: Input should be 'object'"
+    }
   }
   return undefined
 }
@@ -149,18 +196,22 @@ const defaultHandler = (options: FakeAnthropicOptions): FakeHandler => (request)
   const text = typeof options.text === "function" ? options.text(request) : (options.text ?? EMPTY_GRAPH_TEXT)
   const thinking = body.thinking?.type === "enabled"
   const thinkingTokens = thinking ? Math.min(body.thinking.budget_tokens, 200) : 0
+  const forced = body.tool_choice?.type === "tool"
+    ? forcedToolContent(options, request, text)
+    : undefined
   return anthropicMessage({
     text,
     model: options.reportModel?.(body.model) ?? body.model,
     content: [
       ...(thinking ? [{ type: "thinking", thinking: "Let me think.", signature: "EqQBfake" }] : []),
-      { type: "text", text, citations: null }
+      ...(forced?.content ?? [{ type: "text", text, citations: null }])
     ],
+    ...(forced === undefined ? {} : { stopReason: forced.stopReason }),
     usage: {
       input_tokens: options.countTokens === undefined
         ? roughTokens([body.system, body.messages])
         : promptTokens(options.countTokens, body),
-      output_tokens: (options.countTokens ?? roughTokens)(text) + thinkingTokens
+      output_tokens: (options.countTokens ?? roughTokens)(forced?.output ?? text) + thinkingTokens
     }
   })
 }

@@ -7,6 +7,7 @@ import {
   roughTokens,
   startFakeServer
 } from "./fakeLlmServer.js"
+import { jsonSchemaInstance, strictSchemaViolation } from "./jsonSchemaInstance.js"
 
 export type { FakeHandler, FakeReply, FakeServer, RecordedRequest } from "./fakeLlmServer.js"
 
@@ -131,6 +132,37 @@ export interface FakeOpenAiOptions {
    * default: a rough 4 characters a token
    */
   readonly countTokens?: (text: string) => number
+  /**
+   * the response_format types the server accepts (default both, as OpenAI); another one is
+   * refused with a 400 naming response_format, as servers without structured outputs do
+   */
+  readonly responseFormats?: ReadonlyArray<"json_schema" | "json_object">
+  /** the default answer (no `text` option) to a json_schema request is an instance of the schema sent */
+  readonly honourSchema?: boolean
+  /**
+   * the default answer to a json_object request: `echo` answers with a JSON Schema instead of an
+   * answer (as small models shown a schema do); default the empty graph
+   */
+  readonly jsonObjectAnswer?: "echo" | "empty"
+  /** wraps every answer in `<think>...</think>` (as DeepSeek R1 / Qwen3 servers do) */
+  readonly thinkAloud?: boolean
+}
+
+/** What a model that echoes the schema it was shown answers in json_object mode. */
+export const ECHOED_SCHEMA_TEXT = JSON.stringify({
+  type: "object",
+  properties: { answer: { type: "string" } },
+  required: ["answer"]
+})
+
+/** The default answer for a request, by its response_format (see FakeOpenAiOptions). */
+const formatAnswer = (options: FakeOpenAiOptions, body: any): string => {
+  const format = body.response_format
+  if (format?.type === "json_schema" && options.honourSchema === true) {
+    return JSON.stringify(jsonSchemaInstance(format.json_schema?.schema))
+  }
+  if (format?.type === "json_object" && options.jsonObjectAnswer === "echo") return ECHOED_SCHEMA_TEXT
+  return EMPTY_GRAPH_TEXT
 }
 
 /** The texts of a chat message's content: a string, or content parts. */
@@ -144,12 +176,28 @@ const contentTexts = (content: unknown): Array<string> =>
 const isReasoningModel = (model: string) => /^o\d+(-|$)/.test(model) || model.startsWith("gpt-5")
 
 /** The checks OpenAI makes that an adapter could get wrong (errors as the API words them). */
-const validate = (body: any): string | undefined => {
+const validate = (body: any, options: FakeOpenAiOptions): string | undefined => {
   if (typeof body !== "object" || body === null) return "We could not parse the JSON body of your request."
   if (typeof body.model !== "string") return "you must provide a model parameter"
   if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'."
   if (isReasoningModel(body.model) && body.max_tokens !== undefined) {
     return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+  }
+  const format = body.response_format
+  if (format !== undefined) {
+    const accepted = options.responseFormats ?? ["json_schema", "json_object"]
+    if (!accepted.includes(format.type)) {
+      return `Invalid parameter: 'response_format' of type '${format.type}' is not supported with this model.`
+    }
+    if (format.type === "json_schema") {
+      if (typeof format.json_schema?.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(format.json_schema.name)) {
+        return "Invalid 'response_format.json_schema.name': string does not match pattern '^[a-zA-Z0-9_-]+$'."
+      }
+      if (format.json_schema.strict === true) {
+        const violation = strictSchemaViolation(format.json_schema.name, format.json_schema.schema)
+        if (violation !== undefined) return violation
+      }
+    }
   }
   if (body.response_format?.type === "json_object" && !/json/i.test(JSON.stringify(body.messages))) {
     return "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'."
@@ -203,9 +251,14 @@ const defaultHandler = (options: FakeOpenAiOptions): FakeHandler => (request) =>
     return openAiError(401, "You didn't provide an API key.")
   }
   if (route === "POST /v1/embeddings") return embeddingsHandler(options, request)
-  const invalid = validate(request.body)
+  const invalid = validate(request.body, options)
   if (invalid !== undefined) return openAiError(400, invalid)
-  const text = typeof options.text === "function" ? options.text(request) : (options.text ?? EMPTY_GRAPH_TEXT)
+  const answer = typeof options.text === "function"
+    ? options.text(request)
+    : (options.text ?? formatAnswer(options, request.body))
+  const text = options.thinkAloud === true
+    ? `<think>\nThe user wants {json}. Let me think.\n</think>\n${answer}`
+    : answer
   return chatCompletion({
     text,
     model: options.reportModel?.(request.body.model) ?? request.body.model,

@@ -7,7 +7,7 @@ import { SCRUBBED_ERROR } from "./Erase.js"
 
 const INFERENCE_COLUMNS = `id, type, stage, provider, model, model_id, reasoning, input_tokens, output_tokens,
   cache_read_tokens, cache_write_tokens, web_search_requests, cost_usd, latency_ms, started_at, error,
-  run_id, dataset_id`
+  run_id, dataset_id, structured_mode`
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -54,7 +54,8 @@ export const make = Effect.gen(function*() {
           started_at: inference.started_at,
           error: inference.error,
           run_id: inference.run_id,
-          dataset_id: inference.dataset_id
+          dataset_id: inference.dataset_id,
+          structured_mode: inference.structured_mode ?? null
         })
       } RETURNING ${sql.literal(INFERENCE_COLUMNS)}`
       return rows[0]!

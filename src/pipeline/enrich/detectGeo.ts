@@ -5,6 +5,7 @@
 import { Either, Schema } from "effect"
 import type { EntityRow } from "../../domain/Rows.js"
 import { PLACE_KINDS, type PlaceKind } from "../../services/GeoRepo.js"
+import { answerSchemaOf } from "../answerSchema.js"
 import { jsonArray, jsonObject, parseModelJson } from "../json.js"
 import { entityFinder } from "../normalize.js"
 
@@ -42,6 +43,9 @@ const Answer = jsonObject({
     })
   )
 })
+
+/** The answer's JSON Schema, derived from the schema the parser decodes with. */
+export const DETECT_GEO_ANSWER = answerSchemaOf("detect_geo", Answer)
 
 export interface DetectedPlace<E> {
   readonly entity: E

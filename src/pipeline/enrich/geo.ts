@@ -13,7 +13,13 @@ import type { EntityGeoRow } from "../../services/GeoRepo.js"
 import type { GeoPlace } from "../../services/GeoResolver.js"
 import { callLlm } from "../ModelCalls.js"
 import { callContext, type RunContext } from "../remember/RunContext.js"
-import { buildDetectGeoPrompt, DETECT_GEO_MAX_TOKENS, type DetectedPlace, parseDetectGeo } from "./detectGeo.js"
+import {
+  buildDetectGeoPrompt,
+  DETECT_GEO_ANSWER,
+  DETECT_GEO_MAX_TOKENS,
+  type DetectedPlace,
+  parseDetectGeo
+} from "./detectGeo.js"
 import { describeCause, optionalStage, type StageOutcome } from "./stage.js"
 
 /** One item of the response's `geo` (seed: Response). */
@@ -135,7 +141,8 @@ const work = (
       reasoning: request.reasoning.detect_geo ?? "none",
       system: prompt.system,
       messages: [{ role: "user", content: prompt.user }],
-      maxTokens: DETECT_GEO_MAX_TOKENS
+      maxTokens: DETECT_GEO_MAX_TOKENS,
+      answerSchema: DETECT_GEO_ANSWER
     })
     const detected = parseDetectGeo(response.text, candidates)
     if (Either.isLeft(detected)) {

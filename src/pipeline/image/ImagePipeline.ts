@@ -25,7 +25,13 @@ import type { RunObserver } from "../../services/RunObserver.js"
 import { type CallContext, callLlm, type RecordedResponse } from "../ModelCalls.js"
 import { makeRunRecorder } from "../RunRecorder.js"
 import type { ImageDeps } from "./Deps.js"
-import { buildExtractImagePrompt, EXTRACT_IMAGE_MAX_TOKENS, type ImageReading, parseImageAnswer } from "./prompt.js"
+import {
+  buildExtractImagePrompt,
+  EXTRACT_IMAGE_ANSWER,
+  EXTRACT_IMAGE_MAX_TOKENS,
+  type ImageReading,
+  parseImageAnswer
+} from "./prompt.js"
 
 const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 
@@ -101,7 +107,8 @@ const extractImage = (ctx: CallContext, request: RememberRequest, image: ValidIm
       reasoning: request.reasoning.extract_image ?? EXTRACT_IMAGE_DEFAULT_REASONING,
       system: prompt.system,
       messages: [{ role: "user", content: prompt.content }],
-      maxTokens: EXTRACT_IMAGE_MAX_TOKENS
+      maxTokens: EXTRACT_IMAGE_MAX_TOKENS,
+      answerSchema: EXTRACT_IMAGE_ANSWER
     })
     const reading = parseImageAnswer(response.text)
     if (Either.isLeft(reading)) {

@@ -13,6 +13,7 @@ import {
   type TextBlockKind
 } from "../../domain/Image.js"
 import type { LlmContentBlock } from "../../services/Llm.js"
+import { answerSchemaOf } from "../answerSchema.js"
 import { jsonArray, jsonObject, parseModelJson } from "../json.js"
 
 export const EXTRACT_IMAGE_MAX_TOKENS = 8192
@@ -53,6 +54,9 @@ const ImageAnswer = jsonObject({
   title: OptionalText,
   text_blocks: jsonArray(jsonObject({ kind: OptionalText, text: Schema.NullOr(Schema.String) }))
 })
+
+/** The answer's JSON Schema, derived from the schema the parser decodes with. */
+export const EXTRACT_IMAGE_ANSWER = answerSchemaOf("extract_image", ImageAnswer)
 type ImageAnswer = typeof ImageAnswer.Type
 
 export interface ImageReading {

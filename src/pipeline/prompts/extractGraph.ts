@@ -3,6 +3,7 @@
  * (spec/contracts.md section 1). The answer is untrusted input.
  */
 import { Either, Schema } from "effect"
+import { answerSchemaOf } from "../answerSchema.js"
 import { jsonArray, jsonObject, parseModelJson } from "../json.js"
 import type { ExtractedEdge, ExtractedEntity, ExtractedGraph } from "../normalize.js"
 import { normalizeTimestamp, parseTimestamp } from "../temporal.js"
@@ -84,6 +85,9 @@ const Answer = Schema.Struct({
   entities: array(AnswerEntity, "entities"),
   edges: array(AnswerEdge, "edges")
 })
+
+/** The answer's JSON Schema, derived from the schema the parser decodes with. */
+export const EXTRACT_GRAPH_ANSWER = answerSchemaOf("extract_graph", Answer)
 
 /**
  * Parses an extract_graph answer (contracts section 1) into an ExtractedGraph ready for

@@ -3,6 +3,7 @@
  * (spec/contracts.md section 2). The answer is untrusted input.
  */
 import { Either, Schema } from "effect"
+import { answerSchemaOf } from "../answerSchema.js"
 import { jsonArray, jsonObject, parseModelJson } from "../json.js"
 
 export const RESOLVE_EDGES_MAX_TOKENS = 2048
@@ -170,6 +171,9 @@ const Answer = Schema.Struct({
     )
   )
 })
+
+/** The answer's JSON Schema, derived from the schema the parser decodes with. */
+export const RESOLVE_EDGES_ANSWER = answerSchemaOf("resolve_edges", Answer)
 
 export interface ResolveEdgesAnswer {
   readonly duplicates: ReadonlyArray<{ readonly new: number; readonly existing: number }>

@@ -7,6 +7,7 @@ import { callLlm, type RecordedResponse } from "../ModelCalls.js"
 import { type NormalizedGraph, normalizeExtraction } from "../normalize.js"
 import {
   buildExtractGraphPrompt,
+  EXTRACT_GRAPH_ANSWER,
   EXTRACT_GRAPH_MAX_TOKENS,
   parseExtractGraph,
   type Speaker
@@ -43,7 +44,8 @@ const extract = Effect.fnUntraced(function*(ctx: RunContext, text: string) {
     reasoning: request.reasoning.extract_graph ?? "none",
     system: prompt.system,
     messages: [{ role: "user", content: prompt.user }],
-    maxTokens: EXTRACT_GRAPH_MAX_TOKENS
+    maxTokens: EXTRACT_GRAPH_MAX_TOKENS,
+    answerSchema: EXTRACT_GRAPH_ANSWER
   })
   const parsed = parseExtractGraph(response.text, referenceTime)
   if (Either.isLeft(parsed)) {

@@ -24,6 +24,7 @@ import {
   buildResolveSeriesPrompt,
   type ChosenFetch,
   parseResolveSeries,
+  RESOLVE_SERIES_ANSWER,
   RESOLVE_SERIES_MAX_TOKENS,
   type SeriesWindow
 } from "./resolveSeries.js"
@@ -108,7 +109,8 @@ const choose = (
       reasoning: ctx.request.reasoning.resolve_series ?? "none",
       system: prompt.system,
       messages: [{ role: "user", content: prompt.user }],
-      maxTokens: RESOLVE_SERIES_MAX_TOKENS
+      maxTokens: RESOLVE_SERIES_MAX_TOKENS,
+      answerSchema: RESOLVE_SERIES_ANSWER
     })
     const parsed = parseResolveSeries(response.text, entities, providers.map((p) => p.name), window)
     if (Either.isLeft(parsed)) {

@@ -6,6 +6,7 @@
 import { Either, Schema } from "effect"
 import type { EntityRow } from "../../domain/Rows.js"
 import { parsePointTime } from "../../domain/Timeseries.js"
+import { answerSchemaOf } from "../answerSchema.js"
 import { jsonArray, jsonObject, parseModelJson } from "../json.js"
 import { entityFinder } from "../normalize.js"
 
@@ -66,6 +67,9 @@ const Answer = jsonObject({
     })
   )
 })
+
+/** The answer's JSON Schema, derived from the schema the parser decodes with. */
+export const RESOLVE_SERIES_ANSWER = answerSchemaOf("resolve_series", Answer)
 
 export interface ChosenFetch<E> {
   readonly entity: E
