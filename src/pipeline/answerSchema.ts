@@ -1,6 +1,6 @@
 /**
  * The JSON Schema of a stage's answer, derived from the Effect Schema its parser decodes with,
- * so that the prompt's form, the parser and the provider's constraint never disagree (issue #25).
+ * so that the prompt's form, the parser and the provider's constraint never disagree.
  * Pure functions: `answerSchemaOf` (the derived schema, `$ref`s inlined) and
  * `toStrictJsonSchema` (the form OpenAI's strict `json_schema` mode demands).
  */

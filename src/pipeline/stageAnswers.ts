@@ -1,5 +1,5 @@
 /**
- * The answer schema of every stage that answers JSON, by stage name (issue #25). The stages set
+ * The answer schema of every stage that answers JSON, by stage name. The stages set
  * theirs on the request; `callLlm` fills in a missing one from here, so a JSON-answering stage is
  * never called unconstrained. summarize_chunk answers prose and web_search answers with cited
  * text: neither has a schema.

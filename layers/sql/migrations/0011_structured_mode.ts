@@ -1,5 +1,5 @@
 /**
- * gb_inferences.structured_mode: how a model call's answer was constrained (issue #25):
+ * gb_inferences.structured_mode: how a model call's answer was constrained:
  * `json_schema` or `json_object` (OpenAI-compatible response_format), `tool` (Anthropic's forced
  * tool call) or `none`; NULL for embeddings, failed calls and calls recorded before this.
  * Same DDL on both dialects (TEXT, nullable).

@@ -20,6 +20,7 @@ import {
   buildResolveEdgesPrompt,
   fitExistingFacts,
   parseResolveEdges,
+  RESOLVE_EDGES_ANSWER,
   RESOLVE_EDGES_MAX_TOKENS,
   RESOLVE_EDGES_MIN_SHOWN,
   RESOLVE_EDGES_PROMPT_BUDGET
@@ -372,7 +373,8 @@ export const resolveFacts = (
         reasoning: input.reasoning.resolve_edges ?? "none",
         system: prompt.system,
         messages: [{ role: "user", content: prompt.user }],
-        maxTokens: RESOLVE_EDGES_MAX_TOKENS
+        maxTokens: RESOLVE_EDGES_MAX_TOKENS,
+        answerSchema: RESOLVE_EDGES_ANSWER
       })
       const parsed = parseResolveEdges(
         response.text,
