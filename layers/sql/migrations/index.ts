@@ -9,6 +9,7 @@ import queueIndexes from "./0007_queue_indexes.js"
 import queueProgress from "./0008_queue_progress.js"
 import forget from "./0009_forget.js"
 import erase from "./0010_erase.js"
+import pgVectors from "./0013_pg_vectors.js"
 
 export const migrations = {
   "0001_init": init,
@@ -20,5 +21,6 @@ export const migrations = {
   "0007_queue_indexes": queueIndexes,
   "0008_queue_progress": queueProgress,
   "0009_forget": forget,
-  "0010_erase": erase
+  "0010_erase": erase,
+  "0013_pg_vectors": pgVectors
 }
