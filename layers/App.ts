@@ -36,6 +36,7 @@ import { AnthropicLlmLive, OpenAiLlmLive, UnconfiguredLlmLive } from "./llm/inde
 import { PgLive, SqliteLive } from "./sql/index.js"
 import { timeseriesFor } from "./timeseries/index.js"
 import { MemoryVectorStoreLive } from "./vectors/MemoryVectorStore.js"
+import { PostgresVectorStoreLive } from "./vectors/PostgresVectorStore.js"
 import { SqliteVecFileStoreLive, SqliteVecStoreLive } from "./vectors/SqliteVecStore.js"
 
 /** The database the configuration names: PostgreSQL when database.url is set, else SQLite. */
@@ -108,9 +109,11 @@ export const vectorFileFor = (config: AppConfig) =>
   `${config.database.path.replace(/(?<=[^/\\])\.[^./\\]*$/, "")}.vectors.db`
 
 /**
- * The vector store: sqlite-vec in the SQLite database itself (default), or in a file of its own
- * when the graph is in PostgreSQL, either way searched on a reader connection in a worker thread
- * (layers/vectors/VecReader.ts); Pinecone; or memory (tests). Needs the storage's SqlClient.
+ * The vector store: sqlite-vec in the SQLite database itself (the default on SQLite), or in a
+ * file of its own when the graph is in PostgreSQL, either way searched on a reader connection in
+ * a worker thread (layers/vectors/VecReader.ts); the graph's PostgreSQL database (the default on
+ * PostgreSQL: pgvector HNSW when the extension can be created, else portable binary codes);
+ * Pinecone; or memory (tests). Needs the storage's SqlClient.
  */
 export const vectorStoreFor = (config: AppConfig) => {
   switch (config.vectorStore) {
@@ -129,6 +132,8 @@ export const vectorStoreFor = (config: AppConfig) => {
             })
         )
       )
+    case "postgres":
+      return PostgresVectorStoreLive(config.embeddingDimensions)
     case "sqlite": {
       // without embeddings nothing is searched by vector, so no reader thread (it costs memory)
       const searched = Option.isSome(embeddingsKey(config))

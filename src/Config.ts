@@ -246,7 +246,19 @@ export const loadConfig = (
       structuredOutput: yield* optional(keys.llmStructuredOutput)
     }
 
-    const vectorStore = yield* get(keys.vectorStore, d.vectorStore)
+    const databaseUrl = yield* secret(keys.databaseUrl)
+    // with the graph in PostgreSQL, the vectors go in the same database unless told otherwise
+    const vectorStore = yield* get(keys.vectorStore, Option.isSome(databaseUrl) ? "postgres" : d.vectorStore)
+    if (vectorStore === "postgres" && Option.isNone(databaseUrl)) {
+      return yield* Effect.fail(
+        new ConfigInvalid({
+          message:
+            `invalid config: vector_store is "postgres" but database.url (or DATABASE_URL) is not set: the vectors go in the graph's PostgreSQL database`,
+          key: "database.url",
+          source: "vector_store"
+        })
+      )
+    }
     const pinecone: PineconeConfig = {
       apiKey: yield* secret(keys.pineconeApiKey),
       indexHost: yield* optional(keys.pineconeIndexHost),
@@ -298,7 +310,7 @@ export const loadConfig = (
       },
       mcp: { userId: yield* optional(keys.mcpUserId) },
       database: {
-        url: yield* secret(keys.databaseUrl),
+        url: databaseUrl,
         path: databasePath,
         mmapSize: yield* get(keys.databaseMmapSize, d.database.mmapSize)
       },

@@ -166,6 +166,19 @@ layer(NodeContext.layer)("Config", (it) => {
         expect((yield* load(`vector_store = "memory"\n`)).vectorStore).toBe("memory")
       }))
 
+    it.scoped("vector_store defaults to \"postgres\" with database.url; sqlite and pinecone stay selectable", () =>
+      Effect.gen(function*() {
+        const url = { DATABASE_URL: "postgres://u@127.0.0.1/db" }
+        expect((yield* load(undefined)).vectorStore).toBe("sqlite")
+        expect((yield* load(undefined, url)).vectorStore).toBe("postgres")
+        expect((yield* load(`vector_store = "sqlite"\n`, url)).vectorStore).toBe("sqlite")
+        expect((yield* load(undefined, { ...url, GLIGABAO_VECTOR_STORE: "memory" })).vectorStore).toBe("memory")
+        const pinecone = { ...url, PINECONE_API_KEY: "k", PINECONE_INDEX_HOST: "https://index.example" }
+        expect((yield* load(`vector_store = "pinecone"\n`, pinecone)).vectorStore).toBe("pinecone")
+        const error = yield* loadError(`vector_store = "postgres"\n`)
+        expect(error.message).toContain(`vector_store is "postgres" but database.url (or DATABASE_URL) is not set`)
+      }))
+
     it.scoped("a bad value in the file names the key and the file", () =>
       Effect.gen(function*() {
         const error = yield* loadError(`[server]\nport = "abc"\n`)

@@ -13,9 +13,11 @@ import {
   type PineconeStoreOptions,
   upsertBatches
 } from "../layers/vectors/PineconeStore.js"
+import { PostgresVectorStoreLive } from "../layers/vectors/PostgresVectorStore.js"
 import { SqliteVecFileStoreLive, SqliteVecStoreLive, vectorTableName } from "../layers/vectors/SqliteVecStore.js"
 import { VectorWriteFailed } from "../src/domain/Errors.js"
 import { type VectorItem, VectorStore } from "../src/services/VectorStore.js"
+import { pgLayer, pgSkipReason } from "./support/databases.js"
 import { type FakePinecone, pineconeError, startFakePinecone } from "./support/fakePinecone.js"
 
 const DIMS = 4
@@ -232,6 +234,16 @@ behaviour(
 )
 
 behaviour("MemoryVectorStore", MemoryVectorStore.layer({ dimensions: DIMS }))
+
+// the test cluster has no pgvector: the portable search (pgvector itself: test/vectors/pgvector.test.ts)
+if (pgSkipReason() === null) {
+  behaviour(
+    "PostgresVectorStore (in the app's PostgreSQL database, portable search)",
+    PostgresVectorStoreLive(DIMS).pipe(Layer.provide(pgLayer()))
+  )
+} else {
+  console.warn(`!!! SKIPPING the PostgresVectorStore behaviour: ${pgSkipReason()}`)
+}
 
 class FakePineconeServer extends Context.Tag("test/FakePinecone")<FakePineconeServer, FakePinecone>() {}
 

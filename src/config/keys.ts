@@ -12,7 +12,7 @@ import * as V from "./values.js"
 export const LLM_PROVIDERS = ["anthropic", "openai"] as const
 export type LlmProvider = (typeof LLM_PROVIDERS)[number]
 
-export const VECTOR_STORES = ["sqlite", "pinecone", "memory"] as const
+export const VECTOR_STORES = ["sqlite", "postgres", "pinecone", "memory"] as const
 export type VectorStoreKind = (typeof VECTOR_STORES)[number]
 
 export const LOG_LEVELS = ["debug", "info", "warning", "error"] as const

@@ -176,6 +176,8 @@ const ownership = (user: string, datasets: ReadonlyArray<string>) =>
       gb_image_artifacts: `dataset_id IN ${D}`,
       gb_series: `dataset_id IN ${D}`,
       gb_vector_outbox: `dataset_id IN ${D}`,
+      // PostgreSQL only (vector_store = "postgres"): rows by index name, `dataset-<id>-<kind>`
+      gb_vectors: `CAST(split_part(index_name, '-', 2) AS INTEGER) IN ${D}`,
       gb_entity_artifacts: `entity_id IN ${E}`,
       gb_entity_sessions: `entity_id IN ${E}`,
       gb_entity_geo: `entity_id IN ${E}`,

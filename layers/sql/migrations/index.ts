@@ -10,6 +10,7 @@ import queueProgress from "./0008_queue_progress.js"
 import forget from "./0009_forget.js"
 import erase from "./0010_erase.js"
 import structuredMode from "./0011_structured_mode.js"
+import pgVectors from "./0012_pg_vectors.js"
 
 export const migrations = {
   "0001_init": init,
@@ -22,5 +23,6 @@ export const migrations = {
   "0008_queue_progress": queueProgress,
   "0009_forget": forget,
   "0010_erase": erase,
-  "0011_structured_mode": structuredMode
+  "0011_structured_mode": structuredMode,
+  "0012_pg_vectors": pgVectors
 }
