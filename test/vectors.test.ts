@@ -52,6 +52,13 @@ const behaviour = (name: string, store: Layer.Layer<VectorStore, unknown>) =>
       item("entity-d", [-1, 0, 0, 0], { kind: "entity", label: "d" })
     ]
 
+    it.effect("health answers with the search in use (GET /readyz)", () =>
+      Effect.gen(function*() {
+        const vectors = yield* VectorStore
+        const { search } = yield* vectors.health
+        expect(search.length).toBeGreaterThan(0)
+      }))
+
     it.effect("returns matches best first with cosine scores (1 = identical)", () =>
       Effect.gen(function*() {
         const vectors = yield* VectorStore
@@ -489,6 +496,13 @@ layer(Layer.provideMerge(pineconeOn({ apiKey: Redacted.make("wrong-key"), maxRet
     Effect.gen(function*() {
       const vectors = yield* VectorStore
       const error = yield* failure(vectors.delete("dataset-8-entities", ["entity-1"]))
+      expect(error.message).toContain("HTTP 401 Invalid API Key")
+    }))
+
+  it.effect("health fails too: the store is not usable (GET /readyz is 503)", () =>
+    Effect.gen(function*() {
+      const vectors = yield* VectorStore
+      const error = yield* failure(vectors.health)
       expect(error.message).toContain("HTTP 401 Invalid API Key")
     }))
 })

@@ -8,7 +8,8 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, FiberRef, Layer, Option } from "effect"
-import { beforeCommit, Database } from "../../src/services/Database.js"
+import { beforeCommit, Database, DatabaseNotReady } from "../../src/services/Database.js"
+import { migrations } from "./migrations/index.js"
 import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 import { optimizeFullText, outsideTransaction, truncateWal } from "./SqliteCompact.js"
 
@@ -88,8 +89,30 @@ export const make = Effect.gen(function*() {
       Effect.withSpan("Database.compact")
     )
 
+  const health = Effect.gen(function*() {
+    const notReady = (check: "database" | "migrations") => (error: SqlError.SqlError) =>
+      new DatabaseNotReady({
+        check,
+        message: String(error.cause instanceof Error ? error.cause.message : error.message)
+      })
+    yield* sql.unsafe(`SELECT 1 AS one`).pipe(Effect.mapError(notReady("database")))
+    // the Migrator's own table (its default name), read as it reads it: the highest id
+    const rows = yield* sql.unsafe<{ id: number | string; name: string }>(
+      `SELECT migration_id AS id, name FROM effect_sql_migrations ORDER BY migration_id DESC LIMIT 1`
+    ).pipe(Effect.mapError(notReady("migrations")))
+    const applied = rows[0] === undefined ? undefined : `${String(rows[0].id).padStart(4, "0")}_${rows[0].name}`
+    if (applied !== LATEST_MIGRATION) {
+      return yield* new DatabaseNotReady({
+        check: "migrations",
+        message: `the latest migration applied is ${applied ?? "none"}, this build needs ${LATEST_MIGRATION}`
+      })
+    }
+    return { migration: applied }
+  })
+
   return Database.of({
     dialect,
+    health,
     // begin/commit failures are infrastructure errors: defects, like the repositories' own
     withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.zipLeft(
@@ -103,5 +126,8 @@ export const make = Effect.gen(function*() {
     compact
   })
 })
+
+/** The latest migration this build has, `<id>_<name>` (the migrations' record keys are in order). */
+export const LATEST_MIGRATION: string = Object.keys(migrations).sort().at(-1)!
 
 export const DatabaseLive: Layer.Layer<Database, never, SqlClient.SqlClient> = Layer.scoped(Database, make)

@@ -80,7 +80,8 @@ export class MemoryVectorStore extends Context.Tag("gligabao/testing/MemoryVecto
           if (entries?.size === 0) data.delete(index)
           return Effect.void
         }),
-      compact: Effect.void
+      compact: Effect.void,
+      health: Effect.succeed({ search: "exact cosine in memory" })
     })
 
     const contents = MemoryVectorStore.of({

@@ -218,7 +218,11 @@ export const makePineconeStore = (options: PineconeStoreOptions): Context.Tag.Se
         )
       }),
     // what Pinecone keeps of deleted records is Pinecone's (docs/SECURITY.md)
-    compact: Effect.void
+    compact: Effect.void,
+    // the index's statistics: reaches the index host with the key, reads no record
+    health: call("describe_index_stats", "(all)", () => index.describeIndexStats()).pipe(
+      Effect.as({ search: "pinecone" })
+    )
   })
 }
 

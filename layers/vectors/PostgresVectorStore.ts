@@ -227,7 +227,12 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
           }),
         // a deleted row's tuple stays in the heap until VACUUM reuses its space (without zeroing
         // it), as the graph's rows do: the database's compaction is the operator's (docs/FORGET.md)
-        compact: Effect.void
+        compact: Effect.void,
+        // the table the store reads, touched without reading a row
+        health: sql.unsafe(`SELECT 1 FROM gb_vectors LIMIT 0`).pipe(
+          Effect.as({ search }),
+          Effect.mapError(failed("health check", "gb_vectors"))
+        )
       })
     }
   })

@@ -394,6 +394,11 @@ export const makeSqliteVecStore = <E = never, R = never>(
         Effect.zipRight(truncateWal(sql)),
         Effect.asVoid,
         Effect.mapError(failed("compact", "the store"))
+      ),
+      // sqlite-vec is loaded in the connection: its own function answers
+      health: sql.unsafe(`SELECT vec_version() AS version`).pipe(
+        Effect.as({ search: coded ? "sqlite-vec binary codes" : "sqlite-vec exact" }),
+        Effect.mapError(failed("health check", "the store"))
       )
     })
   })

@@ -165,9 +165,49 @@ export class ImagesGroup extends HttpApiGroup.make("images").add(
   .addError(Error403)
 {}
 
-export class HealthGroup extends HttpApiGroup.make("health").add(
-  HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
-) {}
+/** What `GET /readyz` says of the database: answering and migrated, or why not. */
+const ReadyDatabase = Schema.Struct({
+  dialect: Schema.optional(Schema.Literal("sqlite", "postgres")),
+  /** the latest migration applied, `<id>_<name>` */
+  migration: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.String)
+}).annotations({ identifier: "ReadyDatabase" })
+
+/** What `GET /readyz` says of the vector store: its name and search, or why it is not usable. */
+const ReadyVectorStore = Schema.Struct({
+  name: Schema.String,
+  /** e.g. "pgvector hnsw", "portable binary codes", "sqlite-vec binary codes", "pinecone" */
+  search: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.String)
+}).annotations({ identifier: "ReadyVectorStore" })
+
+export const Ready = Schema.Struct({
+  status: Schema.Literal("ready"),
+  database: ReadyDatabase,
+  vector_store: ReadyVectorStore
+}).annotations({
+  identifier: "Ready",
+  description: "The database answers, every migration is applied, and the vector store is usable."
+})
+
+export const NotReady = Schema.Struct({
+  error: Schema.String,
+  database: ReadyDatabase,
+  vector_store: ReadyVectorStore
+}).annotations({
+  ...HttpApiSchema.annotations({ status: 503 }),
+  identifier: "NotReady",
+  description: "`not ready: <what>`: the database does not answer, a migration is missing, or the vector store fails."
+})
+
+/**
+ * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the database, its
+ * migrations and the vector store are usable). Both are public, like the OpenAPI document.
+ */
+export class HealthGroup extends HttpApiGroup.make("health")
+  .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+  .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Ready).addError(NotReady))
+{}
 
 /**
  * HttpApi documents its own decode failure (`{_tag, issues, message}`) as a 400 of every

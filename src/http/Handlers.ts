@@ -32,6 +32,7 @@ import { CorrectHandlersLive } from "./CorrectHandlers.js"
 import { ForgetHandlersLive, UsersHandlersLive } from "./ForgetHandlers.js"
 import { parseJsonBytes, readBytesUpTo, readJsonUpTo } from "./readBody.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
+import { readiness } from "./readiness.js"
 import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
 import { RunEventsHandlersLive } from "./RunEventsHandlers.js"
 
@@ -215,7 +216,14 @@ export const ImagesHandlersLive = HttpApiBuilder.group(GligabaoApi, "images", (h
 export const HealthHandlersLive = HttpApiBuilder.group(
   GligabaoApi,
   "health",
-  (handlers) => handlers.handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+  (handlers) =>
+    handlers
+      .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+      .handle("readyz", () =>
+        Effect.map(readiness, (report) =>
+          report.ready
+            ? HttpServerResponse.unsafeJson({ status: "ready", ...report.body })
+            : HttpServerResponse.unsafeJson({ error: report.error, ...report.body }, { status: 503 })))
 )
 
 export const ApiHandlersLive = Layer.mergeAll(

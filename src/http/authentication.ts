@@ -10,9 +10,10 @@ import { Authentication, CurrentCaller, currentCaller } from "../auth/Authentica
 import { adminRefusal, eraseRefusal, identify, refusalFor, type TokenTable } from "../auth/tokens.js"
 import { errorResponse } from "./responses.js"
 
-/** Paths that hold no user data: liveness, the API description, the admin page's static code. */
+/** Paths that hold no user data: liveness, readiness, the API description, the admin page's static code. */
 const isPublic = (path: string): boolean =>
   path === "/healthz" ||
+  path === "/readyz" ||
   path === "/openapi.json" ||
   path === "/docs" ||
   path.startsWith("/docs/") ||

@@ -1,4 +1,4 @@
-import { Context, type Effect, FiberRef } from "effect"
+import { Context, Data, type Effect, FiberRef } from "effect"
 
 /**
  * Effects run inside every `Database.withTransaction` of the fibers that carry them, just
@@ -13,6 +13,18 @@ export const beforeCommit: FiberRef.FiberRef<ReadonlyArray<Effect.Effect<void>>>
 /** The lock of a (user, dataset): every run's reads and writes of the dataset, and every forget, hold it. */
 export const datasetLockKey = (scope: { readonly user_id: string; readonly dataset: string }): string =>
   `remember\u0000${scope.user_id}\u0000${scope.dataset}`
+
+/** What `GET /readyz` says of a database that answers and is migrated: the latest migration applied. */
+export interface DatabaseHealth {
+  /** `<id>_<name>` of the latest migration applied, e.g. `0012_pg_vectors` */
+  readonly migration: string
+}
+
+/** The database is not usable: it does not answer (`database`), or it is not fully migrated (`migrations`). */
+export class DatabaseNotReady extends Data.TaggedError("DatabaseNotReady")<{
+  readonly check: "database" | "migrations"
+  readonly message: string
+}> {}
 
 /**
  * What the core needs of the database itself, beyond the repositories: transactions, the
@@ -40,5 +52,10 @@ export class Database extends Context.Tag("gligabao/Database")<
      * connection: 60 ms at 100,000 facts, about a second at 1,000,000 (BENCHMARKS.md, "No trace").
      */
     readonly compact: Effect.Effect<void>
+    /**
+     * For `GET /readyz`: a trivial query answers, and the latest migration this build knows
+     * is recorded in the migrations table (`effect_sql_migrations`, @effect/sql's Migrator).
+     */
+    readonly health: Effect.Effect<DatabaseHealth, DatabaseNotReady>
   }
 >() {}

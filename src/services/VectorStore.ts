@@ -14,6 +14,11 @@ export interface VectorMatch {
   readonly metadata: Record<string, string | number | boolean>
 }
 
+/** What `GET /readyz` says of the store: its search (e.g. "pgvector hnsw", "sqlite-vec binary codes"). */
+export interface VectorStoreHealth {
+  readonly search: string
+}
+
 /** The vector store port: one index per dataset and kind (`dataset-<id>-entities`, ...). */
 export class VectorStore extends Context.Tag("gligabao/VectorStore")<
   VectorStore,
@@ -33,5 +38,10 @@ export class VectorStore extends Context.Tag("gligabao/VectorStore")<
      * forget runs it once its vector deletes have drained, outside any transaction.
      */
     readonly compact: Effect.Effect<void, VectorWriteFailed>
+    /**
+     * One cheap call that reaches the store (no index is read or written), for `GET /readyz`:
+     * fails when the store is not usable, and says which search is in use.
+     */
+    readonly health: Effect.Effect<VectorStoreHealth, VectorWriteFailed>
   }
 >() {}

@@ -169,6 +169,7 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
         "remember.getRun",
         "images.getImage",
         "health.healthz",
+        "health.readyz",
         "read.search",
         "read.query",
         "read.graph",
@@ -214,7 +215,14 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
         }
       }
       for (
-        const path of ["/healthz", "/openapi.json", "/docs", "/v1/gb/admin/", "/v1/gb/admin/assets/cytoscape.min.js"]
+        const path of [
+          "/healthz",
+          "/readyz",
+          "/openapi.json",
+          "/docs",
+          "/v1/gb/admin/",
+          "/v1/gb/admin/assets/cytoscape.min.js"
+        ]
       ) {
         expect((yield* GET(path, "none")).status, path).toBe(200)
       }

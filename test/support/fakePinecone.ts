@@ -145,6 +145,8 @@ export const startFakePinecone = async (options: FakePineconeOptions = {}): Prom
         return query(request.body)
       case "POST /vectors/delete":
         return remove(request.body)
+      case "POST /describe_index_stats":
+        return { json: { namespaces: {}, dimension: 0, indexFullness: 0, totalRecordCount: 0 } }
       default:
         return pineconeError(404, `Not found: ${request.method} ${request.path}`)
     }

@@ -1,0 +1,81 @@
+/**
+ * `GET /readyz`: ready when the database answers a trivial query, the latest migration of this
+ * build is applied, and the vector store answers one cheap call through its port. Each check
+ * has a deadline, so a probe never hangs on a database or store that does not answer.
+ */
+import { Duration, Effect, Either, Option } from "effect"
+import { Database } from "../services/Database.js"
+import { VectorStore } from "../services/VectorStore.js"
+
+/** How long one check may take before it counts as failed. */
+export const READY_CHECK_TIMEOUT = Duration.seconds(5)
+
+export interface ReadinessReport {
+  readonly ready: boolean
+  readonly body: {
+    readonly database: {
+      readonly dialect?: "sqlite" | "postgres"
+      readonly migration?: string
+      readonly error?: string
+    }
+    readonly vector_store: { readonly name: string; readonly search?: string; readonly error?: string }
+  }
+  /** `not ready: <what>` when not ready */
+  readonly error?: string
+}
+
+const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+
+const timedOut = (what: string) => () => ({
+  message: `${what} did not answer in ${Duration.format(READY_CHECK_TIMEOUT)}`
+})
+
+const NOT_CONFIGURED = "not configured on this server"
+
+/** Optional services, as for the read endpoints: an app composed without storage still answers (503). */
+export const readiness: Effect.Effect<ReadinessReport> = Effect.gen(function*() {
+  const database = yield* Effect.serviceOption(Database)
+  const store = yield* Effect.serviceOption(VectorStore)
+  const [db, vectors] = yield* Effect.all([
+    Option.match(database, {
+      onNone: () => Effect.succeed(Either.left({ message: NOT_CONFIGURED })),
+      onSome: (database) =>
+        database.health.pipe(
+          Effect.timeoutFail({ duration: READY_CHECK_TIMEOUT, onTimeout: timedOut("the database") }),
+          Effect.either
+        )
+    }),
+    Option.match(store, {
+      onNone: () => Effect.succeed(Either.left({ message: NOT_CONFIGURED })),
+      onSome: (store) =>
+        store.health.pipe(
+          Effect.timeoutFail({ duration: READY_CHECK_TIMEOUT, onTimeout: timedOut("the vector store") }),
+          Effect.either
+        )
+    })
+  ], { concurrency: "unbounded" })
+  const dialect = Option.map(database, (d) => d.dialect === "pg" ? "postgres" as const : "sqlite" as const)
+  const withDialect = Option.match(dialect, { onNone: () => ({}), onSome: (dialect) => ({ dialect }) })
+  const name = Option.match(store, { onNone: () => "none", onSome: (s) => s.name })
+  const problems: Array<string> = []
+  const databaseBody = Either.match(db, {
+    onRight: ({ migration }) => ({ ...withDialect, migration }),
+    onLeft: (error) => {
+      const check = "check" in error && error.check === "migrations" ? "migrations" : "database"
+      problems.push(check)
+      return { ...withDialect, error: `${check}: ${messageOf(error)}` }
+    }
+  })
+  const storeBody = Either.match(vectors, {
+    onRight: ({ search }) => ({ name, search }),
+    onLeft: (error) => {
+      problems.push("vector store")
+      return { name, error: messageOf(error) }
+    }
+  })
+  const body = { database: databaseBody, vector_store: storeBody }
+  return problems.length === 0
+    ? { ready: true, body }
+    : { ready: false, body, error: `not ready: ${problems.join(", ")}` }
+})
