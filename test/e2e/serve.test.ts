@@ -132,6 +132,16 @@ describe("serve without an LLM key", () => {
     expect(await getJson(`${server.url}/healthz`)).toEqual({ status: 200, json: { status: "ok" } })
   })
 
+  it("GET /readyz is 200: the SQLite file migrated, sqlite-vec answering", async () => {
+    const { status, json } = await getJson(`${server.url}/readyz`)
+    expect(status).toBe(200)
+    expect(json).toMatchObject({
+      status: "ready",
+      database: { dialect: "sqlite", migration: expect.stringMatching(/^\d{4}_/) },
+      vector_store: { name: "sqlite-vec", search: "sqlite-vec binary codes" }
+    })
+  })
+
   it("POST /v1/gb/remember is 503 naming the missing key, and the run log shows the failed run", async () => {
     const res = await post(`${server.url}/v1/gb/remember`, { user_id: "alice", text: "Alice lives in Berlin." })
     expect(res.status).toBe(503)
