@@ -68,6 +68,8 @@ layer(Layer.provideMerge(store, database), { excludeTestServices: true, timeout:
         // sorts and sequential scans off, the plan the search's shape allows is the HNSW index's
         const data = clustered(50, 2, 21)
         const vectors = yield* VectorStore
+        // what GET /readyz reports of this store
+        expect(yield* vectors.health).toEqual({ search: "pgvector hnsw" })
         yield* vectors.upsert("dataset-plan-edges", items(data.vectors))
         const plan = yield* Effect.gen(function*() {
           yield* sql`SET LOCAL enable_seqscan = off`
