@@ -1,42 +1,27 @@
 /**
  * Hot-path queries read through the index meant for them, on SQLite without statistics (a
- * fresh file has none): the repository's own SQL is captured as it runs, then explained.
+ * fresh file has none): the repository's own SQL is trace.captured as it runs, then explained.
  */
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import Sqlite from "better-sqlite3"
 import { Effect } from "effect"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { describe, expect } from "vitest"
 import { SqliteLive } from "../layers/sql/index.js"
 import { DatasetsRepo } from "../src/services/DatasetsRepo.js"
 import { GraphRepo } from "../src/services/GraphRepo.js"
+import { sqlCapture } from "./support/sqlCapture.js"
 
-/** Every SQL text better-sqlite3 runs while `capturing` is on. */
-const captured: Array<string> = []
-let capturing = false
-const statement = Object.getPrototypeOf(new Sqlite(":memory:").prepare("SELECT 1"))
-const originals = Object.fromEntries(["all", "run", "get"].map((m) => [m, statement[m]]))
-
-beforeAll(() => {
-  for (const [name, original] of Object.entries(originals)) {
-    statement[name] = function(this: { source: string }, ...args: Array<unknown>) {
-      if (capturing) captured.push(this.source)
-      return original.apply(this, args)
-    }
-  }
-})
-afterAll(() => Object.assign(statement, originals))
+const trace = sqlCapture()
 
 describe("query plans", () => {
   it.effect("findEntitiesByNameKeys reads (dataset_id, name_key), not every entity of the dataset", () =>
     Effect.gen(function*() {
       const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
       const graph = yield* GraphRepo
-      captured.length = 0
-      capturing = true
+      trace.start()
       yield* graph.findEntitiesByNameKeys(dataset.id, ["alice", "bob"])
-      capturing = false
-      const lookup = captured.find((sql) => sql.includes("name_key IN"))
+      trace.stop()
+      const lookup = trace.captured.find((sql) => sql.includes("name_key IN"))
       expect(lookup).toBeDefined()
       const sql = yield* SqlClient.SqlClient
       const params = (lookup!.match(/\?/g) ?? []).map(() => null)
@@ -48,14 +33,13 @@ describe("query plans", () => {
     Effect.gen(function*() {
       const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
       const graph = yield* GraphRepo
-      captured.length = 0
-      capturing = true
+      trace.start()
       yield* graph.loadLiveEdgesByTriples(dataset.id, [
         { source_id: 1, target_id: 2, relation: "works_at" },
         { source_id: 1, target_id: 3, relation: "lives_in" }
       ])
-      capturing = false
-      const lookup = captured.find((sql) => sql.includes("WITH wanted"))
+      trace.stop()
+      const lookup = trace.captured.find((sql) => sql.includes("WITH wanted"))
       expect(lookup).toBeDefined()
       const sql = yield* SqlClient.SqlClient
       const params = (lookup!.match(/\?/g) ?? []).map(() => null)

@@ -9,9 +9,8 @@
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import Sqlite from "better-sqlite3"
 import { Effect, Layer, Redacted, Schema } from "effect"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { answer } from "../../scripts/benchmarks/model.js"
 import { Authentication } from "../../src/auth/Authentication.js"
@@ -26,6 +25,7 @@ import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
 import { expectError, postJson, postRaw, send, serveTest, type TestResponse } from "../support/http.js"
+import { sqlCapture } from "../support/sqlCapture.js"
 
 /** The bench's model, counting its calls. */
 const counting = () => {
@@ -363,29 +363,14 @@ describe("POST /v1/gb/context: tokens and the library", () => {
       })))
 })
 
-/** Every SQL text better-sqlite3 runs while `capturing` is on (as test/query-plans.test.ts does). */
-const captured: Array<string> = []
-let capturing = false
-const statement = Object.getPrototypeOf(new Sqlite(":memory:").prepare("SELECT 1"))
-const originals = Object.fromEntries(["all", "run", "get"].map((m) => [m, statement[m]]))
-
 describe("POST /v1/gb/context: the query plan", () => {
-  beforeAll(() => {
-    for (const [name, original] of Object.entries(originals)) {
-      statement[name] = function(this: { source: string }, ...args: Array<unknown>) {
-        if (capturing) captured.push(this.source)
-        return original.apply(this, args)
-      }
-    }
-  })
-  afterAll(() => Object.assign(statement, originals))
+  const trace = sqlCapture()
 
   it.effect("the recent facts walk the (dataset_id, id) index backwards: no scan, no sort", () =>
     Effect.gen(function*() {
       const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
       const search = yield* SearchRepo
-      captured.length = 0
-      capturing = true
+      trace.start()
       yield* search.recentFacts(dataset.id, {
         asOf: "2026-01-01T00:00:00.000Z",
         knownAt: null,
@@ -393,8 +378,8 @@ describe("POST /v1/gb/context: the query plan", () => {
         sessionId: "s1",
         kind: null
       }, 100)
-      capturing = false
-      const recent = captured.filter((q) => q.includes("ORDER BY e.id DESC"))
+      trace.stop()
+      const recent = trace.captured.filter((q) => q.includes("ORDER BY e.id DESC"))
       expect(recent).toHaveLength(1)
       const sql = yield* SqlClient.SqlClient
       const params = (recent[0]!.match(/\?/g) ?? []).map(() => null)

@@ -7,11 +7,9 @@
  * and the statements served by their indexes (SQLite, without statistics).
  */
 import { HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import Sqlite from "better-sqlite3"
 import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { answer } from "../../scripts/benchmarks/model.js"
 import { Authentication } from "../../src/auth/Authentication.js"
@@ -25,6 +23,7 @@ import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
 import { expectError, get, postJson, send, serveTest, type TestResponse } from "../support/http.js"
+import { planOf, sqlCapture } from "../support/sqlCapture.js"
 
 const withApp = <A, E>(
   storage: StorageLayer,
@@ -265,47 +264,23 @@ describe("an entity's story: tokens", () => {
     ))
 })
 
-/** Every SQL text better-sqlite3 runs while `capturing` is on (as test/query-plans.test.ts does). */
-const captured: Array<string> = []
-let capturing = false
-const statement = Object.getPrototypeOf(new Sqlite(":memory:").prepare("SELECT 1"))
-const originals = Object.fromEntries(["all", "run", "get"].map((m) => [m, statement[m]]))
-
 describe("an entity's story: query plans", () => {
-  beforeAll(() => {
-    for (const [name, original] of Object.entries(originals)) {
-      statement[name] = function(this: { source: string }, ...args: Array<unknown>) {
-        if (capturing) captured.push(this.source)
-        return original.apply(this, args)
-      }
-    }
-  })
-  afterAll(() => Object.assign(statement, originals))
-
-  const planOf = (query: string) =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const params = (query.match(/\?/g) ?? []).map(() => null)
-      return (yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, params)).map((r) => r.detail).join(
-        "\n"
-      )
-    }).pipe(Effect.orDie)
+  const trace = sqlCapture()
 
   it.effect("the entity by id or name key and its facts read through indexes, never a scan", () =>
     Effect.gen(function*() {
       const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
       const search = yield* SearchRepo
-      captured.length = 0
-      capturing = true
+      trace.start()
       expect(yield* search.entityByNameKey(dataset.id, "alice novak")).toEqual(Option.none())
-      const byName = captured.filter((q) => q.includes("name_key ="))
-      captured.length = 0
+      const byName = trace.captured.filter((q) => q.includes("name_key ="))
+      trace.start()
       yield* search.entityById(dataset.id, 1)
-      const byId = [...captured]
-      captured.length = 0
+      const byId = [...trace.captured]
+      trace.start()
       yield* search.entityFacts(dataset.id, 1, "2026-01-01T00:00:00.000Z")
-      const facts = captured.filter((q) => q.includes("UNION ALL"))
-      capturing = false
+      const facts = trace.captured.filter((q) => q.includes("UNION ALL"))
+      trace.stop()
       expect(byName).toHaveLength(1)
       expect(facts).toHaveLength(1)
       const namePlan = yield* planOf(byName[0]!)

@@ -8,9 +8,8 @@
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import Sqlite from "better-sqlite3"
 import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { answer } from "../../scripts/benchmarks/model.js"
 import { Authentication } from "../../src/auth/Authentication.js"
@@ -24,6 +23,7 @@ import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
 import { expectError, get, postJson, send, serveTest, type TestResponse } from "../support/http.js"
+import { planOf, sqlCapture } from "../support/sqlCapture.js"
 
 const withApp = <A, E>(
   storage: StorageLayer,
@@ -238,39 +238,15 @@ describe("a fact's view: tokens", () => {
     ))
 })
 
-/** Every SQL text better-sqlite3 runs while `capturing` is on (as test/query-plans.test.ts does). */
-const captured: Array<string> = []
-let capturing = false
-const statement = Object.getPrototypeOf(new Sqlite(":memory:").prepare("SELECT 1"))
-const originals = Object.fromEntries(["all", "run", "get"].map((m) => [m, statement[m]]))
-
 describe("a fact's view: query plans", () => {
-  beforeAll(() => {
-    for (const [name, original] of Object.entries(originals)) {
-      statement[name] = function(this: { source: string }, ...args: Array<unknown>) {
-        if (capturing) captured.push(this.source)
-        return original.apply(this, args)
-      }
-    }
-  })
-  afterAll(() => Object.assign(statement, originals))
-
-  const planOf = (query: string) =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const params = (query.match(/\?/g) ?? []).map(() => null)
-      return (yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, params)).map((r) => r.detail).join(
-        "\n"
-      )
-    }).pipe(Effect.orDie)
+  const trace = sqlCapture()
 
   const capture = <A>(effect: Effect.Effect<A>) =>
     Effect.gen(function*() {
-      captured.length = 0
-      capturing = true
+      trace.start()
       yield* effect
-      capturing = false
-      return [...captured]
+      trace.stop()
+      return [...trace.captured]
     })
 
   it.effect("the fact, its sources and its closures read through indexes, never a scan", () =>
