@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { answer } from "../../scripts/benchmarks/model.js"
 import { BIN, type SpawnedServer, startServer, tempDir } from "../support/cli.js"
 import { anthropicMessage, type FakeAnthropic, startFakeAnthropic } from "../support/fakeAnthropic.js"
+import { MCP_TOOLS } from "../support/mcp.js"
 
 let fake: FakeAnthropic
 const dir = tempDir("gligabao-e2e-mcp-")
@@ -25,18 +26,6 @@ afterAll(async () => {
   await fake?.close()
   dir.remove()
 })
-
-const TOOLS = [
-  "remember",
-  "remember_status",
-  "search",
-  "query",
-  "get_entity",
-  "get_context",
-  "list_datasets",
-  "list_sessions",
-  "forget"
-]
 
 /** `gligabao mcp` on the test database, as a host spawns it. */
 const stdioClient = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
@@ -81,7 +70,7 @@ describe("gligabao mcp (stdio)", () => {
     try {
       expect(client.getServerVersion()?.name).toBe("gligabao")
       const { tools } = await client.listTools()
-      expect(tools.map((t) => t.name)).toEqual(TOOLS)
+      expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS)
       // the user is fixed by --user-id: no tool asks for it
       for (const tool of tools) expect(Object.keys(tool.inputSchema.properties ?? {})).not.toContain("user_id")
       const queued = structured(
@@ -131,7 +120,7 @@ describe("/mcp of gligabao serve (Streamable HTTP)", () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)))
     try {
       const { tools } = await client.listTools()
-      expect(tools.map((t) => t.name)).toEqual(TOOLS)
+      expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS)
       for (const tool of tools) expect(tool.inputSchema.required).toContain("user_id")
       const queued = structured(
         await client.callTool({

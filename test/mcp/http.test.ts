@@ -18,6 +18,7 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { serveTest } from "../support/http.js"
+import { MCP_TOOLS } from "../support/mcp.js"
 
 /** The bench model for remember; a query is answered citing the first fact it was shown. */
 const script = (r: LlmRequest) => {
@@ -75,18 +76,6 @@ const errorOf = (result: any): string => {
   return JSON.parse(result.content[0].text).error
 }
 
-const TOOLS = [
-  "remember",
-  "remember_status",
-  "search",
-  "query",
-  "get_entity",
-  "get_context",
-  "list_datasets",
-  "list_sessions",
-  "forget"
-]
-
 forEachDialect((_dialect, makeLayer) => {
   describe("MCP over Streamable HTTP", () => {
     it.live("tools/list: the tools with their arguments; user_id is an argument without a fixed user", () =>
@@ -95,7 +84,7 @@ forEachDialect((_dialect, makeLayer) => {
           const client = yield* connect(url)
           expect(client.getServerVersion()?.name).toBe("gligabao")
           const { tools } = yield* Effect.promise(() => client.listTools())
-          expect(tools.map((t) => t.name)).toEqual(TOOLS)
+          expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS)
           const byName = new Map(tools.map((t) => [t.name, t]))
           const props = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {})
           expect(props("remember")).toEqual(
