@@ -1,12 +1,16 @@
 /**
  * The read side's figures: `npx tsx scripts/bench-search.ts [--facts 100000] [--queries 200]
- * [--dims 256] [--pg URL|auto] [--keep]`.
+ * [--dims 256] [--pg URL|auto|pglite] [--vectors postgres|sqlite] [--keep]`.
  *
  * Seeds one dataset of --facts facts among facts/5 entities (names from a small vocabulary so
  * that words repeat as in real data; about 10% of the facts closed; every fact linked to one of
  * facts/10 artifacts and one of 100 sessions) through the repositories, and hash-embedding
- * vectors of every entity and fact into sqlite-vec (the default store; a file of its own next to
- * a PostgreSQL database). A second, small dataset of another user shares the tables.
+ * vectors of every entity and fact into the vector store: sqlite-vec in the SQLite database; with
+ * PostgreSQL the default `postgres` store (its portable search on a server without pgvector, HNSW
+ * with it) or `--vectors sqlite`, a sqlite-vec file of its own. `--pg auto` starts a throwaway
+ * cluster (no pgvector in Debian's packages); `--pg pglite` serves an in-memory PGlite with its
+ * pgvector extension over the wire protocol (WebAssembly: slower than a server, label its figures
+ * so). A second, small dataset of another user shares the tables.
  *
  * Then, in process (no HTTP), the latency of `runSearch` (limit 10) over --queries random
  * questions after a warm-up: full text + graph (no vectors), and with vectors (the question
@@ -19,12 +23,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgLive, SqliteLive, type Storage, type StorageError } from "../layers/sql/index.js"
 import { HashEmbeddings } from "../layers/testing/HashEmbeddings.js"
+import { PostgresVectorStoreLive } from "../layers/vectors/PostgresVectorStore.js"
 import { SqliteVecFileStoreLive, SqliteVecStoreLive } from "../layers/vectors/SqliteVecStore.js"
 import { type ReadDeps, readDeps } from "../src/query/deps.js"
 import { runExportGraph } from "../src/query/export.js"
 import { runSearch } from "../src/query/search.js"
-import type { VectorStore } from "../src/services/VectorStore.js"
+import { VectorStore } from "../src/services/VectorStore.js"
 import { startPgCluster } from "../test/support/postgres.js"
+import { startPglite } from "./benchmarks/pglite.js"
 import { questions, seedDataset } from "./benchmarks/searchData.js"
 
 const arg = (name: string, fallback: string): string => {
@@ -36,6 +42,7 @@ const ENTITIES = Math.max(50, Math.floor(FACTS / 5))
 const QUERIES = Number(arg("queries", "200"))
 const DIMS = Number(arg("dims", "256"))
 const PG_URL = arg("pg", "")
+const VECTORS = arg("vectors", "postgres")
 /** keep the SQLite file (its path is printed) for looking at query plans */
 const KEEP = process.argv.includes("--keep")
 
@@ -108,7 +115,9 @@ const main = (storage: Layer.Layer<Storage, StorageError>, vectorStore: Layer.La
     const textOnly = yield* timeSearches({ ...deps, embeddings: null }, qs, 0)
     const withVectors = yield* timeSearches(deps, qs, 1)
     console.log(
-      `\nsearch, limit 10, ${QUERIES} questions after 20 warm-up, ${DIMS}-dimension hash embeddings in sqlite-vec`
+      `\nsearch, limit 10, ${QUERIES} questions after 20 warm-up, ${DIMS}-dimension hash embeddings in ${
+        (yield* (yield* VectorStore).health).search
+      }`
     )
     console.log("| sources | p50 ms | p95 ms | mean ms | facts returned (mean) |")
     console.log("| --- | --- | --- | --- | --- |")
@@ -146,12 +155,18 @@ const main = (storage: Layer.Layer<Storage, StorageError>, vectorStore: Layer.La
 const dir = mkdtempSync(join(tmpdir(), "gligabao-bench-search-"))
 // `--pg auto`: a throwaway cluster, as the tests start one
 const cluster = PG_URL === "auto" ? await startPgCluster() : undefined
-const pgUrl = cluster?.adminUrl ?? PG_URL
+const pglite = PG_URL === "pglite" ? await startPglite() : undefined
+const pgUrl = cluster?.adminUrl ?? pglite?.url ?? PG_URL
 const program = pgUrl === ""
   ? main(SqliteLive(join(dir, "bench.db")), SqliteVecStoreLive(DIMS))
-  : main(PgLive(Redacted.make(pgUrl)), SqliteVecFileStoreLive(join(dir, "vectors.db"), DIMS))
+  : main(
+    PgLive(Redacted.make(pgUrl)),
+    VECTORS === "sqlite" ? SqliteVecFileStoreLive(join(dir, "vectors.db"), DIMS) : PostgresVectorStoreLive(DIMS)
+  )
 
-console.log(`${pgUrl === "" ? "SQLite (WAL file)" : "PostgreSQL"}, Node ${process.version}`)
+console.log(
+  `${pgUrl === "" ? "SQLite (WAL file)" : pglite ? "PostgreSQL (PGlite with pgvector)" : "PostgreSQL"}, Node ${process.version}`
+)
 await Effect.runPromise(program as Effect.Effect<void, unknown, never>)
   .catch((error) => {
     console.error(error)
@@ -159,6 +174,7 @@ await Effect.runPromise(program as Effect.Effect<void, unknown, never>)
   })
   .finally(() => {
     cluster?.stop()
+    void pglite?.stop()
     if (KEEP) console.log(`kept ${dir}`)
     else rmSync(dir, { recursive: true, force: true })
   })
