@@ -3,6 +3,8 @@
  *
  *   scripts/load [--clients N] [--seconds T] [--latency MS] [--datasets D] [--search-every K]
  *                [--texts-per-dataset G] [--dims N]
+ *   scripts/load --reads [--clients N] [--seconds T] [--latency MS] [--dims N] [--pg URL|auto]
+ *                [--loop-delay] [--cpu-prof]
  *
  * N clients (default 16) for T seconds (default 60) against a real `gligabao serve` on a
  * temporary SQLite file and fake model servers in this process answering after MS ms (default
@@ -13,12 +15,22 @@
  * errors, throughput (over the run and per 10 s window), p50/p95/p99 latency per endpoint, and
  * the server's RSS; then checks the stopped server's file. A failed check exits 1; timings never do. Writes
  * build/load/load-<time>.json and build/load/latest.json.
+ *
+ * `--reads`: the scenario "reads under load" (scripts/benchmarks/readsUnderLoad.ts): search and
+ * context p50/p95/p99 on the idle server, then while N clients remember into N datasets with MS
+ * ms models (T defaults to 30 there); on SQLite, or on PostgreSQL with `--pg` (`auto`: a
+ * throwaway cluster). Writes build/load/reads-<time>.json. `--loop-delay` records the server's
+ * event-loop delay (scripts/benchmarks/loopDelay.cjs) into build/load/loop-delay-<time>.json,
+ * `--cpu-prof` a V8 CPU profile into build/load/profiles/<time>/ (read it with
+ * scripts/bench-profile.ts).
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { type LoadResult, type Percentiles, runLoad } from "./benchmarks/load.js"
+import { type ReadsUnderLoadResult, runReadsUnderLoad } from "./benchmarks/readsUnderLoad.js"
 import { ROOT } from "./benchmarks/server.js"
+import { startPgCluster } from "../test/support/postgres.js"
 
 const argv = process.argv.slice(2)
 const number = (flag: string, fallback: number): number => {
@@ -81,6 +93,72 @@ const render = (r: LoadResult, started: Date, load: ReadonlyArray<number>): stri
     ...(r.errors.first.length === 0 ? [] : ["", "first errors:", ...r.errors.first.map((e) => `- ${e}`)])
   ].join("\n")
 
+const renderReads = (r: ReadsUnderLoadResult, started: Date, load: ReadonlyArray<number>): string =>
+  [
+    `gligabao reads under load, ${started.toISOString()}: ${r.options.database}, ${r.options.writers} writers, ${r.options.seconds} s, ${r.options.latencyMs} ms models, ${r.options.dims} dimensions; ${r.readerFacts} live facts in the reader's dataset`,
+    `machine: ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, Node ${process.version}; load average ${
+      load.map((x) => x.toFixed(2)).join(" ")
+    } at the start, ${loadavg().map((x) => x.toFixed(2)).join(" ")} at the end`,
+    "",
+    "| read | n | p50 ms | p95 ms | p99 ms | max ms |",
+    "| --- | --- | --- | --- | --- | --- |",
+    line("search, idle", r.idle.search),
+    line("search, under load", r.underLoad.search),
+    line("context, idle", r.idle.context),
+    line("context, under load", r.underLoad.context),
+    "",
+    `search p95 under load / idle: ${f(r.underLoad.search.p95 / r.idle.search.p95, 2)}`,
+    `remembers: ${r.remembers.count}, ${f(r.remembers.perSecond, 2)}/s; p50 / p95 / p99 ${f(r.remembers.latency.p50)} / ${
+      f(r.remembers.latency.p95)
+    } / ${f(r.remembers.latency.p99)} ms`,
+    `server RSS MB under load: ${f(r.rssMB.start, 0)} at the start, ${f(r.rssMB.max, 0)} max, ${
+      f(r.rssMB.end, 0)
+    } at the end; slope over the second half ${f(r.rssMB.slopeSecondHalfMBPerMin, 2)} MB/min`,
+    "",
+    "checks:",
+    ...r.checks.map((c) => `- ${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail === "" ? "" : ` (${c.detail})`}`)
+  ].join("\n")
+
+const flag = (name: string): string | undefined => {
+  const i = argv.indexOf(name)
+  return i === -1 ? undefined : argv[i + 1]
+}
+
+const reads = async () => {
+  const started = new Date()
+  const load = loadavg()
+  const t0 = performance.now()
+  const pg = flag("--pg")
+  const outDir = join(ROOT, "build", "load")
+  const stamp = started.toISOString().replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z")
+  if (argv.includes("--loop-delay")) {
+    process.env.GLIGABAO_BENCH_LOOP_DELAY = join(outDir, `loop-delay-${stamp}.json`)
+    process.env.GLIGABAO_BENCH_NODE_OPTIONS = `--require ${join(ROOT, "scripts", "benchmarks", "loopDelay.cjs")}`
+  }
+  if (argv.includes("--cpu-prof")) process.env.GLIGABAO_BENCH_CPU_PROF_DIR = join(outDir, "profiles", stamp)
+  mkdirSync(outDir, { recursive: true })
+  const cluster = pg === "auto" ? await startPgCluster() : undefined
+  try {
+    const result = await runReadsUnderLoad({
+      writers: clients,
+      seconds: number("--seconds", 30),
+      latencyMs: options.latencyMs,
+      dims: options.dims,
+      ...(pg === undefined ? {} : { databaseUrl: cluster?.adminUrl ?? pg }),
+      log: (m) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${m}\n`)
+    })
+    writeFileSync(
+      join(outDir, `reads-${stamp}.json`),
+      JSON.stringify({ started_at: started.toISOString(), load_average_at_start: load, ...result }, null, 2)
+    )
+    console.log(renderReads(result, started, load))
+    console.log(`\nwritten: build/load/reads-${stamp}.json`)
+    if (!result.ok) process.exitCode = 1
+  } finally {
+    cluster?.stop()
+  }
+}
+
 const main = async () => {
   const started = new Date()
   const load = loadavg()
@@ -114,7 +192,7 @@ const main = async () => {
   if (!result.ok) process.exitCode = 1
 }
 
-main().catch((error) => {
+;(argv.includes("--reads") ? reads() : main()).catch((error) => {
   console.error(error)
   process.exit(1)
 })

@@ -34,7 +34,14 @@ export interface Fakes {
   readonly close: () => Promise<void>
 }
 
-export const startFakes = async (latencyMs: number): Promise<Fakes> => {
+/**
+ * `immediate`: embeddings requests whose every input it accepts are answered at once, whatever
+ * the latency (a reader's query embeddings, when only the writers' model calls are to wait).
+ */
+export const startFakes = async (
+  latencyMs: number,
+  immediate?: (input: string) => boolean
+): Promise<Fakes> => {
   const calls: Array<ModelCall> = []
   let latency = latencyMs
   const anthropic = await startFakeAnthropic({
@@ -59,6 +66,13 @@ export const startFakes = async (latencyMs: number): Promise<Fakes> => {
   const openAi = await startFakeOpenAi({
     latencyMs,
     countTokens,
+    ...(immediate === undefined ? {} : {
+      delayFor: (request) => {
+        const input: unknown = request.body?.input
+        const texts = typeof input === "string" ? [input] : Array.isArray(input) ? input : []
+        return texts.length > 0 && texts.every((t) => typeof t === "string" && immediate(t)) ? 0 : undefined
+      }
+    }),
     embeddingFor: (text, dimensions) => {
       const index = openAi.requests.length
       if (index !== lastRequest) {
@@ -67,7 +81,7 @@ export const startFakes = async (latencyMs: number): Promise<Fakes> => {
           kind: "embeddings",
           stage: "embeddings",
           at: performance.now(),
-          latencyMs: latency,
+          latencyMs: immediate?.(text) === true ? 0 : latency,
           inputTokens: 0,
           outputTokens: 0,
           inputs: 0

@@ -96,7 +96,7 @@ export const percentiles = (xs: ReadonlyArray<number>): Percentiles => {
 }
 
 /** Least-squares slope of y over x. */
-const slope = (points: ReadonlyArray<readonly [number, number]>): number => {
+export const slope = (points: ReadonlyArray<readonly [number, number]>): number => {
   const n = points.length
   if (n < 2) return NaN
   const mx = points.reduce((a, [x]) => a + x, 0) / n
@@ -106,28 +106,42 @@ const slope = (points: ReadonlyArray<readonly [number, number]>): number => {
   return sxx === 0 ? NaN : sxy / sxx
 }
 
-interface Spawned {
+export interface Spawned {
   readonly url: string
   readonly pid: number
   /** SIGTERM, then the exit code (null when it had to be killed) */
   readonly stop: () => Promise<{ code: number | null; signal: string | null }>
 }
 
-/** Like server.ts's startServer, but the stop reports how the process ended (a check). */
-const spawnServer = (db: string, configFile: string, anthropicUrl: string, openAiUrl: string, dims: number) =>
+/**
+ * Like server.ts's startServer, but the stop reports how the process ended (a check). `db` is a
+ * SQLite file, or a PostgreSQL URL (`postgres://...`, passed as DATABASE_URL).
+ */
+export const spawnServer = (db: string, configFile: string, anthropicUrl: string, openAiUrl: string, dims: number) =>
   new Promise<Spawned>((resolve, reject) => {
+    const postgres = db.startsWith("postgres://")
     const child: ChildProcess = spawn(process.execPath, [
       ...serverNodeFlags(),
+      ...(process.env.GLIGABAO_BENCH_CPU_PROF_DIR === undefined
+        ? []
+        : ["--cpu-prof", `--cpu-prof-dir=${process.env.GLIGABAO_BENCH_CPU_PROF_DIR}`]),
       "bin/gligabao.js",
       "serve",
       "--port",
       "0",
-      "--db",
-      db
+      ...(postgres ? [] : ["--db", db])
     ], {
       cwd: ROOT,
       env: {
         ...serverEnv(),
+        ...(postgres ? { DATABASE_URL: db } : {}),
+        // diagnostics a run asks for (scripts/load --loop-delay, --cpu-prof): preloads and their files
+        ...Object.fromEntries(
+          Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("GLIGABAO_BENCH_"))
+        ),
+        ...(process.env.GLIGABAO_BENCH_NODE_OPTIONS === undefined
+          ? {}
+          : { NODE_OPTIONS: process.env.GLIGABAO_BENCH_NODE_OPTIONS }),
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? "/tmp",
         ANTHROPIC_API_KEY: "load",

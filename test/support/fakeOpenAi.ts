@@ -146,6 +146,8 @@ export interface FakeOpenAiOptions {
   readonly jsonObjectAnswer?: "echo" | "empty"
   /** wraps every answer in `<think>...</think>` (as DeepSeek R1 / Qwen3 servers do) */
   readonly thinkAloud?: boolean
+  /** the delay of one default answer, ms; undefined: the server's latency */
+  readonly delayFor?: (request: RecordedRequest) => number | undefined
 }
 
 /** What a model that echoes the schema it was shown answers in json_object mode. */
@@ -243,6 +245,12 @@ const embeddingsHandler = (options: FakeOpenAiOptions, request: RecordedRequest)
 }
 
 const defaultHandler = (options: FakeOpenAiOptions): FakeHandler => (request) => {
+  const reply = defaultReply(options, request)
+  const delayMs = options.delayFor?.(request)
+  return delayMs === undefined ? reply : { ...reply, delayMs }
+}
+
+const defaultReply = (options: FakeOpenAiOptions, request: RecordedRequest): FakeReply => {
   const route = `${request.method} ${request.path}`
   if (route !== "POST /v1/chat/completions" && route !== "POST /v1/embeddings") {
     return openAiError(404, `Invalid URL (${request.method} ${request.path})`)
