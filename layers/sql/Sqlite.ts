@@ -13,7 +13,7 @@ import { dirname } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { migrations } from "./migrations/index.js"
 
-const isMemory = (filename: string) => filename === ":memory:" || filename === ""
+export const isMemory = (filename: string) => filename === ":memory:" || filename === ""
 
 /** The client alone (no migrations), configured as every gligabao connection must be. */
 export interface SqliteOptions {
@@ -53,6 +53,26 @@ export const SqliteClientLive = (
       yield* client.loadExtension(sqliteVec.getLoadablePath())
       yield* client`SELECT vec_version() AS version`
       return Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
+
+/**
+ * A read-only connection to the file, for the reads that need only committed data: in WAL mode
+ * it reads beside the writer's connection and never waits for a transaction to end. No
+ * sqlite-vec (the vector store has its own reader), no writes.
+ */
+export const SqliteReaderLive = (
+  filename: string,
+  options: SqliteOptions = DEFAULT_OPTIONS
+): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.scoped(
+    SqlClient.SqlClient,
+    Effect.gen(function*() {
+      // the writer has put the file in WAL mode; a read-only connection cannot set it
+      const client = yield* SqliteClient.make({ filename, readonly: true, disableWAL: true })
+      yield* client`PRAGMA busy_timeout = 5000`
+      if (options.mmapBytes > 0) yield* client.unsafe(`PRAGMA mmap_size = ${Math.floor(options.mmapBytes)}`)
+      return client as SqlClient.SqlClient
     })
   ).pipe(Layer.provide(Reactivity.layer))
 

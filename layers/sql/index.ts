@@ -36,7 +36,7 @@ import { RunLogRepoLive } from "./repositories/RunLog.js"
 import { SearchRepoLive } from "./repositories/Search.js"
 import { SeriesRepoLive } from "./repositories/Series.js"
 import { VectorOutboxLive } from "./repositories/VectorOutbox.js"
-import { SqliteMigratedLive, type SqliteOptions } from "./Sqlite.js"
+import { isMemory, SqliteMigratedLive, type SqliteOptions, SqliteReaderLive } from "./Sqlite.js"
 
 export type Repositories =
   | AdminRepo
@@ -58,8 +58,8 @@ export type Storage = SqlClient.SqlClient | Repositories
 
 export type StorageError = SqlError.SqlError | MigrationError
 
-/** The repositories and the Database port over whatever SqlClient is provided (already migrated). */
-export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
+/** All but SearchRepo, over whatever SqlClient is provided (already migrated). */
+const WritingRepositoriesLive = Layer.mergeAll(
   AdminRepoLive,
   DatabaseLive,
   DatasetsRepoLive,
@@ -70,14 +70,26 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   ImagesRepoLive,
   InferencesRepoLive,
   RunLogRepoLive,
-  SearchRepoLive,
   SeriesRepoLive,
   VectorOutboxLive
 )
 
-/** SQLite at `filename` (its directory is created; `:memory:` works), migrated. */
+/** The repositories and the Database port over whatever SqlClient is provided (already migrated). */
+export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.merge(
+  WritingRepositoriesLive,
+  SearchRepoLive
+)
+
+/**
+ * SQLite at `filename` (its directory is created; `:memory:` works), migrated. On a file the read
+ * programs' SearchRepo runs on a read-only connection of its own: WAL lets it read beside the
+ * writer, so a search never waits for another request's transaction (docs/DECISIONS.md).
+ */
 export const SqliteLive = (filename: string, options?: SqliteOptions): Layer.Layer<Storage, StorageError> =>
-  RepositoriesLive.pipe(Layer.provideMerge(SqliteMigratedLive(filename, options)))
+  (isMemory(filename)
+    ? RepositoriesLive
+    : Layer.merge(WritingRepositoriesLive, SearchRepoLive.pipe(Layer.provide(SqliteReaderLive(filename, options)))))
+    .pipe(Layer.provideMerge(SqliteMigratedLive(filename, options)))
 
 /** PostgreSQL at `url`, migrated. */
 export const PgLive = (url: Redacted.Redacted<string>): Layer.Layer<Storage, StorageError> =>

@@ -71,7 +71,7 @@ export const readDepsOption: Effect.Effect<Option.Option<ReadDeps>> = Effect.gen
 
 /** The user's live dataset of that name, or NotFound (404). Every read starts here: it scopes the read to the user. */
 export const findDataset = (deps: ReadDeps, scope: ReadScope): Effect.Effect<DatasetRow, NotFound> =>
-  Effect.flatMap(deps.datasets.find(scope.user_id, scope.dataset), (found) =>
+  Effect.flatMap(deps.search.dataset(scope.user_id, scope.dataset), (found) =>
     Option.match(found, {
       onNone: () => Effect.fail(new NotFound({ message: `no dataset ${JSON.stringify(scope.dataset)} for this user` })),
       onSome: Effect.succeed

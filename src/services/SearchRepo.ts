@@ -1,5 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
-import type { ArtifactRow, EdgeWithNames, EntityRow } from "../domain/Rows.js"
+import type { ArtifactRow, DatasetRow, EdgeWithNames, EntityRow } from "../domain/Rows.js"
 import type { ArtifactKind } from "../domain/Stages.js"
 import type { EdgeClosure } from "./GraphRepo.js"
 
@@ -106,11 +106,15 @@ export const MAX_RESULT_LINKS = 50
 
 /**
  * The read side of the graph tables, always within one dataset. Every lookup is indexed (full
- * text: FTS5 on SQLite, tsvector + GIN on PostgreSQL). Infrastructure errors are defects.
+ * text: FTS5 on SQLite, tsvector + GIN on PostgreSQL). Infrastructure errors are defects. It
+ * sees committed data only and may run on connections of its own (a SQLite file's reader), so
+ * nothing that writes may rely on it to see its own transaction.
  */
 export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
   SearchRepo,
   {
+    /** the user's live dataset of that name */
+    readonly dataset: (userId: string, name: string) => Effect.Effect<Option.Option<DatasetRow>>
     /**
      * entities whose name or description matches any of `terms` (words; the engine stems them),
      * best first, at most `limit`

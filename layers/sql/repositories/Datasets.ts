@@ -4,15 +4,18 @@ import { Effect, Layer, Option } from "effect"
 import type { DatasetRow } from "../../../src/domain/Rows.js"
 import { type DatasetCounts, DatasetsRepo } from "../../../src/services/DatasetsRepo.js"
 
+/** The user's live dataset of that name, on `sql` (the writer's connection, or a reader's). */
+export const datasetByName = (sql: SqlClient.SqlClient) => (userId: string, name: string) =>
+  sql<DatasetRow>`SELECT id, user_id, name, created_at, deleted_at FROM gb_datasets
+    WHERE user_id = ${userId} AND name = ${name} AND deleted_at IS NULL`.pipe(
+    Effect.map((rows) => Option.fromNullable(rows[0])),
+    Effect.orDie
+  )
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const find = (userId: string, name: string) =>
-    sql<DatasetRow>`SELECT id, user_id, name, created_at, deleted_at FROM gb_datasets
-      WHERE user_id = ${userId} AND name = ${name} AND deleted_at IS NULL`.pipe(
-      Effect.map((rows) => Option.fromNullable(rows[0])),
-      Effect.orDie
-    )
+  const find = datasetByName(sql)
 
   // the common case is one read; a concurrent creator makes our insert a no-op, then we read its row
   const getOrCreate = (userId: string, name: string, now: string) =>

@@ -21,6 +21,7 @@ import {
   type SessionCounts,
   type TextMatch
 } from "../../../src/services/SearchRepo.js"
+import { datasetByName } from "./Datasets.js"
 import { chunksOf, decodeJson, unique } from "./internal.js"
 
 const ENTITY_COLUMNS = ["id", "dataset_id", "name", "name_key", "type", "description", "model_id", "created_at"]
@@ -608,7 +609,10 @@ export const make = Effect.gen(function*() {
       WHERE c.edge_id = ${factId}
       ORDER BY c.created_at, c.id`.pipe(Effect.orDie)
 
+  const dataset = datasetByName(sql)
+
   return SearchRepo.of({
+    dataset,
     matchEntities,
     matchFacts,
     factsAround,
