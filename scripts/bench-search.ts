@@ -165,7 +165,9 @@ const program = pgUrl === ""
   )
 
 console.log(
-  `${pgUrl === "" ? "SQLite (WAL file)" : pglite ? "PostgreSQL (PGlite with pgvector)" : "PostgreSQL"}, Node ${process.version}`
+  `${
+    pgUrl === "" ? "SQLite (WAL file)" : pglite ? "PostgreSQL (PGlite with pgvector)" : "PostgreSQL"
+  }, Node ${process.version}`
 )
 await Effect.runPromise(program as Effect.Effect<void, unknown, never>)
   .catch((error) => {

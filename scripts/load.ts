@@ -27,10 +27,10 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
+import { startPgCluster } from "../test/support/postgres.js"
 import { type LoadResult, type Percentiles, runLoad } from "./benchmarks/load.js"
 import { type ReadsUnderLoadResult, runReadsUnderLoad } from "./benchmarks/readsUnderLoad.js"
 import { ROOT } from "./benchmarks/server.js"
-import { startPgCluster } from "../test/support/postgres.js"
 
 const argv = process.argv.slice(2)
 const number = (flag: string, fallback: number): number => {
@@ -108,9 +108,9 @@ const renderReads = (r: ReadsUnderLoadResult, started: Date, load: ReadonlyArray
     line("context, under load", r.underLoad.context),
     "",
     `search p95 under load / idle: ${f(r.underLoad.search.p95 / r.idle.search.p95, 2)}`,
-    `remembers: ${r.remembers.count}, ${f(r.remembers.perSecond, 2)}/s; p50 / p95 / p99 ${f(r.remembers.latency.p50)} / ${
-      f(r.remembers.latency.p95)
-    } / ${f(r.remembers.latency.p99)} ms`,
+    `remembers: ${r.remembers.count}, ${f(r.remembers.perSecond, 2)}/s; p50 / p95 / p99 ${
+      f(r.remembers.latency.p50)
+    } / ${f(r.remembers.latency.p95)} / ${f(r.remembers.latency.p99)} ms`,
     `server RSS MB under load: ${f(r.rssMB.start, 0)} at the start, ${f(r.rssMB.max, 0)} max, ${
       f(r.rssMB.end, 0)
     } at the end; slope over the second half ${f(r.rssMB.slopeSecondHalfMBPerMin, 2)} MB/min`,
@@ -191,7 +191,6 @@ const main = async () => {
   console.log(`\nwritten: build/load/load-${stamp}.json (and build/load/latest.json)`)
   if (!result.ok) process.exitCode = 1
 }
-
 ;(argv.includes("--reads") ? reads() : main()).catch((error) => {
   console.error(error)
   process.exit(1)

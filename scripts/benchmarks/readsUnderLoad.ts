@@ -69,8 +69,7 @@ const READER = "reader"
  */
 const readerName = (name: string) => /^[A-J]/.test(name) && /^[A-K]/.test(name.split(" ")[1]!)
 const writerName = (name: string) => /^[K-T]/.test(name) && /^[L-Z]/.test(name.split(" ")[1]!)
-const castOf = (n: number, seed: number, keep: (name: string) => boolean) =>
-  people(300, seed).filter(keep).slice(0, n)
+const castOf = (n: number, seed: number, keep: (name: string) => boolean) => people(300, seed).filter(keep).slice(0, n)
 
 interface Answered {
   readonly ms: number
