@@ -43,13 +43,19 @@ export const typeParsers: PgTypes = {
   }
 }
 
+/** The pool's options a caller may set (default: node-postgres' pool of 10). */
+export interface PgOptions {
+  readonly maxConnections?: number
+}
+
 /** The client alone (no migrations). */
 export const PgClientLive = (
-  url: Redacted.Redacted<string>
+  url: Redacted.Redacted<string>,
+  options: PgOptions = {}
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.scopedContext(
     Effect.gen(function*() {
-      const client = yield* PgClient.make({ url, types: typeParsers, applicationName: "gligabao" })
+      const client = yield* PgClient.make({ url, types: typeParsers, applicationName: "gligabao", ...options })
       return Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     })
   ).pipe(Layer.provide(Reactivity.layer))
@@ -66,6 +72,7 @@ const MigratorLive = Layer.effectDiscard(
 
 /** The migrated client. */
 export const PgMigratedLive = (
-  url: Redacted.Redacted<string>
+  url: Redacted.Redacted<string>,
+  options: PgOptions = {}
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError | PgMigrator.MigrationError> =>
-  MigratorLive.pipe(Layer.provideMerge(PgClientLive(url)))
+  MigratorLive.pipe(Layer.provideMerge(PgClientLive(url, options)))

@@ -23,7 +23,7 @@ import type { SearchRepo } from "../../src/services/SearchRepo.js"
 import type { SeriesRepo } from "../../src/services/SeriesRepo.js"
 import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { DatabaseLive } from "./Database.js"
-import { PgMigratedLive } from "./Pg.js"
+import { PgMigratedLive, type PgOptions } from "./Pg.js"
 import { AdminRepoLive } from "./repositories/Admin.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
 import { EraseRepoLive } from "./repositories/Erase.js"
@@ -92,10 +92,10 @@ export const SqliteLive = (filename: string, options?: SqliteOptions): Layer.Lay
     .pipe(Layer.provideMerge(SqliteMigratedLive(filename, options)))
 
 /** PostgreSQL at `url`, migrated. */
-export const PgLive = (url: Redacted.Redacted<string>): Layer.Layer<Storage, StorageError> =>
-  RepositoriesLive.pipe(Layer.provideMerge(PgMigratedLive(url)))
+export const PgLive = (url: Redacted.Redacted<string>, options?: PgOptions): Layer.Layer<Storage, StorageError> =>
+  RepositoriesLive.pipe(Layer.provideMerge(PgMigratedLive(url, options)))
 
 export { DatabaseLive, makeKeyedLock } from "./Database.js"
-export { PgClientLive, PgMigratedLive } from "./Pg.js"
+export { PgClientLive, PgMigratedLive, type PgOptions } from "./Pg.js"
 export { advisoryLockId, withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 export { SqliteClientLive, SqliteMigratedLive, type SqliteOptions } from "./Sqlite.js"

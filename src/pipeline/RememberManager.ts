@@ -67,6 +67,7 @@ import { beforeCommit, Database, datasetLockKey } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
 import { type Enqueued, RunLogRepo, runRemoved } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
+import { yieldingToReads } from "./scheduling.js"
 
 export interface RememberManagerOptions {
   /** global permits: how many runs execute at once across datasets */
@@ -440,6 +441,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           // completes the waiters even when shutdown interrupts the run (Effect.exit would not)
           Effect.intoDeferred(done),
           Effect.ensuring(Effect.sync(() => outcomes.delete(runId))),
+          yieldingToReads,
           FiberSet.run(runs)
         )
         return done
