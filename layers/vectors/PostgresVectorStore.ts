@@ -194,6 +194,8 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
       search,
       store: VectorStore.of({
         name: NAME,
+        // the graph's own SqlClient: a write in the store transaction joins it (a savepoint)
+        transactional: true,
         upsert: (index, items) =>
           Effect.suspend(() => {
             const invalid = checkItems(NAME, index, items, dimensions)
