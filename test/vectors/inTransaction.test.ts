@@ -1,14 +1,16 @@
 /**
- * vector_store = "postgres" shares the graph's transaction: a remember or a forget writes its
- * vectors in the store transaction itself (no outbox row), a failure before the commit rolls
- * them back with the rows, and an older pending outbox row (a database migrated from another
- * store) is settled there, so a later drain cannot write an older vector back.
+ * The stores that share the graph's transaction (vector_store = "postgres", and sqlite-vec in
+ * the SQLite database itself): a remember or a forget writes its vectors in the store
+ * transaction itself (no outbox row), a failure before the commit rolls them back with the
+ * rows, and an older pending outbox row (a database migrated from another store) is settled
+ * there, so a later drain cannot write an older vector back.
  */
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
 import { PostgresVectorStoreLive } from "../../layers/vectors/PostgresVectorStore.js"
+import { SqliteVecStoreLive } from "../../layers/vectors/SqliteVecStore.js"
 import { forgetDeps } from "../../src/forget/deps.js"
 import { forgetArtifact } from "../../src/forget/forgetArtifact.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
@@ -19,12 +21,9 @@ import { GraphRepo } from "../../src/services/GraphRepo.js"
 import { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
 import { graph, rememberLayer, textBody, textRequest } from "../support/app.js"
-import { pgLayer, pgSkipReason } from "../support/databases.js"
+import { type Dialect, forEachDialect, type StorageLayer } from "../support/databases.js"
 
 const DIMS = 64
-const reason = pgSkipReason()
-if (reason !== null) console.warn(`!!! SKIPPING the PostgreSQL in-transaction vector tests: ${reason}`)
-const suite = reason === null ? describe : describe.skip
 
 const count = (table: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ n: string }>(`SELECT COUNT(*) AS n FROM ${table}`)).pipe(
@@ -42,7 +41,11 @@ const livesIn = graph(
  * in the store transaction right after its vector writes (markEmbedded follows them), to look
  * at what the transaction holds or to break it.
  */
-const app = (during: Effect.Effect<void, never, SqlClient.SqlClient> = Effect.void) => {
+const app = (
+  dialect: Dialect,
+  makeLayer: () => StorageLayer,
+  during: Effect.Effect<void, never, SqlClient.SqlClient> = Effect.void
+) => {
   const storage = Layer.effect(
     GraphRepo,
     Effect.gen(function*() {
@@ -57,16 +60,28 @@ const app = (during: Effect.Effect<void, never, SqlClient.SqlClient> = Effect.vo
           )
       })
     })
-  ).pipe(Layer.provideMerge(pgLayer()))
+  ).pipe(Layer.provideMerge(makeLayer()))
   return rememberLayer(storage, { extract_graph: [livesIn, livesIn, livesIn] }, {
     maxAttempts: 1,
     embeddings: HashEmbeddingsLive({ dimensions: DIMS }) as unknown as Layer.Layer<Embeddings>,
-    vectors: PostgresVectorStoreLive(DIMS) as unknown as Layer.Layer<VectorStore>
+    vectors: (dialect === "pg" ? PostgresVectorStoreLive(DIMS) : SqliteVecStoreLive(DIMS)) as unknown as Layer.Layer<
+      VectorStore
+    >
   })
 }
 
-/** The vectors and the outbox rows as the current transaction (or the database) sees them. */
-const seen = Effect.all({ vectors: count("gb_vectors"), outbox: count("gb_vector_outbox") })
+/** Every vector id of an index, as the store finds them. */
+const idsIn = (index: string) =>
+  Effect.flatMap(VectorStore, (store) => store.query(index, Array.from({ length: DIMS }, () => 1), 100, -1)).pipe(
+    Effect.map((matches) => matches.map((m) => m.id).sort())
+  )
+
+/** Where the store keeps one row a vector: pg's table, or sqlite-vec's float vectors of 64 dimensions. */
+const vectorsTable = (dialect: Dialect) => (dialect === "pg" ? "gb_vectors" : `gb_vectors_${DIMS}_floats`)
+
+/** The vectors and the outbox rows, as the current transaction (or the database) sees them. */
+const seenIn = (dialect: Dialect) =>
+  Effect.all({ vectors: count(vectorsTable(dialect)), outbox: count("gb_vector_outbox") })
 
 /** The one dataset's id. */
 const datasetId = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: number }>`SELECT id FROM gb_datasets`).pipe(
@@ -76,13 +91,8 @@ const datasetId = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: number 
 
 const remember = (text: string) => Effect.flatMap(RememberManager, (m) => m.submit(textRequest(text)))
 
-/** Every vector id of an index, as the store finds them. */
-const idsIn = (index: string) =>
-  Effect.flatMap(VectorStore, (store) => store.query(index, Array.from({ length: DIMS }, () => 1), 100, -1)).pipe(
-    Effect.map((matches) => matches.map((m) => m.id).sort())
-  )
-
-suite("vector_store = \"postgres\" in the store transaction", () => {
+forEachDialect((dialect, makeLayer) => {
+  const seen = seenIn(dialect)
   it.live("a remember writes its vectors in its transaction: no outbox row, searchable as soon as it returns", () => {
     const inside: Array<{ vectors: number; outbox: number }> = []
     return Effect.gen(function*() {
@@ -94,7 +104,7 @@ suite("vector_store = \"postgres\" in the store transaction", () => {
       expect(yield* count("gb_vector_outbox")).toBe(0)
       expect(yield* idsIn(`dataset-${id}-entities`)).toHaveLength(2)
       expect(yield* idsIn(`dataset-${id}-edges`)).toEqual([`edge-${body.edges[0]!.id}`])
-    }).pipe(Effect.provide(app(Effect.map(seen, (s) => void inside.push(s)))))
+    }).pipe(Effect.provide(app(dialect, makeLayer, Effect.map(seen, (s) => void inside.push(s)))))
   }, 60_000)
 
   it.live("a failure after the vector writes rolls them back with the rows", () => {
@@ -113,7 +123,7 @@ suite("vector_store = \"postgres\" in the store transaction", () => {
       broken = false
       yield* remember("Alice lives in Lisbon.")
       expect(yield* seen).toEqual({ vectors: 3, outbox: 0 })
-    }).pipe(Effect.provide(app(during)))
+    }).pipe(Effect.provide(app(dialect, makeLayer, during)))
   }, 60_000)
 
   it.live(
@@ -142,10 +152,11 @@ suite("vector_store = \"postgres\" in the store transaction", () => {
         expect(best).toMatchObject({ id: "entity-1", metadata: { v: "new" } })
         expect(best!.score).toBeCloseTo(1, 5)
         expect(yield* idsIn(index)).toEqual(["entity-1", "entity-2"])
-      }).pipe(Effect.provide(app())),
+      }).pipe(Effect.provide(app(dialect, makeLayer))),
     60_000
   )
 
+  // on PostgreSQL the drain's row lock orders the two; SQLite's one connection serializes them
   it.live(
     "a drain that has read an older row first finishes before the transaction's write, not after it",
     () =>
@@ -173,7 +184,7 @@ suite("vector_store = \"postgres\" in the store transaction", () => {
         const [best] = yield* deps.vectors.query(index, fresh, 1, -1)
         expect(best).toMatchObject({ id: "entity-1", metadata: { v: "new" } })
         expect(yield* deps.outbox.count()).toBe(0)
-      }).pipe(Effect.provide(app())),
+      }).pipe(Effect.provide(app(dialect, makeLayer))),
     60_000
   )
 
@@ -207,7 +218,7 @@ suite("vector_store = \"postgres\" in the store transaction", () => {
         expect(yield* count("gb_vector_outbox")).toBe(0)
         expect(yield* idsIn(edges)).toEqual([])
         expect(yield* idsIn(`dataset-${id}-entities`)).toEqual([])
-      }).pipe(Effect.provide(app())),
+      }).pipe(Effect.provide(app(dialect, makeLayer))),
     60_000
   )
 })
