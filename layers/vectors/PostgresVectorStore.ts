@@ -194,6 +194,8 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
       search,
       store: VectorStore.of({
         name: NAME,
+        // the graph's own SqlClient: a write in the store transaction joins it (a savepoint)
+        transactional: true,
         upsert: (index, items) =>
           Effect.suspend(() => {
             const invalid = checkItems(NAME, index, items, dimensions)
@@ -237,7 +239,10 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
     }
   })
 
-/** The store in the provided (migrated PostgreSQL) SqlClient. */
+/**
+ * The store in the provided (migrated PostgreSQL) SqlClient, which must be the graph's own: the
+ * store says it is transactional, so the pipeline writes its vectors in its store transaction.
+ */
 export const PostgresVectorStoreLive = (
   dimensions: number
 ): Layer.Layer<VectorStore, SqlError.SqlError, SqlClient.SqlClient> =>

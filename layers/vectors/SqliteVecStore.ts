@@ -412,9 +412,10 @@ export interface SqliteVecReaderOptions {
 }
 
 /**
- * sqlite-vec in the SqlClient that is provided (gligabao on SQLite: the main database). With
- * `reader`, vector searches run on a second connection to that file in a worker thread, in
- * parallel with the main connection's work.
+ * sqlite-vec in the SqlClient that is provided (gligabao on SQLite: the main database), so it is
+ * transactional: the pipeline writes its vectors in the store transaction, not through the
+ * outbox. With `reader`, vector searches run on a second connection to that file in a worker
+ * thread, in parallel with the main connection's work (they see what is committed).
  */
 export const SqliteVecStoreLive = (
   dimensions: number,
@@ -424,9 +425,11 @@ export const SqliteVecStoreLive = (
     VectorStore,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      return yield* reader === undefined || isMemory(reader.filename)
+      const store = yield* reader === undefined || isMemory(reader.filename)
         ? makeSqliteVecStore(sql, dimensions)
         : makeSqliteVecStore(sql, dimensions, startVecReader(reader.filename, reader))
+      // the graph's own (single) connection writes the vectors: they join its store transaction
+      return VectorStore.of({ ...store, transactional: true })
     })
   )
 

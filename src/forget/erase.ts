@@ -19,6 +19,7 @@ import {
   edgeVectorId,
   entityVectorId,
   OUTBOX_DRAIN_LIMIT,
+  recordVectors,
   summaryVectorId,
   vectorDelete
 } from "../pipeline/vectors.js"
@@ -106,7 +107,8 @@ const eraseRows = (deps: EraseDeps, userId: string, name: string, now: string) =
     yield* erase.scrubInferences(ids, userId, name)
     const runs = yield* erase.deleteRuns(userId, name)
     for (const id of ids) yield* erase.deleteDataset(id)
-    const outboxIds = yield* deps.outbox.enqueue(deletes, now)
+    // a transactional store's deletes fail only with its database: a defect, as any SQL error here
+    const outboxIds = yield* Effect.orDie(recordVectors(deps, deletes, now))
     return { ids, deleted: { ...deleted, vectors: deletes.length, runs }, paths, outboxIds }
   })
 

@@ -16,6 +16,7 @@ import {
   edgeVectorId,
   entityVectorId,
   indexName,
+  recordVectors,
   summaryVectorId,
   vectorDelete
 } from "../pipeline/vectors.js"
@@ -221,7 +222,8 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
       yield* repo.updateEntity(entity.entity_id, { name, description })
       if (entity.embedded) vectorDeletes.push(vectorDelete(datasetId, "entities", entityVectorId(entity.entity_id)))
     }
-    const outboxIds = yield* deps.outbox.enqueue(vectorDeletes, now)
+    // a transactional store's deletes fail only with its database: a defect, as any SQL error here
+    const outboxIds = yield* Effect.orDie(recordVectors(deps, vectorDeletes, now))
     return {
       artifacts: D.length,
       entities: orphans.length,

@@ -16,7 +16,7 @@ import type { OutboxItem, VectorOutbox } from "../services/VectorOutbox.js"
 import type { VectorStore } from "../services/VectorStore.js"
 import type { PriceTable } from "./cost.js"
 import { callEmbeddings } from "./ModelCalls.js"
-import { drainOutbox, edgeVectorId, entityText, entityVectorId, indexName } from "./vectors.js"
+import { drainOutbox, edgeVectorId, entityText, entityVectorId, indexName, recordVectors } from "./vectors.js"
 
 export interface ReembedDeps {
   readonly database: Database["Type"]
@@ -76,7 +76,7 @@ const embedBatch = <R extends { readonly id: number }>(
     const now = toIso(yield* Clock.currentTimeMillis)
     const ids = yield* deps.database.withTransaction(
       Effect.flatMap(
-        deps.outbox.enqueue(rows.map((r, i) => item(dataset, r, batch.vectors[i]!)), now),
+        recordVectors(deps, rows.map((r, i) => item(dataset, r, batch.vectors[i]!)), now),
         (ids) => Effect.as(mark(rows.map((r) => r.id), now), ids)
       )
     )

@@ -10,6 +10,12 @@ export interface OutboxItem {
   readonly op?: "upsert" | "delete"
 }
 
+/** One vector of one index. */
+export interface VectorKey {
+  readonly index_name: string
+  readonly vector_id: string
+}
+
 export interface OutboxRow extends OutboxItem {
   readonly id: number
   readonly attempts: number
@@ -25,8 +31,22 @@ export class VectorOutbox extends Context.Tag("gligabao/VectorOutbox")<
   {
     /** returns the outbox ids, in input order */
     readonly enqueue: (items: ReadonlyArray<OutboxItem>, now: string) => Effect.Effect<ReadonlyArray<number>>
-    /** the given rows, or (no ids) the oldest pending rows, at most `limit` */
-    readonly pending: (limit: number, ids?: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<OutboxRow>>
+    /**
+     * the given rows, or (no ids) the oldest pending rows, at most `limit`; with `lock`, locked
+     * until the caller's transaction ends (PostgreSQL `FOR UPDATE`), so a transaction that
+     * settles them waits for this drain, or this drain skips what it settled
+     */
+    readonly pending: (
+      limit: number,
+      ids?: ReadonlyArray<number>,
+      lock?: boolean
+    ) => Effect.Effect<ReadonlyArray<OutboxRow>>
+    /**
+     * Removes the pending rows of these vectors (upserts and deletes alike), in the caller's
+     * transaction: their vectors were just written in it, and an older row drained later would
+     * write an older vector back.
+     */
+    readonly settle: (vectors: ReadonlyArray<VectorKey>) => Effect.Effect<void>
     readonly remove: (ids: ReadonlyArray<number>) => Effect.Effect<void>
     readonly recordFailure: (ids: ReadonlyArray<number>, error: string) => Effect.Effect<void>
     readonly count: () => Effect.Effect<number>

@@ -24,6 +24,13 @@ export class VectorStore extends Context.Tag("gligabao/VectorStore")<
   VectorStore,
   {
     readonly name: string
+    /**
+     * True when the store writes through the database's own connection, so an upsert or delete
+     * called inside `Database.withTransaction` joins that transaction (commits or rolls back with
+     * the rows). Such a store gets its vectors in the store transaction itself, never through the
+     * outbox; absent means false.
+     */
+    readonly transactional?: boolean
     readonly upsert: (index: string, items: ReadonlyArray<VectorItem>) => Effect.Effect<void, VectorWriteFailed>
     readonly query: (
       index: string,

@@ -576,7 +576,7 @@ describe("erasing with tokens, vectors failing, the library", () => {
           expect(store.items(`dataset-${id}-edges`)).toHaveLength(1)
           failing = false
           const outbox = yield* VectorOutbox
-          yield* drainOutbox({ outbox, vectors: yield* VectorStore })
+          yield* drainOutbox({ database: yield* Database, outbox, vectors: yield* VectorStore })
           expect(yield* outbox.count()).toBe(0)
           expect(store.items(`dataset-${id}-edges`)).toHaveLength(0)
           expect(store.items(`dataset-${id}-entities`)).toHaveLength(0)

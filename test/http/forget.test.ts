@@ -17,6 +17,7 @@ import { tokenTable } from "../../src/auth/tokens.js"
 import type { AuthToken } from "../../src/config/tables.js"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { drainOutbox } from "../../src/pipeline/vectors.js"
+import { Database } from "../../src/services/Database.js"
 import type { Embeddings } from "../../src/services/Embeddings.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { VectorOutbox } from "../../src/services/VectorOutbox.js"
@@ -202,7 +203,7 @@ describe("DELETE /v1/gb/artifacts/{id}: tokens and vectors", () => {
         expect(store.items(edgeIndex)).toHaveLength(2)
         failing = false
         const outbox = yield* VectorOutbox
-        yield* drainOutbox({ outbox, vectors: yield* VectorStore })
+        yield* drainOutbox({ database: yield* Database, outbox, vectors: yield* VectorStore })
         expect(yield* outbox.count()).toBe(0)
         expect(store.items(edgeIndex)).toHaveLength(1)
       }),

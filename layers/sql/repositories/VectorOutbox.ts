@@ -72,13 +72,20 @@ const make = Effect.gen(function*() {
         Effect.map((chunks) => chunks.flat().map((r) => r.id)),
         Effect.orDie
       ),
-    pending: (limit, ids) => {
+    pending: (limit, ids, lock = false) => {
+      // SQLite has one writer: its transaction already excludes every other
+      const forUpdate = lock && sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+        ? sql.literal("FOR UPDATE")
+        : sql.literal("")
       const rows: Effect.Effect<ReadonlyArray<OutboxRecord>, unknown> = ids === undefined
-        ? sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox ORDER BY created_at, id LIMIT ${limit}`
+        ? sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox ORDER BY created_at, id LIMIT ${limit} ${forUpdate}`
         : Effect.map(
           Effect.forEach(
             chunksOf(unique(ids)),
-            (chunk) => sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`
+            (chunk) =>
+              sql<OutboxRecord>`SELECT ${COLUMNS} FROM gb_vector_outbox WHERE id IN ${
+                sql.in(chunk)
+              } ORDER BY id ${forUpdate}`
           ),
           (chunks) => chunks.flat().slice(0, limit)
         )
@@ -88,6 +95,20 @@ const make = Effect.gen(function*() {
       Effect.forEach(chunksOf(unique(ids)), (chunk) => sql`DELETE FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`, {
         discard: true
       }).pipe(Effect.orDie),
+    settle: (vectors) => {
+      const byIndex = new Map<string, Array<string>>()
+      for (const v of vectors) {
+        const ids = byIndex.get(v.index_name) ?? []
+        ids.push(v.vector_id)
+        byIndex.set(v.index_name, ids)
+      }
+      return Effect.forEach(
+        [...byIndex].flatMap(([index, ids]) => chunksOf(unique(ids)).map((chunk) => [index, chunk] as const)),
+        ([index, chunk]) =>
+          sql`DELETE FROM gb_vector_outbox WHERE index_name = ${index} AND vector_id IN ${sql.in(chunk)}`,
+        { discard: true }
+      ).pipe(Effect.orDie)
+    },
     recordFailure: (ids, error) =>
       Effect.forEach(
         chunksOf(unique(ids)),

@@ -4,15 +4,17 @@
  * happens inside it; a failure rolls everything back, including the creation of a new dataset.
  */
 import { Effect } from "effect"
+import type { VectorWriteFailed } from "../../domain/Errors.js"
 import type { ArtifactRow, DatasetRow, EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import type { ArtifactKind } from "../../domain/Stages.js"
 import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
 import type { GraphRepo, NewEdge } from "../../services/GraphRepo.js"
 import type { OutboxItem, VectorOutbox } from "../../services/VectorOutbox.js"
+import type { VectorStore } from "../../services/VectorStore.js"
 import { entityKey, type NormalizedEntity } from "../normalize.js"
 import { seriesDetail, type SeriesWrite, type StoredSeries, storeTextSeries } from "../series/store.js"
 import type { ReconciliationPlan } from "../temporal.js"
-import { chunkVectorId, edgeVectorId, entityVectorId, indexName, summaryVectorId } from "../vectors.js"
+import { chunkVectorId, edgeVectorId, entityVectorId, indexName, recordVectors, summaryVectorId } from "../vectors.js"
 import { type PreparedVectors, prepareVectors, type VectorCache } from "./embed.js"
 import type { Candidates, Endpoint } from "./reconcile.js"
 import { embedContext, type RunContext } from "./RunContext.js"
@@ -57,7 +59,7 @@ export interface Stored {
   readonly invalidated: ReadonlyArray<number>
   readonly inserted: number
   readonly duplicates: number
-  /** this unit's vectors waiting in the outbox, to be written after commit */
+  /** this unit's vectors waiting in the outbox, to be written after commit (none for a transactional store) */
   readonly outboxIds: ReadonlyArray<number>
   readonly embeddedEntities: number
   readonly embeddedEdges: number
@@ -71,9 +73,10 @@ export const writeText = (
     readonly datasets: DatasetsRepo["Type"]
     readonly graph: GraphRepo["Type"]
     readonly outbox: VectorOutbox["Type"]
+    readonly vectors: VectorStore["Type"]
   },
   input: StoreInput
-): Effect.Effect<Stored> =>
+): Effect.Effect<Stored, VectorWriteFailed> =>
   Effect.gen(function*() {
     const { graph } = deps
     const dataset = yield* deps.datasets.getOrCreate(input.userId, input.datasetName, input.now)
@@ -218,7 +221,8 @@ export const writeText = (
 
     const edgeRows = new Map((yield* graph.getEdges(edgeIds)).map((e) => [e.id, e] as const))
 
-    // The vectors go to the outbox in this transaction: they cannot be lost once the rows exist.
+    // The vectors go to the outbox in this transaction (or, for a store that shares it, to the
+    // store itself): they cannot be lost once the rows exist.
     let outboxIds: ReadonlyArray<number> = []
     let embeddedEntities = 0
     let embeddedEdges = 0
@@ -284,7 +288,7 @@ export const writeText = (
           }
         })
       }
-      outboxIds = yield* deps.outbox.enqueue(items, input.now)
+      outboxIds = yield* recordVectors(deps, items, input.now)
       yield* graph.markEmbedded([...entityVectorIds], [...edgeVectorIds], input.now)
       embeddedEntities = entityVectorIds.size
       embeddedEdges = edgeVectorIds.size
