@@ -216,7 +216,12 @@ export class HealthGroup extends HttpApiGroup.make("health")
 export class MetricsGroup extends HttpApiGroup.make("metrics")
   .add(
     HttpApiEndpoint.get("metrics", "/metrics")
-      .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4" }))
+      .addSuccess(
+        HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4" }).annotations({
+          description: "The Prometheus text exposition format: gligabao_* counters, gauges and histograms"
+        })
+      )
+      .annotate(OpenApi.Summary, "Every metric of this process, for Prometheus (an admin token under [auth])")
   )
   .addError(Error401)
   .addError(Error403)
