@@ -77,6 +77,8 @@ describe("telemetry of gligabao serve: OTLP export and GET /metrics", () => {
     const remembered = await call(server, "/v1/gb/remember", ALICE, { user_id: "alice", dataset: "kb", text: TEXT })
     expect(remembered.status, remembered.text).toBe(200)
     runId = JSON.parse(remembered.text).remember_run_id
+    expect((await call(server, "/healthz", undefined)).status).toBe(200)
+    expect((await call(server, "/readyz", undefined)).status).toBe(200)
     refusals["none"] = (await call(server, "/metrics", undefined)).status
     refusals["user"] = (await call(server, "/metrics", ALICE)).status
     metricsPage = await call(server, "/metrics", ADMIN)
@@ -110,6 +112,8 @@ describe("telemetry of gligabao serve: OTLP export and GET /metrics", () => {
       spans.filter((s) => s.attributes["url.path"] === "/metrics").map((s) => s.attributes["http.response.status_code"])
     )
       .toEqual([401, 403, 200])
+    // probes are not traced: they would drown the rest
+    expect(spans.filter((s) => ["/healthz", "/readyz"].includes(String(s.attributes["url.path"])))).toEqual([])
     // the bearer token is redacted from the recorded headers
     expect(remember[0]!.attributes["http.request.header.authorization"]).toBe("<redacted>")
   })
