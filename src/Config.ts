@@ -133,6 +133,13 @@ export interface AppConfig {
   readonly auth: { readonly tokens: ReadonlyArray<AuthToken> }
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
+  /** traces and metrics over OTLP/HTTP when `otlpEndpoint` is set (docs/DEPLOY.md) */
+  readonly telemetry: {
+    /** the collector's base URL; `/v1/traces` and `/v1/metrics` are appended */
+    readonly otlpEndpoint: Option.Option<string>
+    readonly serviceName: string
+    readonly exportIntervalMs: number
+  }
 }
 
 export class AppConfigTag extends Context.Tag("gligabao/AppConfig")<AppConfigTag, AppConfig>() {}
@@ -198,7 +205,8 @@ export const defaultConfig: AppConfig = {
   imageDir: imageDirFor(DEFAULT_DB_PATH),
   auth: { tokens: [] },
   logLevel: "info",
-  logFormat: "pretty"
+  logFormat: "pretty",
+  telemetry: { otlpEndpoint: Option.none(), serviceName: "gligabao", exportIntervalMs: 5000 }
 }
 
 export interface LoadOptions {
@@ -317,7 +325,12 @@ export const loadConfig = (
       imageDir: yield* get(keys.imageDir, imageDirFor(databasePath)),
       auth: { tokens: yield* parseAuthTokens(sources) },
       logLevel: yield* get(keys.logLevel, d.logLevel),
-      logFormat: yield* get(keys.logFormat, d.logFormat)
+      logFormat: yield* get(keys.logFormat, d.logFormat),
+      telemetry: {
+        otlpEndpoint: yield* optional(keys.telemetryOtlpEndpoint),
+        serviceName: yield* get(keys.telemetryServiceName, d.telemetry.serviceName),
+        exportIntervalMs: yield* get(keys.telemetryExportIntervalMs, d.telemetry.exportIntervalMs)
+      }
     }
     return config
   })
@@ -413,6 +426,9 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     image_dir: config.imageDir,
     "auth.tokens": config.auth.tokens.length === 0 ? "off" : `${config.auth.tokens.length} tokens (${admins} admin)`,
     log_level: config.logLevel,
-    log_format: config.logFormat
+    log_format: config.logFormat,
+    "telemetry.otlp_endpoint": urlOr(config.telemetry.otlpEndpoint, "unset (no export)"),
+    "telemetry.service_name": config.telemetry.serviceName,
+    "telemetry.export_interval_ms": config.telemetry.exportIntervalMs
   }
 }

@@ -1,5 +1,5 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
-import { type Context, Effect, Layer, Redacted } from "effect"
+import { type Context, Layer, Redacted } from "effect"
 import { type StructuredOutput, THINKING_BUDGET } from "../../src/domain/Stages.js"
 import {
   type JsonSchemaObject,
@@ -147,6 +147,7 @@ export const makeAnthropicLlm = (options: AnthropicLlmOptions): Context.Tag.Serv
   const complete = (request: LlmRequest) => {
     const model = request.model || options.defaultModel
     const { answerTool, body, reasoning } = buildAnthropicBody(request, model, options.structuredOutput)
+    // the call's span (Llm.complete, with its tokens and cost) is made where it is recorded: src/pipeline/ModelCalls.ts
     return callWithRetries(
       async (signal) => {
         const raw: unknown = await client.messages.create(body, { signal })
@@ -158,8 +159,6 @@ export const makeAnthropicLlm = (options: AnthropicLlmOptions): Context.Tag.Serv
       },
       classify(options.timeoutMs),
       { ...options, provider: ANTHROPIC_PROVIDER, stage: request.stage, model }
-    ).pipe(
-      Effect.withSpan("Llm.complete", { attributes: { provider: ANTHROPIC_PROVIDER, stage: request.stage, model } })
     )
   }
   return Llm.of({ provider: ANTHROPIC_PROVIDER, defaultModel: options.defaultModel, complete })

@@ -249,9 +249,8 @@ export const makeOpenAiLlm = (options: OpenAiLlmOptions): Context.Tag.Service<Ll
             }).pipe(Effect.zipRight(tryFrom(FALLBACK_MODE[mode]!)))
         )
       )
-    return tryFrom(options.structuredOutput ?? workingModes.get(key) ?? "json_schema").pipe(
-      Effect.withSpan("Llm.complete", { attributes: { provider, stage: request.stage, model } })
-    )
+    // the call's span (Llm.complete, with its tokens and cost) is made where it is recorded: src/pipeline/ModelCalls.ts
+    return tryFrom(options.structuredOutput ?? workingModes.get(key) ?? "json_schema")
   }
   return Llm.of({ provider, defaultModel: options.defaultModel, complete })
 }

@@ -25,6 +25,7 @@ import {
   vectorStoreFor
 } from "../../layers/App.js"
 import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
+import { otlpExportFor } from "../../layers/telemetry/OtlpExport.js"
 import { Authentication } from "../auth/Authentication.js"
 import { bindRefusal, isLoopback } from "../auth/bind.js"
 import { tokenTable } from "../auth/tokens.js"
@@ -197,7 +198,9 @@ const serve = Command.make(
             Layer.provide(Layer.succeed(Authentication, tokenTable(config.auth.tokens))),
             Layer.provide(Layer.succeed(McpSettings, { userId: config.mcp.userId })),
             Layer.provide(ServerLive),
-            Layer.provide(Layer.succeed(AppConfigTag, config))
+            Layer.provide(Layer.succeed(AppConfigTag, config)),
+            // first built, last released: everything above traces into it, and it flushes at exit
+            Layer.provide(otlpExportFor(config))
           )
         )
       }))

@@ -194,6 +194,22 @@ export const keys = {
     emptyIsUnset: true
   },
 
+  // OTEL_* are the OpenTelemetry SDKs' own names, so an environment set up for them works here too
+  telemetryOtlpEndpoint: optionalUrl("telemetry.otlp_endpoint", [
+    "GLIGABAO_TELEMETRY_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT"
+  ]),
+  telemetryServiceName: {
+    key: "telemetry.service_name",
+    env: ["GLIGABAO_TELEMETRY_SERVICE_NAME", "OTEL_SERVICE_NAME"],
+    spec: V.nonEmptyString
+  },
+  telemetryExportIntervalMs: {
+    key: "telemetry.export_interval_ms",
+    env: ["GLIGABAO_TELEMETRY_EXPORT_INTERVAL_MS"],
+    spec: V.integer(100, 3_600_000)
+  },
+
   logLevel: { key: "log_level", env: ["GLIGABAO_LOG_LEVEL"], spec: V.literal(LOG_LEVELS, { warn: "warning" }) },
   logFormat: { key: "log_format", env: ["GLIGABAO_LOG_FORMAT"], spec: V.literal(LOG_FORMATS) }
 } satisfies Record<string, KeyDef<any> | ((provider: LlmProvider) => KeyDef<any>)>
@@ -202,7 +218,18 @@ export const keys = {
 export const AUTH_TOKENS_ENV = "GLIGABAO_AUTH_TOKENS"
 
 export const knownKeys: KnownKeys = {
-  tables: new Set(["llm", "pinecone", "geo", "timeseries", "remember", "server", "mcp", "database", "auth"]),
+  tables: new Set([
+    "llm",
+    "pinecone",
+    "geo",
+    "timeseries",
+    "remember",
+    "server",
+    "mcp",
+    "database",
+    "auth",
+    "telemetry"
+  ]),
   scalars: new Set([
     ...Object.values(keys).map((def) => (typeof def === "function" ? def("anthropic").key : def.key)),
     "geo"

@@ -210,6 +210,24 @@ export class HealthGroup extends HttpApiGroup.make("health")
 {}
 
 /**
+ * `GET /metrics`: every metric in the Prometheus text format (docs/DEPLOY.md). It describes the
+ * whole server, so with `[auth]` tokens it needs an admin token, like the admin API.
+ */
+export class MetricsGroup extends HttpApiGroup.make("metrics")
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics")
+      .addSuccess(
+        HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4" }).annotations({
+          description: "The Prometheus text exposition format: gligabao_* counters, gauges and histograms"
+        })
+      )
+      .annotate(OpenApi.Summary, "Every metric of this process, for Prometheus (an admin token under [auth])")
+  )
+  .addError(Error401)
+  .addError(Error403)
+{}
+
+/**
  * HttpApi documents its own decode failure (`{_tag, issues, message}`) as a 400 of every
  * endpoint, but the server answers every 400 with `{"error"}` (src/http/Http.ts, jsonErrors):
  * the document says what is answered.
@@ -242,6 +260,7 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(RememberGroup)
   .add(ImagesGroup)
   .add(HealthGroup)
+  .add(MetricsGroup)
   .add(CorrectGroup)
   .add(ForgetGroup)
   .add(ReadGroup)

@@ -5,7 +5,7 @@
  * invalid UTF-8 is refused; what is parsed is then decoded by the request schema.
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Either, Layer, Metric, Option } from "effect"
 import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
 import { statusOf } from "../domain/Errors.js"
@@ -25,6 +25,7 @@ import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { ImagesRepo } from "../services/ImagesRepo.js"
 import { ImageStore } from "../services/ImageStore.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../telemetry/prometheus.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
 import { refuseCaller } from "./authentication.js"
@@ -226,10 +227,23 @@ export const HealthHandlersLive = HttpApiBuilder.group(
             : HttpServerResponse.unsafeJson({ error: report.error, ...report.body }, { status: 503 })))
 )
 
+export const MetricsHandlersLive = HttpApiBuilder.group(
+  GligabaoApi,
+  "metrics",
+  (handlers) =>
+    handlers.handleRaw(
+      "metrics",
+      () =>
+        Effect.map(Metric.snapshot, (snapshot) =>
+          HttpServerResponse.text(renderPrometheus(snapshot), { contentType: PROMETHEUS_CONTENT_TYPE }))
+    )
+)
+
 export const ApiHandlersLive = Layer.mergeAll(
   RememberHandlersLive,
   ImagesHandlersLive,
   HealthHandlersLive,
+  MetricsHandlersLive,
   ReadHandlersLive,
   ForgetHandlersLive,
   CorrectHandlersLive,

@@ -100,8 +100,13 @@ const withApi = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
     Layer.provide(ApiLive)
   )
 
+/** Probes answer every few seconds from every prober: a span each would drown the traces. */
+const PROBE_URLS = ["/healthz", "/readyz"]
+
 /** Needs an HttpServer and the services the handlers use. */
-export const HttpAppLive = withApi(HttpApiBuilder.serve(HttpMiddleware.logger))
+export const HttpAppLive = withApi(HttpApiBuilder.serve(HttpMiddleware.logger)).pipe(
+  HttpMiddleware.withTracerDisabledForUrls(PROBE_URLS)
+)
 
 /** The paths gligabao answers when it is mounted in another app's router. */
 export const MOUNTED_PATHS = ["/v1/gb/*", "/healthz", "/openapi.json", "/docs", MCP_PATH] as const

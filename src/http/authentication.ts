@@ -35,9 +35,15 @@ const asRouted = (path: string): string => {
   return decoded.toLowerCase().replace(/\/{2,}/g, "/")
 }
 
-/** Judged on the URL's path and on the raw target, both as the router reads them. */
+/**
+ * Judged on the URL's path and on the raw target, both as the router reads them. `/metrics`
+ * counts as admin: it describes every user's activity.
+ */
 const isAdminApi = (path: string, url: string): boolean =>
-  [path, rawPath(url)].some((p) => asRouted(p).startsWith("/v1/gb/admin/api/"))
+  [path, rawPath(url)].some((p) => {
+    const routed = asRouted(p)
+    return routed.startsWith("/v1/gb/admin/api/") || routed === "/metrics" || routed === "/metrics/"
+  })
 
 const OFF: TokenTable = { enabled: false, entries: [] }
 

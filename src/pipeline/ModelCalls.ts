@@ -3,14 +3,17 @@
  * is a gb_inferences row with its stage, model (as reported), reasoning, tokens, cost and
  * latency, filed in the run log under the stage that made it (spec/contracts.md section 7).
  * The recorder also hands the call (request, answer, row) to the run's observer, if any.
+ * Recording is also where the model metrics are counted (so they are the recorded figures) and
+ * where the call's span gets its tokens and cost: never a prompt, an answer or a key.
  */
 import { Clock, Effect } from "effect"
 import { type EmbeddingFailed, LlmFailed, type LlmUnavailable } from "../domain/Errors.js"
-import type { InferenceType } from "../domain/Rows.js"
+import type { InferenceInput, InferenceType } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
 import type { EmbeddingBatch, Embeddings } from "../services/Embeddings.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
 import type { Llm, LlmRequest, LlmResponse } from "../services/Llm.js"
+import { modelCallRecorded } from "../telemetry/metrics.js"
 import { costUsd, type PriceTable } from "./cost.js"
 import { splitThinking } from "./json.js"
 import type { RunRecorder } from "./RunRecorder.js"
@@ -35,6 +38,27 @@ export interface RecordedResponse extends LlmResponse {
   readonly costUsd: number
   readonly latencyMs: number
 }
+
+/** Records the row and counts it in the metrics. */
+const record = (inferences: InferencesRepo["Type"], input: InferenceInput) =>
+  Effect.tap(inferences.record(input), modelCallRecorded)
+
+/** An LLM call's row and its figures on the call's span (its Llm.complete). */
+const recordLlm = (inferences: InferencesRepo["Type"], input: InferenceInput) =>
+  record(inferences, input).pipe(
+    Effect.tap((row) =>
+      Effect.annotateCurrentSpan({
+        model: row.model,
+        input_tokens: row.input_tokens,
+        output_tokens: row.output_tokens,
+        cache_read_tokens: row.cache_read_tokens,
+        cache_write_tokens: row.cache_write_tokens,
+        cost_usd: row.cost_usd,
+        inference_id: row.id,
+        failed: row.error !== null
+      })
+    )
+  )
 
 const zeroUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
 
@@ -78,7 +102,7 @@ export const callLlm = (
     if (result._tag === "Left") {
       // No key: no call was made, so there is nothing to record.
       if (result.left._tag === "LlmUnavailable") return yield* result.left
-      const row = yield* ctx.inferences.record({
+      const row = yield* recordLlm(ctx.inferences, {
         ...base,
         model: request.model ?? ctx.llm.defaultModel,
         reasoning: request.reasoning,
@@ -105,7 +129,7 @@ export const callLlm = (
     const truncated = response.stopReason === "max_tokens"
     const usage = response.usage ?? zeroUsage
     const cost = costUsd(response.model, usage, ctx.prices)
-    const row = yield* ctx.inferences.record({
+    const row = yield* recordLlm(ctx.inferences, {
       ...base,
       model: response.model,
       reasoning: response.reasoning,
@@ -128,7 +152,17 @@ export const callLlm = (
       })
     }
     return { ...response, inferenceId: row.id, modelId: row.model_id, costUsd: cost, latencyMs }
-  })
+  }).pipe(
+    // one span per model call, here rather than in each adapter: only here are its cost and row known
+    Effect.withSpan("Llm.complete", {
+      attributes: {
+        provider: ctx.llm.provider,
+        stage: stageRequest.stage,
+        model: stageRequest.model ?? ctx.llm.defaultModel,
+        ...(ctx.runId === null ? {} : { run_id: ctx.runId })
+      }
+    })
+  )
 
 export interface EmbedContext {
   readonly embeddings: Embeddings["Type"]
@@ -153,7 +187,7 @@ export const callEmbeddings = (
     const latencyMs = (yield* Clock.currentTimeMillis) - startedMs
     const model = result._tag === "Right" ? result.right.model : ctx.embeddings.model
     const tokens = result._tag === "Right" ? result.right.inputTokens : 0
-    const row = yield* ctx.inferences.record({
+    const row = yield* record(ctx.inferences, {
       type: ctx.type,
       stage: "embed",
       provider: ctx.embeddings.provider,

@@ -67,6 +67,7 @@ import { beforeCommit, Database, datasetLockKey } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
 import { type Enqueued, RunLogRepo, runRemoved } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
+import { rememberFinished, setQueueDepth } from "../telemetry/metrics.js"
 import { yieldingToReads } from "./scheduling.js"
 
 export interface RememberManagerOptions {
@@ -193,6 +194,21 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     const runs = yield* FiberSet.make<unknown, unknown>()
     /** the outcomes of the runs this process runs, for a repeated submission's wait */
     const outcomes = new Map<number, Deferred.Deferred<RememberResult, RememberError>>()
+    // the queue depth gauge: this process's unfinished runs, waiting their turn or taken
+    const runStates = new Map<number, "queued" | "running">()
+    const depth = { queued: 0, running: 0 }
+    const trackRun = (runId: number, to: "queued" | "running" | null) =>
+      Effect.suspend(() => {
+        const from = runStates.get(runId)
+        if (from === to) return Effect.void
+        if (from !== undefined) depth[from]--
+        if (to === null) runStates.delete(runId)
+        else {
+          depth[to]++
+          runStates.set(runId, to)
+        }
+        return setQueueDepth(depth.queued, depth.running)
+      })
     const maxAttempts = Math.max(1, options.maxAttempts ?? 3)
     const lookaheadRuns = Math.max(1, Math.floor(options.lookahead ?? 4))
     const idempotencyTtlMs = (options.idempotencyTtlHours ?? 24) * 3_600_000
@@ -278,6 +294,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         }
         taken = true
         attempts = claim.value.attempts
+        yield* trackRun(runId, "running")
         // a run taken over from a dead process has its request from the queue, decoded again
         const stored = claim.value.request
         const req: RememberRequest = request ?? (stored === null
@@ -334,6 +351,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
               retryIn: Duration.format(delay)
             })
             taken = false
+            yield* trackRun(runId, "queued")
             yield* Effect.sleep(delay)
             continue
           }
@@ -361,6 +379,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
                 artifact_id: exit.value.artifact_id,
                 response: { remember_run_id: runId, ...exit.value.response }
               })
+              yield* rememberFinished("succeeded")
             } else {
               const failure = Cause.failureOption(exit.cause)
               const error = Option.isSome(failure) ? failure.value.message : describeCause(exit.cause)
@@ -376,6 +395,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
                 dataset_id: stored?.dataset_id ?? null,
                 artifact_id: stored?.artifact_id ?? null
               })
+              yield* rememberFinished("failed")
             }
           }).pipe(
             Effect.catchAllDefect((defect) =>
@@ -402,6 +422,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       Effect.gen(function*() {
         const done = yield* Deferred.make<RememberResult, RememberError>()
         outcomes.set(runId, done)
+        yield* trackRun(runId, "queued")
         // joined now, in the caller's order: the dataset's runs are applied in this order
         const lane = yield* joinLane(key, runId, request)
         yield* execute(runId, request, key, startedMs, observer, lane).pipe(
@@ -440,7 +461,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           ),
           // completes the waiters even when shutdown interrupts the run (Effect.exit would not)
           Effect.intoDeferred(done),
-          Effect.ensuring(Effect.sync(() => outcomes.delete(runId))),
+          Effect.ensuring(Effect.zipRight(Effect.sync(() => outcomes.delete(runId)), trackRun(runId, null))),
           yieldingToReads,
           FiberSet.run(runs)
         )

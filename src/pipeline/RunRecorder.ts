@@ -11,13 +11,17 @@
  * The same reports also go to the run's observer when it has one (eval mode: the ATIF
  * trajectory is built from them), so the run log and the trajectory are two views of one
  * mechanism. Without an observer nothing else happens.
+ *
+ * Each execution of a stage is also a span, `remember.<stage>`, and a sample of the stage
+ * duration histogram: this is the one place every stage passes through.
  */
-import { Cause, Clock, Effect, FiberRef, HashMap, Option, Ref } from "effect"
+import { Cause, Clock, Effect, FiberRef, HashMap, Option, Ref, type Tracer } from "effect"
 import { InternalFailure, type NotFound } from "../domain/Errors.js"
 import type { InferenceRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
 import { type RunLogRepo, RunRemoved } from "../services/RunLogRepo.js"
 import type { ModelCall, RunObserver, StageRunRef, StageTrace } from "../services/RunObserver.js"
+import { stageFinished } from "../telemetry/metrics.js"
 
 export interface RunRecorder {
   readonly runId: number
@@ -166,6 +170,24 @@ const scopedTo = (parent: RunRecorder, stage: string, observing: Observing | nul
   return view
 }
 
+/** What a stage's span says of its run: ids and names, never a text. */
+export type StageSpanAttributes = Readonly<Record<string, string | number>>
+
+/**
+ * `effect` in the span `remember.<name>`. Several stages are already an `Effect.fn` of that very
+ * name around their recorder call; those spans get the attributes instead of a twin nested in them.
+ */
+const inStageSpan = <A, E, R>(name: string, attributes: StageSpanAttributes, effect: Effect.Effect<A, E, R>) => {
+  const spanName = `remember.${name}`
+  return Effect.flatMap(
+    Effect.option(Effect.currentSpan),
+    (current: Option.Option<Tracer.Span>) =>
+      Option.isSome(current) && current.value.name === spanName
+        ? Effect.zipRight(Effect.annotateCurrentSpan({ ...attributes, stage: name }), effect)
+        : Effect.withSpan(effect, spanName, { attributes: { ...attributes, stage: name } })
+  )
+}
+
 /** An execution of stage `name` begins: whether it is the only one in flight (its row starts). */
 const enter = (states: Ref.Ref<HashMap.HashMap<string, StageState>>, name: string, startedMs: number) =>
   Ref.modify(states, (all) => {
@@ -214,7 +236,13 @@ const withStructuredMode = (
     ? detail
     : { ...detail, structured_mode: stageModes.length === 1 ? stageModes[0] : stageModes }
 
-export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number, observer?: RunObserver): RunRecorder => {
+export const makeRunRecorder = (
+  runLog: RunLogRepo["Type"],
+  runId: number,
+  observer?: RunObserver,
+  spanAttributes: StageSpanAttributes = {}
+): RunRecorder => {
+  const attributes = { ...spanAttributes, run_id: runId }
   // Refs, since a run's stages execute concurrently; made unsafely because a recorder is made
   // outside an effect (the image pipeline's too)
   const states = Ref.unsafeMake(HashMap.empty<string, StageState>())
@@ -226,40 +254,45 @@ export const makeRunRecorder = (runLog: RunLogRepo["Type"], runId: number, obser
   const recorder: RunRecorder = {
     runId,
     stage: (name, effect, detail, trace) =>
-      Effect.gen(function*() {
-        const startedMs = yield* Clock.currentTimeMillis
-        if (yield* enter(states, name, startedMs)) {
-          yield* safely("start stage", runLog.stageStarted(runId, name, toIso(startedMs)))
-        }
-        const finish = (status: "succeeded" | "failed", error: string | null, d: Record<string, unknown> | null) =>
-          Effect.gen(function*() {
-            const endMs = yield* Clock.currentTimeMillis
-            const { firstStartMs, write } = yield* leave(states, name, status === "failed")
-            if (!write) return
-            const stageModes: ReadonlyArray<string> = Option.getOrElse(
-              HashMap.get(yield* Ref.get(modes), name),
-              () => []
+      inStageSpan(
+        name,
+        attributes,
+        Effect.gen(function*() {
+          const startedMs = yield* Clock.currentTimeMillis
+          if (yield* enter(states, name, startedMs)) {
+            yield* safely("start stage", runLog.stageStarted(runId, name, toIso(startedMs)))
+          }
+          const finish = (status: "succeeded" | "failed", error: string | null, d: Record<string, unknown> | null) =>
+            Effect.gen(function*() {
+              const endMs = yield* Clock.currentTimeMillis
+              yield* stageFinished(name, endMs - startedMs)
+              const { firstStartMs, write } = yield* leave(states, name, status === "failed")
+              if (!write) return
+              const stageModes: ReadonlyArray<string> = Option.getOrElse(
+                HashMap.get(yield* Ref.get(modes), name),
+                () => []
+              )
+              yield* safely(
+                "finish stage",
+                runLog.stageFinished(runId, name, {
+                  status,
+                  finished_at: toIso(endMs),
+                  duration_ms: endMs - firstStartMs,
+                  error,
+                  detail: withStructuredMode(d, stageModes)
+                })
+              )
+            })
+          const guarded = defectAsFailure(name, name)(effect)
+          return yield* (observing === null ? guarded : observed(observing, name, null, guarded, detail, trace)).pipe(
+            Effect.onExit((exit) =>
+              exit._tag === "Success"
+                ? finish("succeeded", null, detail === undefined ? null : detail(exit.value))
+                : finish("failed", errorMessage(exit.cause), null)
             )
-            yield* safely(
-              "finish stage",
-              runLog.stageFinished(runId, name, {
-                status,
-                finished_at: toIso(endMs),
-                duration_ms: endMs - firstStartMs,
-                error,
-                detail: withStructuredMode(d, stageModes)
-              })
-            )
-          })
-        const guarded = defectAsFailure(name, name)(effect)
-        return yield* (observing === null ? guarded : observed(observing, name, null, guarded, detail, trace)).pipe(
-          Effect.onExit((exit) =>
-            exit._tag === "Success"
-              ? finish("succeeded", null, detail === undefined ? null : detail(exit.value))
-              : finish("failed", errorMessage(exit.cause), null)
           )
-        )
-      }),
+        })
+      ),
     modelCall: (stage, inference, call) =>
       Effect.zipRight(
         Effect.zipRight(

@@ -84,6 +84,8 @@ describe("deploy/compose.yaml", () => {
       expect(tokens).toEqual([{ token: "secret", admin: true }, { token: "secret", user_id: "alice" }])
       expect(service.healthcheck.test.join(" ")).toContain("http://127.0.0.1:8080/readyz")
       expect(service.depends_on.postgres).toEqual({ condition: "service_healthy" })
+      // telemetry to the collector's OTLP/HTTP port
+      expect(service.environment.OTEL_EXPORTER_OTLP_ENDPOINT).toBe("http://otel-collector:4318")
     }
     expect(compose.services["gligabao-b"].depends_on["gligabao-a"]).toEqual({ condition: "service_healthy" })
   })

@@ -180,6 +180,7 @@ const storeImage = (deps: ImageDeps, input: StoreInput) =>
       return { dataset, ...stored }
     })
     return yield* deps.database.withTransaction(rows).pipe(
+      Effect.withSpan("sql.store_image"),
       Effect.onExit((exit) =>
         exit._tag === "Success" || created === null
           ? Effect.void
@@ -205,7 +206,7 @@ export const rememberImage = (
       onLeft: (message) => Effect.fail(new InvalidRequest({ message })),
       onRight: Effect.succeed
     }))
-    const recorder = makeRunRecorder(deps.runLog, runId, observer)
+    const recorder = makeRunRecorder(deps.runLog, runId, observer, { dataset: request.dataset })
     const referenceTime = request.reference_time ?? (yield* nowIso)
     const dataset = yield* deps.datasets.find(request.user_id, request.dataset)
     const datasetId = Option.match(dataset, { onNone: () => null, onSome: (d) => d.id })

@@ -74,7 +74,7 @@ const checkRequest = Effect.fnUntraced(function*(deps: RememberDeps, request: Re
 /** The run's context: its recorder, reference time, and the dataset if it exists already. */
 const openRun = Effect.fn("remember.open_run")(
   function*(deps: RememberDeps, runId: number, request: RememberRequest, observer: RunObserver | undefined) {
-    const recorder = makeRunRecorder(deps.runLog, runId, observer)
+    const recorder = makeRunRecorder(deps.runLog, runId, observer, { dataset: request.dataset })
     const existing = yield* deps.datasets.find(request.user_id, request.dataset)
     return {
       deps,

@@ -402,7 +402,11 @@ export const store = Effect.fn("remember.store")(
     const stored = ctx.recorder.stage(
       "store",
       // embedded before the transaction opens: a failure stores nothing, and no call runs inside it
-      Effect.flatMap(embedded, (vectors) => deps.database.withTransaction(write(vectors))),
+      Effect.flatMap(embedded, (vectors) =>
+        deps.database.withTransaction(write(vectors)).pipe(
+          // the unit's statements as one span (each statement is a sql.execute span of @effect/sql)
+          Effect.withSpan("sql.store", { attributes: { run_id: ctx.runId, dataset: request.dataset } })
+        )),
       (s) => ({
         artifact_id: s.artifact.id,
         inserted_edges: s.inserted,

@@ -162,7 +162,7 @@ const storeFetched = (
         series: toStore,
         now
       })
-    )
+    ).pipe(Effect.withSpan("sql.store_series", { attributes: { run_id: ctx.runId } }))
     const item: FetchItem = {
       ...base,
       series: stored.map((s) => s.item),
