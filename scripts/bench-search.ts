@@ -22,7 +22,15 @@ import { Effect, Layer, Redacted, Stream } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PgLive, SqliteLive, type Storage, type StorageError } from "../layers/sql/index.js"
+import {
+  PgClientLive,
+  PgLive,
+  PgMigratedLive,
+  RepositoriesLive,
+  SqliteLive,
+  type Storage,
+  type StorageError
+} from "../layers/sql/index.js"
 import { HashEmbeddings } from "../layers/testing/HashEmbeddings.js"
 import {
   hnswIndexName,
@@ -172,11 +180,15 @@ const dir = mkdtempSync(join(tmpdir(), "gligabao-bench-search-"))
 const cluster = PG_URL === "auto" ? await startPgCluster() : undefined
 const pglite = PG_URL === "pglite" ? await startPglite() : undefined
 const pgUrl = cluster?.adminUrl ?? pglite?.url ?? PG_URL
+if (pglite !== undefined) await Effect.runPromise(Effect.scoped(Layer.build(PgMigratedLive(Redacted.make(pgUrl)))))
 const program = pgUrl === ""
   ? main(SqliteLive(join(dir, "bench.db")), SqliteVecStoreLive(DIMS))
   : main(
-    // PGlite is one backend: pglite-socket interleaves two connections' extended-protocol messages
-    PgLive(Redacted.make(pgUrl), pglite === undefined ? {} : { maxConnections: 1 }),
+    // PGlite is one backend, and pglite-socket interleaves two connections' extended-protocol
+    // messages: one connection (migrated first, since the migration's lock holds one of its own)
+    pglite === undefined
+      ? PgLive(Redacted.make(pgUrl))
+      : RepositoriesLive.pipe(Layer.provideMerge(PgClientLive(Redacted.make(pgUrl), { maxConnections: 1 }))),
     VECTORS === "sqlite" ? SqliteVecFileStoreLive(join(dir, "vectors.db"), DIMS) : PostgresVectorStoreLive(DIMS)
   )
 
