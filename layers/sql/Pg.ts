@@ -23,6 +23,18 @@ const pgDefaults = (requireFromSqlPg("pg") as { readonly types: PgTypes }).types
 const INT8 = 20
 const NUMERIC = 1700
 const INT8_ARRAY = 1016
+const FLOAT4_ARRAY = 1021
+
+/**
+ * A real[] of plain numbers (an embedding) split at its commas: node-postgres' generic array parser
+ * reads it a character at a time, and at 1536 dimensions that was most of a vector search's time
+ * (its candidates' vectors are rescored in the process). Anything else (NULLs, nested or quoted
+ * elements) goes to the generic parser.
+ */
+const parseFloat4Array = (fallback: TypeParser): TypeParser => (value) =>
+  /^\{[-+0-9.eE,]*\}$/.test(value)
+    ? (value.length === 2 ? [] : value.slice(1, -1).split(",").map(Number))
+    : fallback(value)
 
 const toNumber: TypeParser = (value) => Number(value)
 
@@ -34,6 +46,7 @@ export const typeParsers: PgTypes = {
   getTypeParser: (oid, format) => {
     if (format === undefined || format === "text") {
       if (oid === INT8 || oid === NUMERIC) return toNumber
+      if (oid === FLOAT4_ARRAY) return parseFloat4Array(pgDefaults.getTypeParser(oid, format))
       if (oid === INT8_ARRAY) {
         const parseArray = pgDefaults.getTypeParser(oid, format)
         return (value) => (parseArray(value) as Array<string | null>).map((v) => (v === null ? null : Number(v)))

@@ -27,7 +27,7 @@ import { Effect, Layer } from "effect"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
 import { binaryCode } from "./binaryCodes.js"
-import { checkItems, checkQuery, chunksOf, cosine, lastPerId, toMetadata } from "./common.js"
+import { byScore, checkItems, checkQuery, chunksOf, cosine, lastPerId, toMetadata } from "./common.js"
 import { candidatesFor, MAX_K, MIN_CODE_DIMENSIONS } from "./SqliteVecStore.js"
 
 const NAME = "postgres"
@@ -136,7 +136,7 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
         const score = cosine(vector, row.embedding)
         if (score >= minScore) matches.push({ id: row.vector_id, score, metadata: toMetadata(row.metadata) })
       }
-      return matches.sort((a, b) => b.score - a.score).slice(0, limit)
+      return matches.sort(byScore).slice(0, limit)
     }
 
     /** Every vector of the index, scored exactly (codes too short to rank by). */
@@ -151,7 +151,7 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
       sql.unsafe<Row>(
         `WITH candidates AS MATERIALIZED (` +
           `SELECT vector_id FROM gb_vectors WHERE index_name = $1 AND dimensions = ${dimensions} ` +
-          `ORDER BY bit_count(code # $2::bit varying) LIMIT $3) ` +
+          `ORDER BY bit_count(code # $2::bit varying), vector_id LIMIT $3) ` +
           `SELECT v.vector_id, v.embedding, v.metadata FROM candidates ` +
           `JOIN gb_vectors AS v ON v.index_name = $1 AND v.vector_id = candidates.vector_id`,
         [index, codeLiteral(vector, dimensions), candidatesFor(limit)]
@@ -183,7 +183,7 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
             if (score >= minScore) matches.push({ id: row.vector_id, score, metadata: toMetadata(row.metadata) })
           }
           // relaxed_order: the index's order may be slightly off; the distances are exact
-          return matches.sort((a, b) => b.score - a.score)
+          return matches.sort(byScore)
         })
       )
     }

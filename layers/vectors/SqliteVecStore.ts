@@ -306,7 +306,7 @@ export const makeSqliteVecStore = <E = never, R = never>(
         Effect.map((rows) =>
           rows
             .filter((row) => row.distance !== null)
-            .sort((a, b) => a.distance! - b.distance!)
+            .sort((a, b) => a.distance! - b.distance! || (a.vector_id < b.vector_id ? -1 : 1))
             .slice(0, limit)
         )
       )

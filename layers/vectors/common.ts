@@ -64,11 +64,18 @@ export const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): numb
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb)
 }
 
+/**
+ * Best first; equal scores (the same text embedded twice) by id, so that a search answers the
+ * same whatever order its rows came in.
+ */
+export const byScore = (a: { readonly score: number; readonly id: string }, b: typeof a): number =>
+  b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
 /** Best first, only score >= minScore, at most k (k <= 0 gives nothing). */
 export const bestMatches = (matches: ReadonlyArray<VectorMatch>, k: number, minScore: number) =>
   matches
     .filter((match) => match.score >= minScore)
-    .sort((a, b) => b.score - a.score)
+    .sort(byScore)
     .slice(0, Math.max(0, Math.floor(k)))
 
 /** Metadata as the port types it: values that are not string, number or boolean are dropped. */
