@@ -33,6 +33,7 @@ import { latencyFloor } from "./benchmarks/scenarios/latency.js"
 import { memory } from "./benchmarks/scenarios/memory.js"
 import { oneDataset } from "./benchmarks/scenarios/oneDataset.js"
 import { overhead } from "./benchmarks/scenarios/overhead.js"
+import { readsUnderLoad } from "./benchmarks/scenarios/readsUnderLoad.js"
 import { search } from "./benchmarks/scenarios/search.js"
 import { throughput } from "./benchmarks/scenarios/throughput.js"
 import { httpFailures, httpRequests, ROOT } from "./benchmarks/server.js"
@@ -43,6 +44,7 @@ const SCENARIOS = {
   throughput,
   document: longDocument,
   search,
+  "reads-under-load": readsUnderLoad,
   memory,
   cost,
   "one-dataset": oneDataset,

@@ -108,6 +108,9 @@ const renderReads = (r: ReadsUnderLoadResult, started: Date, load: ReadonlyArray
     line("context, under load", r.underLoad.context),
     "",
     `search p95 under load / idle: ${f(r.underLoad.search.p95 / r.idle.search.p95, 2)}`,
+    `answers under load unlike the idle answer to the same question: ${r.differing.search} of ${r.underLoad.search.n} searches, ${r.differing.context} of ${r.underLoad.context.n} context blocks${
+      r.differing.first === "" ? "" : `; first: ${r.differing.first}`
+    }`,
     `remembers: ${r.remembers.count}, ${f(r.remembers.perSecond, 2)}/s; p50 / p95 / p99 ${
       f(r.remembers.latency.p50)
     } / ${f(r.remembers.latency.p95)} / ${f(r.remembers.latency.p99)} ms`,

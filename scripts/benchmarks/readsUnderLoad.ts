@@ -55,6 +55,8 @@ export interface ReadsUnderLoadResult {
     readonly end: number
     readonly slopeSecondHalfMBPerMin: number
   }
+  /** reads under load whose fact ids differ from the idle answer to the same question, with the first */
+  readonly differing: { readonly search: number; readonly context: number; readonly first: string }
   readonly checks: ReadonlyArray<LoadCheck>
   readonly ok: boolean
 }
@@ -154,6 +156,9 @@ export const runReadsUnderLoad = async (input: ReadsUnderLoadOptions = {}): Prom
       datasets: Array<{ name: string; live_edges: number }>
     }
     const readerFacts = listed.datasets.find((d) => d.name === READER)?.live_edges ?? NaN
+    const graph = await fetch(`${server.url}/v1/gb/graph?user_id=${USER}&dataset=${READER}&include_expired=true`)
+      .then((r) => r.json()) as { edges: Array<{ id: number }> }
+    const readerFactIds = new Set(graph.edges.map((e) => e.id))
     log(`reads: ${texts.length} texts remembered into "${READER}" in ${((performance.now() - t0) / 1000).toFixed(0)} s`)
 
     // idle: every question once to warm up, then idleReads of each endpoint; the answers kept
@@ -188,6 +193,7 @@ export const runReadsUnderLoad = async (input: ReadsUnderLoadOptions = {}): Prom
     if (process.env.GLIGABAO_BENCH_LOOP_DELAY !== undefined) process.kill(server.pid, "SIGUSR2")
     const loaded = { search: [] as Array<number>, context: [] as Array<number> }
     const differing: Array<string> = []
+    const outside: Array<string> = []
     const skipped: Array<string> = []
     const remembered: Array<{ at: number; ms: number }> = []
     const rss: Array<readonly [number, number]> = []
@@ -216,6 +222,8 @@ export const runReadsUnderLoad = async (input: ReadsUnderLoadOptions = {}): Prom
         if (a === null || performance.now() >= deadline) continue
         loaded[endpoint].push(a.ms)
         compare(differing, endpoint, q, a)
+        const foreign = a.facts.filter((id) => !readerFactIds.has(id))
+        if (foreign.length > 0) outside.push(`${endpoint} "${q}": ${foreign.join(",")}`)
         if (a.warnings.length > 0) skipped.push(`${endpoint} "${q}": ${a.warnings.join("; ")}`)
       }
     }
@@ -224,6 +232,10 @@ export const runReadsUnderLoad = async (input: ReadsUnderLoadOptions = {}): Prom
     clearInterval(sampler)
     const secondHalf = rss.filter(([t]) => t >= seconds / 2).map(([t, mb]) => [t / 60, mb] as const)
 
+    // SQLite's bm25 weighs a term by the whole full-text table's statistics (its average row
+    // length too), which the writers' rows move: candidates of near scores may change places, so
+    // answers that differ from the idle ones are counted, not a failure (BENCHMARKS.md)
+    const differingSearches = differing.filter((d) => d.startsWith("search"))
     const checks: Array<LoadCheck> = [
       {
         name: "every request answered 200",
@@ -238,11 +250,9 @@ export const runReadsUnderLoad = async (input: ReadsUnderLoadOptions = {}): Prom
         }`
       },
       {
-        name: "the answers under load are the idle answers (the same fact ids)",
-        ok: differing.length === 0,
-        detail: `${differing.length} of ${loaded.search.length + loaded.context.length} differ${
-          differing.length === 0 ? "" : `, first: ${differing[0]}`
-        }`
+        name: "every fact read under load is one of the reader's dataset",
+        ok: outside.length === 0,
+        detail: outside.length === 0 ? "" : `${outside.length} reads, first: ${outside[0]}`
       },
       {
         name: "no source skipped (no warnings)",
@@ -265,6 +275,11 @@ export const runReadsUnderLoad = async (input: ReadsUnderLoadOptions = {}): Prom
         max: Math.max(rssStart, ...rss.map(([, mb]) => mb)),
         end: rss[rss.length - 1]?.[1] ?? NaN,
         slopeSecondHalfMBPerMin: slope(secondHalf)
+      },
+      differing: {
+        search: differingSearches.length,
+        context: differing.length - differingSearches.length,
+        first: differing[0] ?? ""
       },
       checks,
       ok: checks.every((c) => c.ok)
