@@ -187,6 +187,30 @@ export const spawnServer = (db: string, configFile: string, anthropicUrl: string
     })
   })
 
+/**
+ * POSTs `body` to `/v1/gb/<endpoint>`: the parsed answer of a 200 and its time, ms, or what went
+ * wrong (another status and the start of its body, or the request's failure).
+ */
+export const postTimed = async (
+  url: string,
+  endpoint: string,
+  body: Record<string, unknown>
+): Promise<{ readonly ms: number; readonly body: unknown } | string> => {
+  const start = performance.now()
+  try {
+    const res = await fetch(`${url}/v1/gb/${endpoint}`, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" }
+    })
+    const text = await res.text()
+    const ms = performance.now() - start
+    return res.status === 200 ? { ms, body: JSON.parse(text) } : `answered ${res.status}: ${text.slice(0, 200)}`
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
+}
+
 interface Done {
   readonly endpoint: "remember" | "search"
   /** completion, ms since the load began */
@@ -229,25 +253,13 @@ export const runLoad = async (input: LoadOptions): Promise<LoadResult> => {
       const deadline = t0 + options.seconds * 1000
 
       const post = async (client: number, endpoint: Done["endpoint"], body: Record<string, unknown>) => {
-        const start = performance.now()
-        try {
-          const res = await fetch(`${server.url}/v1/gb/${endpoint}`, {
-            method: "POST",
-            body: JSON.stringify(body),
-            headers: { "content-type": "application/json" }
-          })
-          const text = await res.text()
-          const end = performance.now()
-          if (res.status !== 200) {
-            errors.push(`client ${client} ${endpoint} answered ${res.status}: ${text.slice(0, 200)}`)
-            return undefined
-          }
-          done.push({ endpoint, at: end - t0, ms: end - start })
-          return JSON.parse(text) as { remember_run_id?: number }
-        } catch (error) {
-          errors.push(`client ${client} ${endpoint}: ${error instanceof Error ? error.message : String(error)}`)
+        const answer = await postTimed(server.url, endpoint, body)
+        if (typeof answer === "string") {
+          errors.push(`client ${client} ${endpoint} ${answer}`)
           return undefined
         }
+        done.push({ endpoint, at: performance.now() - t0, ms: answer.ms })
+        return answer.body as { remember_run_id?: number }
       }
 
       // remembers begun per dataset, across the clients sharing it: its generation

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startFakes } from "./fakes.js"
-import { type LoadCheck, type Percentiles, percentiles, slope, spawnServer } from "./load.js"
+import { type LoadCheck, type Percentiles, percentiles, postTimed, slope, spawnServer } from "./load.js"
 import { MB, rssMiB } from "./server.js"
 import { makeRandom, paragraph, people } from "./texts.js"
 
@@ -106,24 +106,10 @@ export const runReadsUnderLoad = async (input: ReadsUnderLoadOptions = {}): Prom
   )
   const errors: Array<string> = []
   const post = async <A>(endpoint: string, body: Record<string, unknown>): Promise<{ ms: number; body: A } | null> => {
-    const start = performance.now()
-    try {
-      const res = await fetch(`${server.url}/v1/gb/${endpoint}`, {
-        method: "POST",
-        body: JSON.stringify(body),
-        headers: { "content-type": "application/json" }
-      })
-      const text = await res.text()
-      const ms = performance.now() - start
-      if (res.status !== 200) {
-        errors.push(`${endpoint} answered ${res.status}: ${text.slice(0, 200)}`)
-        return null
-      }
-      return { ms, body: JSON.parse(text) as A }
-    } catch (error) {
-      errors.push(`${endpoint}: ${error instanceof Error ? error.message : String(error)}`)
-      return null
-    }
+    const answer = await postTimed(server.url, endpoint, body)
+    if (typeof answer !== "string") return answer as { ms: number; body: A }
+    errors.push(`${endpoint} ${answer}`)
+    return null
   }
   type FactsAnswer = { facts: Array<{ id: number }>; warnings?: Array<string> }
   const read = async (endpoint: "search" | "context", query: string): Promise<Answered | null> => {
