@@ -118,7 +118,13 @@ export const drainOutbox = (
   })
   // a transaction of its own, without the hooks of a run's store transaction (a drain runs in
   // the run's fiber, and its commit is not the run's); the failure is committed before it is raised
-  const run = locked ? Effect.locally(deps.database.withTransaction(drain), beforeCommit, []) : drain
+  // the common case, nothing pending, is one plain read: no write transaction on every remember
+  const run = locked
+    ? Effect.flatMap(deps.outbox.pending(1, ids, false), (some) =>
+      some.length === 0
+        ? Effect.succeed({ written: 0, failed: null })
+        : Effect.locally(deps.database.withTransaction(drain), beforeCommit, []))
+    : drain
   return Effect.flatMap(
     run,
     ({ failed, written }) =>
