@@ -136,7 +136,11 @@ const reads = async () => {
   const stamp = started.toISOString().replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z")
   if (argv.includes("--loop-delay")) {
     process.env.GLIGABAO_BENCH_LOOP_DELAY = join(outDir, `loop-delay-${stamp}.json`)
-    process.env.GLIGABAO_BENCH_NODE_OPTIONS = `--require ${join(ROOT, "scripts", "benchmarks", "loopDelay.cjs")}`
+    // after the server's node options the caller gave, if any
+    process.env.GLIGABAO_BENCH_NODE_OPTIONS = [
+      process.env.GLIGABAO_BENCH_NODE_OPTIONS,
+      `--require ${join(ROOT, "scripts", "benchmarks", "loopDelay.cjs")}`
+    ].filter((o) => o !== undefined && o !== "").join(" ")
   }
   if (argv.includes("--cpu-prof")) process.env.GLIGABAO_BENCH_CPU_PROF_DIR = join(outDir, "profiles", stamp)
   mkdirSync(outDir, { recursive: true })

@@ -9,6 +9,7 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { Effect, Either, Option, Stream } from "effect"
 import type { DomainError, InvalidRequest } from "../domain/Errors.js"
 import { eraseDepsOption, hardDeleteDataset } from "../forget/erase.js"
+import { whileReading } from "../pipeline/scheduling.js"
 import { runContext } from "../query/context.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "../query/datasets.js"
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
@@ -53,7 +54,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
     const found = yield* readDepsOption
     const erasing = yield* eraseDepsOption
     const withDeps = <A, E, R>(f: (deps: ReadDeps) => Effect.Effect<Answer<A>, E, R>): Effect.Effect<Answer<A>, E, R> =>
-      Option.match(found, { onNone: () => Effect.succeed(unavailable), onSome: f })
+      Option.match(found, { onNone: () => Effect.succeed(unavailable), onSome: (deps) => whileReading(f(deps)) })
     return handlers
       .handleRaw("search", ({ request }) =>
         withDeps((deps) =>

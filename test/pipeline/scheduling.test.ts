@@ -4,7 +4,7 @@
  */
 import { Effect, type Fiber } from "effect"
 import { describe, expect, it } from "vitest"
-import { runScheduler, yieldingToReads } from "../../src/pipeline/scheduling.js"
+import { runScheduler, whileReading, yieldingToReads } from "../../src/pipeline/scheduling.js"
 
 const busy = (ms: number) => {
   const end = performance.now() + ms
@@ -54,6 +54,40 @@ describe("the remember runs' scheduler", () => {
     )
     await settle()
     expect(order).toEqual(["first", "event loop", "second"])
+  })
+
+  it("takes shorter slices while a read is answered", async () => {
+    // runs two tasks of 2 ms; says whether the event loop had a turn between them
+    const turnBetween = () =>
+      new Promise<boolean>((resolve) => {
+        const f = fiber()
+        let turned = false
+        runScheduler.scheduleTask(
+          () => {
+            // the slice starts afresh here
+            setImmediate(() => {
+              turned = true
+            })
+            runScheduler.scheduleTask(
+              () => {
+                busy(2)
+                runScheduler.scheduleTask(() => resolve(turned), 0, f)
+              },
+              0,
+              f
+            )
+          },
+          0,
+          f
+        )
+      })
+    await settle()
+    let during = false
+    await Effect.runPromise(whileReading(Effect.promise(async () => {
+      busy(6)
+      during = await turnBetween()
+    })))
+    expect(during).toBe(true)
   })
 
   it("leaves what a program computes unchanged, interruption of concurrent work included", async () => {
