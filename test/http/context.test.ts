@@ -6,10 +6,9 @@
  * max_tokens); 400s naming the field, 404 across users, tokens; the library function; and the
  * SQLite plan of the no-query statement (the `(dataset_id, id)` index, no sort).
  */
-import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { answer } from "../../scripts/benchmarks/model.js"
@@ -24,8 +23,9 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
-import { expectError, postJson, postRaw, send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, postJson, postRaw, serveTest, type TestResponse } from "../support/http.js"
 import { sqlCapture } from "../support/sqlCapture.js"
+import { postAs, SECRETS, USER_TOKENS } from "../support/tokens.js"
 
 /** The bench's model, counting its calls. */
 const counting = () => {
@@ -320,17 +320,6 @@ forEachDialect((_dialect, makeLayer) => {
   })
 })
 
-const SECRETS = { alice: "alice-token-Q8r2p", bob: "bob-token-T4v7n" }
-const TOKENS: ReadonlyArray<AuthToken> = [
-  { kind: "plain", secret: Redacted.make(SECRETS.alice), admin: false, userId: "alice" },
-  { kind: "plain", secret: Redacted.make(SECRETS.bob), admin: false, userId: "bob" }
-]
-
-const postAs = (path: string, body: unknown, secret?: string) => {
-  const request = HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
-  return send(secret === undefined ? request : request.pipe(HttpClientRequest.bearerToken(secret)))
-}
-
 describe("POST /v1/gb/context: tokens and the library", () => {
   it.live("a user's token reads that user's context only", () =>
     withApp(
@@ -348,7 +337,7 @@ describe("POST /v1/gb/context: tokens and the library", () => {
           expectError(yield* postAs("/v1/gb/context", body, SECRETS.bob), 403, /may not act for/)
           expect(blockOf(yield* postAs("/v1/gb/context", body, SECRETS.alice)).facts).toHaveLength(1)
         }),
-      TOKENS
+      USER_TOKENS
     ))
 
   it.live("contextMemory: the same block from the library, the same 400 message as InvalidRequest", () =>

@@ -6,9 +6,8 @@
  * among those sharing it; 400s naming the field, 404 across users, 403 for another user's token;
  * and the statements served by their indexes (SQLite, without statistics).
  */
-import { HttpClientRequest } from "@effect/platform"
 import { it } from "@effect/vitest"
-import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Either, Layer, Option, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { answer } from "../../scripts/benchmarks/model.js"
@@ -22,8 +21,9 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
-import { expectError, get, postJson, send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, get, postJson, serveTest, type TestResponse } from "../support/http.js"
 import { planOf, sqlCapture } from "../support/sqlCapture.js"
+import { getAs, postAs, SECRETS, USER_TOKENS } from "../support/tokens.js"
 
 const withApp = <A, E>(
   storage: StorageLayer,
@@ -226,29 +226,15 @@ forEachDialect((_dialect, makeLayer) => {
   })
 })
 
-const SECRETS = { alice: "alice-token-Q8r2p", bob: "bob-token-T4v7n" }
-const TOKENS: ReadonlyArray<AuthToken> = [
-  { kind: "plain", secret: Redacted.make(SECRETS.alice), admin: false, userId: "alice" },
-  { kind: "plain", secret: Redacted.make(SECRETS.bob), admin: false, userId: "bob" }
-]
-
-const getAs = (path: string, secret?: string) =>
-  send(
-    secret === undefined ? HttpClientRequest.get(path) : HttpClientRequest.get(path).pipe(
-      HttpClientRequest.bearerToken(secret)
-    )
-  )
-
 describe("an entity's story: tokens", () => {
   it.live("a user's token reads that user's entities only", () =>
     withApp(
       sqliteLayer(),
       Effect.gen(function*() {
-        const res = yield* send(
-          HttpClientRequest.post("/v1/gb/remember").pipe(
-            HttpClientRequest.bearerToken(SECRETS.alice),
-            HttpClientRequest.bodyUnsafeJson({ user_id: "alice", text: "Alice Novak works at Acme in 2019." })
-          )
+        const res = yield* postAs(
+          "/v1/gb/remember",
+          { user_id: "alice", text: "Alice Novak works at Acme in 2019." },
+          SECRETS.alice
         )
         expect(res.status, res.text).toBe(200)
         const alice = entityId(res.json, "Alice Novak")
@@ -260,7 +246,7 @@ describe("an entity's story: tokens", () => {
           expect(storyOf(yield* getAs(path, SECRETS.alice)).entity.id).toBe(alice)
         }
       }),
-      TOKENS
+      USER_TOKENS
     ))
 })
 

@@ -5,10 +5,9 @@
  * Lisbon 2021 from a second text; one by hand); 400s naming the field, 404 across users and
  * datasets, 403 for another user's token; and the statements served by their indexes (SQLite).
  */
-import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Either, Layer, Option, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { answer } from "../../scripts/benchmarks/model.js"
@@ -22,8 +21,9 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
-import { expectError, get, postJson, send, serveTest, type TestResponse } from "../support/http.js"
+import { expectError, get, postJson, serveTest, type TestResponse } from "../support/http.js"
 import { planOf, sqlCapture } from "../support/sqlCapture.js"
+import { getAs, postAs, SECRETS, USER_TOKENS } from "../support/tokens.js"
 
 const withApp = <A, E>(
   storage: StorageLayer,
@@ -204,29 +204,15 @@ forEachDialect((_dialect, makeLayer) => {
   })
 })
 
-const SECRETS = { alice: "alice-token-Q8r2p", bob: "bob-token-T4v7n" }
-const TOKENS: ReadonlyArray<AuthToken> = [
-  { kind: "plain", secret: Redacted.make(SECRETS.alice), admin: false, userId: "alice" },
-  { kind: "plain", secret: Redacted.make(SECRETS.bob), admin: false, userId: "bob" }
-]
-
-const getAs = (path: string, secret?: string) =>
-  send(
-    secret === undefined ? HttpClientRequest.get(path) : HttpClientRequest.get(path).pipe(
-      HttpClientRequest.bearerToken(secret)
-    )
-  )
-
 describe("a fact's view: tokens", () => {
   it.live("a user's token reads that user's facts only", () =>
     withApp(
       sqliteLayer(),
       Effect.gen(function*() {
-        const res = yield* send(
-          HttpClientRequest.post("/v1/gb/remember").pipe(
-            HttpClientRequest.bearerToken(SECRETS.alice),
-            HttpClientRequest.bodyUnsafeJson({ user_id: "alice", text: "Alice Novak works at Acme in 2019." })
-          )
+        const res = yield* postAs(
+          "/v1/gb/remember",
+          { user_id: "alice", text: "Alice Novak works at Acme in 2019." },
+          SECRETS.alice
         )
         expect(res.status, res.text).toBe(200)
         const path = `/v1/gb/facts/${res.json.edges[0].id}?user_id=alice`
@@ -234,7 +220,7 @@ describe("a fact's view: tokens", () => {
         expectError(yield* getAs(path, SECRETS.bob), 403, /may not act for/)
         expect(viewOf(yield* getAs(path, SECRETS.alice)).fact.id).toBe(res.json.edges[0].id)
       }),
-      TOKENS
+      USER_TOKENS
     ))
 })
 
