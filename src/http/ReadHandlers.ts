@@ -9,7 +9,6 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { Effect, Either, Option, Stream } from "effect"
 import type { DomainError, InvalidRequest } from "../domain/Errors.js"
 import { eraseDepsOption, hardDeleteDataset } from "../forget/erase.js"
-import { whileReading } from "../pipeline/scheduling.js"
 import { runContext } from "../query/context.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "../query/datasets.js"
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
@@ -54,7 +53,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
     const found = yield* readDepsOption
     const erasing = yield* eraseDepsOption
     const withDeps = <A, E, R>(f: (deps: ReadDeps) => Effect.Effect<Answer<A>, E, R>): Effect.Effect<Answer<A>, E, R> =>
-      Option.match(found, { onNone: () => Effect.succeed(unavailable), onSome: (deps) => whileReading(f(deps)) })
+      Option.match(found, { onNone: () => Effect.succeed(unavailable), onSome: f })
     return handlers
       .handleRaw("search", ({ request }) =>
         withDeps((deps) =>

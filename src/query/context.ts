@@ -17,6 +17,7 @@
  */
 import { Effect } from "effect"
 import type { NotFound } from "../domain/Errors.js"
+import { whileReading } from "../pipeline/scheduling.js"
 import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
 import type { FactView, SearchRepo } from "../services/SearchRepo.js"
@@ -79,7 +80,7 @@ export const rankRecent = (window: ReadonlyArray<FactView>): {
 }
 
 const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Effect<Ranked, NotFound> =>
-  Effect.gen(function*() {
+  whileReading(Effect.gen(function*() {
     const dataset = yield* findDataset(deps, request)
     const filters = yield* filtersOf({
       ...(request.as_of === undefined ? {} : { as_of: request.as_of }),
@@ -96,7 +97,7 @@ const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Eff
         return row === undefined ? [] : [entityOut(row)]
       })
     }
-  })
+  }))
 
 /** The context block of a request. NotFound (404) when the user has no such dataset. */
 export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effect<ContextResponse, NotFound> =>

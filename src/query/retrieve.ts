@@ -11,6 +11,7 @@ import { Deferred, Effect } from "effect"
 import type { NotFound } from "../domain/Errors.js"
 import type { ArtifactRow, DatasetRow } from "../domain/Rows.js"
 import { callEmbeddings } from "../pipeline/ModelCalls.js"
+import { whileReading } from "../pipeline/scheduling.js"
 import { indexName, type VectorKind } from "../pipeline/vectors.js"
 import type { EntityView, FactView, ReadFilters } from "../services/SearchRepo.js"
 import { filtersOf, findDataset, type ReadDeps } from "./deps.js"
@@ -188,7 +189,7 @@ const scored = <A>(fused: Fused, view: A): A & Scored => ({ ...view, score: fuse
 
 /** Search: the three ranked lists for a request, each at most `limit` long. */
 export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<Retrieved, NotFound> =>
-  Effect.gen(function*() {
+  whileReading(Effect.gen(function*() {
     const dataset = yield* findDataset(deps, request)
     const filters = yield* filtersOf(request)
     const { search } = deps
@@ -259,7 +260,7 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
       chunks,
       warnings: hits.warning === null ? [] : [hits.warning]
     }
-  })
+  }))
 
 /**
  * Passages: chunks by their own vectors and by their summaries' (both "vector"), and the texts
