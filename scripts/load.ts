@@ -20,11 +20,11 @@
  * context p50/p95/p99 on the idle server, then while N clients remember into N datasets with MS
  * ms models (T defaults to 30 there); on SQLite, or on PostgreSQL with `--pg` (`auto`: a
  * throwaway cluster). Writes build/load/reads-<time>.json. `--loop-delay` records the server's
- * event-loop delay (scripts/benchmarks/loopDelay.cjs) into build/load/loop-delay-<time>.json,
- * `--cpu-prof` a V8 CPU profile into build/load/profiles/<time>/ (read it with
+ * event-loop delay and garbage collections (scripts/benchmarks/loopDelay.cjs) into
+ * build/load/loop-delay-<time>.json and prints them, `--cpu-prof` a V8 CPU profile into build/load/profiles/<time>/ (read it with
  * scripts/bench-profile.ts).
  */
-import { mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { startPgCluster } from "../test/support/postgres.js"
@@ -159,11 +159,29 @@ const reads = async () => {
       JSON.stringify({ started_at: started.toISOString(), load_average_at_start: load, ...result }, null, 2)
     )
     console.log(renderReads(result, started, load))
+    const delay = process.env.GLIGABAO_BENCH_LOOP_DELAY
+    if (delay !== undefined && existsSync(delay)) console.log(`\n${renderLoopDelay(readFileSync(delay, "utf8"))}`)
     console.log(`\nwritten: build/load/reads-${stamp}.json`)
     if (!result.ok) process.exitCode = 1
   } finally {
     cluster?.stop()
   }
+}
+
+/** The loop-delay preload's file (scripts/benchmarks/loopDelay.cjs) in two lines. */
+const renderLoopDelay = (json: string) => {
+  const d = JSON.parse(json) as {
+    p50: number
+    p95: number
+    p99: number
+    max: number
+    gc?: Record<string, { count: number; totalMs: number; maxMs: number }>
+  }
+  const gc = Object.entries(d.gc ?? {}).map(([kind, k]) =>
+    `${kind} ${k.count} (${(k.totalMs / 1000).toFixed(1)} s, longest ${k.maxMs} ms)`
+  )
+  return `server event-loop delay under load, ms: p50 ${d.p50}, p95 ${d.p95}, p99 ${d.p99}, max ${d.max}\n` +
+    `garbage collections under load: ${gc.length === 0 ? "none recorded" : gc.join("; ")}`
 }
 
 const main = async () => {
