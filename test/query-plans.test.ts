@@ -9,6 +9,7 @@ import { describe, expect } from "vitest"
 import { SqliteLive } from "../layers/sql/index.js"
 import { DatasetsRepo } from "../src/services/DatasetsRepo.js"
 import { GraphRepo } from "../src/services/GraphRepo.js"
+import { SearchRepo } from "../src/services/SearchRepo.js"
 import { sqlCapture } from "./support/sqlCapture.js"
 
 const trace = sqlCapture()
@@ -48,5 +49,45 @@ describe("query plans", () => {
         /SEARCH e USING INDEX gb_edges_dataset_triple \(dataset_id=\? AND source_id=\? AND target_id=\? AND relation=\?\)/
       )
       expect(plan.join("\n")).not.toMatch(/SCAN e\b/)
+    }).pipe(Effect.provide(SqliteLive(":memory:"))))
+  it.effect("a result's capped links walk each owner's primary key, not every link of the owners", () =>
+    Effect.gen(function*() {
+      const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
+      const sql = yield* SqlClient.SqlClient
+      // three owners: the walks are joined by UNION ALL (padded to four)
+      const owners = yield* Effect.forEach(["alice", "bob", "carol"], (key) =>
+        Effect.map(
+          sql<{ id: number }>`INSERT INTO gb_entities ${
+            sql.insert({
+              dataset_id: dataset.id,
+              name: key,
+              name_key: key,
+              type: "person",
+              created_at: "2026-01-01T00:00:00.000Z",
+              updated_at: "2026-01-01T00:00:00.000Z"
+            })
+          } RETURNING id`,
+          (rows) => rows[0]!.id
+        ))
+      const filters = {
+        asOf: "2026-02-01T00:00:00.000Z",
+        knownAt: "2026-02-01T00:00:00.000Z",
+        includeExpired: false,
+        sessionId: null,
+        kind: null
+      }
+      trace.start()
+      yield* (yield* SearchRepo).entities(dataset.id, owners, filters)
+      trace.stop()
+      const walks = trace.captured.filter((s) => s.includes("UNION ALL") && s.includes(") capped "))
+      expect(walks.length).toBe(2)
+      for (const walk of walks) {
+        const params = (walk.match(/\?/g) ?? []).map(() => null)
+        const plan = (yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${walk}`, params)).map((r) => r.detail)
+        expect(plan.join("\n")).toMatch(
+          /SEARCH l USING (COVERING )?INDEX sqlite_autoindex_gb_entity_(artifacts|sessions)_1 \(entity_id=\?\)/
+        )
+        expect(plan.join("\n")).not.toMatch(/SCAN l\b/)
+      }
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 })

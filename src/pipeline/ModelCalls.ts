@@ -6,7 +6,7 @@
  * Recording is also where the model metrics are counted (so they are the recorded figures) and
  * where the call's span gets its tokens and cost: never a prompt, an answer or a key.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, type Either, Fiber } from "effect"
 import { type EmbeddingFailed, LlmFailed, type LlmUnavailable } from "../domain/Errors.js"
 import type { InferenceInput, InferenceType } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
@@ -176,18 +176,15 @@ export interface EmbedContext {
   readonly runStage: string
 }
 
-/** One embeddings request, recorded as one gb_inferences row (stage `embed`), failed or not. */
-export const callEmbeddings = (
-  ctx: EmbedContext,
-  texts: ReadonlyArray<string>
-): Effect.Effect<EmbeddingBatch & { readonly inferenceId: number }, EmbeddingFailed> =>
+/** One embeddings request and the gb_inferences row (stage `embed`) that records it, failed or not. */
+const embedOnce = (ctx: Omit<EmbedContext, "recorder" | "runStage">, texts: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const startedMs = yield* Clock.currentTimeMillis
     const result = yield* Effect.either(ctx.embeddings.embed(texts))
     const latencyMs = (yield* Clock.currentTimeMillis) - startedMs
     const model = result._tag === "Right" ? result.right.model : ctx.embeddings.model
     const tokens = result._tag === "Right" ? result.right.inputTokens : 0
-    const row = yield* record(ctx.inferences, {
+    const input: InferenceInput = {
       type: ctx.type,
       stage: "embed",
       provider: ctx.embeddings.provider,
@@ -204,7 +201,37 @@ export const callEmbeddings = (
       error: result._tag === "Left" ? result.left.message : null,
       run_id: ctx.runId,
       dataset_id: ctx.datasetId
-    })
+    }
+    return { result, input }
+  })
+
+/**
+ * A read's embeddings request: the vectors (or the failure) at once, and its gb_inferences row
+ * written beside what the read does next (the row waits for the writer's connection, which the
+ * runs' transactions hold). `recorded` waits for the row; a read joins it before it answers, so
+ * its cost is stored by then, and the row is written even if the read is interrupted.
+ */
+export const embedForRead = (
+  ctx: Omit<EmbedContext, "recorder" | "runStage" | "runId">,
+  texts: ReadonlyArray<string>
+): Effect.Effect<{
+  readonly result: Either.Either<EmbeddingBatch, EmbeddingFailed>
+  readonly recorded: Effect.Effect<void>
+}> =>
+  Effect.gen(function*() {
+    const { input, result } = yield* embedOnce({ ...ctx, runId: null }, texts)
+    const writing = yield* Effect.forkDaemon(record(ctx.inferences, input))
+    return { result, recorded: Effect.asVoid(Fiber.join(writing)) }
+  })
+
+/** One embeddings request, recorded as one gb_inferences row (stage `embed`), failed or not. */
+export const callEmbeddings = (
+  ctx: EmbedContext,
+  texts: ReadonlyArray<string>
+): Effect.Effect<EmbeddingBatch & { readonly inferenceId: number }, EmbeddingFailed> =>
+  Effect.gen(function*() {
+    const { input, result } = yield* embedOnce(ctx, texts)
+    const row = yield* record(ctx.inferences, input)
     if (ctx.recorder !== null) {
       const vectors = result._tag === "Right" ? result.right.vectors.length : 0
       yield* ctx.recorder.modelCall(ctx.runStage, row, { kind: "embeddings", texts, vectors })

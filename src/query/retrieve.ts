@@ -10,10 +10,10 @@
 import { Deferred, Effect } from "effect"
 import type { NotFound } from "../domain/Errors.js"
 import type { ArtifactRow, DatasetRow } from "../domain/Rows.js"
-import { callEmbeddings } from "../pipeline/ModelCalls.js"
+import { embedForRead } from "../pipeline/ModelCalls.js"
 import { whileReading } from "../pipeline/scheduling.js"
 import { indexName, type VectorKind } from "../pipeline/vectors.js"
-import type { EntityView, FactView, ReadFilters } from "../services/SearchRepo.js"
+import type { ReadFilters } from "../services/SearchRepo.js"
 import { filtersOf, findDataset, type ReadDeps } from "./deps.js"
 import { type Fused, fuseRanks, type RankedList } from "./fusion.js"
 import type { SearchRequest } from "./requests.js"
@@ -62,6 +62,9 @@ const idOf = (vectorId: string): number | undefined => {
   return Number.isSafeInteger(id) && id > 0 ? id : undefined
 }
 
+/** `recorded` waits for the query's gb_inferences row (embedForRead), which a read joins before it answers. */
+type Recorded = { readonly recorded: Effect.Effect<void> }
+
 /**
  * The query embedded once (a gb_inferences row of type `query`, stage `embed`), then the four
  * indexes of the dataset. A failure is a warning: the other sources still answer.
@@ -72,45 +75,49 @@ const vectorHits = (
   query: string,
   k: number,
   sent: Deferred.Deferred<void>
-): Effect.Effect<VectorHits> => {
+): Effect.Effect<VectorHits & Recorded> => {
   const { embeddings, vectors } = deps
-  if (embeddings === null || vectors === null) return Effect.as(Deferred.succeed(sent, undefined), noHits)
+  if (embeddings === null || vectors === null) {
+    return Effect.as(Deferred.succeed(sent, undefined), { ...noHits, recorded: Effect.void })
+  }
   return Effect.gen(function*() {
-    const batch = yield* callEmbeddings({
+    const { recorded, result } = yield* embedForRead({
       embeddings,
       inferences: deps.inferences,
       prices: deps.prices,
       type: "query",
-      runId: null,
-      datasetId: dataset.id,
-      recorder: null,
-      runStage: "query"
+      datasetId: dataset.id
     }, [query])
-    const vector = batch.vectors[0]
-    if (vector === undefined) return noHits
-    // the last search to start lets the full-text queries go: they wait to be resumed until
-    // that search has sent its query (a store's query sends before it first waits)
-    const kinds: ReadonlyArray<VectorKind> = ["entities", "edges", "chunks", "summaries"]
-    let started = 0
-    const search = (kind: VectorKind) =>
-      Effect.zipRight(
-        Effect.suspend(() => (++started === kinds.length ? Deferred.succeed(sent, undefined) : Effect.void)),
-        Effect.map(
-          vectors.query(indexName(dataset.id, kind), vector, k, MIN_SIMILARITY),
-          (matches) => matches.flatMap((m) => idOf(m.id) ?? [])
+    const hits = yield* Effect.gen(function*() {
+      const batch = yield* result
+      const vector = batch.vectors[0]
+      if (vector === undefined) return noHits
+      // the last search to start lets the full-text queries go: they wait to be resumed until
+      // that search has sent its query (a store's query sends before it first waits)
+      const kinds: ReadonlyArray<VectorKind> = ["entities", "edges", "chunks", "summaries"]
+      let started = 0
+      const search = (kind: VectorKind) =>
+        Effect.zipRight(
+          Effect.suspend(() => (++started === kinds.length ? Deferred.succeed(sent, undefined) : Effect.void)),
+          Effect.map(
+            vectors.query(indexName(dataset.id, kind), vector, k, MIN_SIMILARITY),
+            (matches) => matches.flatMap((m) => idOf(m.id) ?? [])
+          )
         )
+      const [entities, edges, chunks, summaries] = yield* Effect.all(kinds.map(search), { concurrency: "unbounded" })
+      return { entities, edges, chunks, summaries, warning: null }
+    }).pipe(
+      Effect.catchAll((e) =>
+        Effect.as(Effect.logWarning("search: the vector source failed; using the others", { error: e.message }), {
+          ...noHits,
+          warning: `vector search failed: ${e.message}`
+        })
       )
-    const [entities, edges, chunks, summaries] = yield* Effect.all(kinds.map(search), { concurrency: "unbounded" })
-    return { entities, edges, chunks, summaries, warning: null }
+    )
+    return { ...hits, recorded }
   }).pipe(
     // whatever happened (no vector, a failed embedding), the full-text queries go on
-    Effect.ensuring(Deferred.succeed(sent, undefined)),
-    Effect.catchAll((e) =>
-      Effect.as(Effect.logWarning("search: the vector source failed; using the others", { error: e.message }), {
-        ...noHits,
-        warning: `vector search failed: ${e.message}`
-      })
-    )
+    Effect.ensuring(Deferred.succeed(sent, undefined))
   )
 }
 
@@ -183,7 +190,10 @@ const graphFacts = (
 const byId = <A extends { readonly id: number }>(rows: ReadonlyArray<A>) => new Map(rows.map((r) => [r.id, r] as const))
 
 /** The ids of `ids` present in `rows`, in `ids` order. */
-const present = (ids: ReadonlyArray<number>, rows: ReadonlyMap<number, unknown>) => ids.filter((id) => rows.has(id))
+const present = (
+  ids: ReadonlyArray<number>,
+  rows: { readonly has: (id: number) => boolean }
+) => ids.filter((id) => rows.has(id))
 
 const scored = <A>(fused: Fused, view: A): A & Scored => ({ ...view, score: fused.score, found_by: fused.found_by })
 
@@ -209,11 +219,10 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
       Effect.zipRight(Deferred.await(sent), search.matchFacts(ds, terms, filters, k))
     ], { concurrency: "unbounded" })
 
-    // vector hits count only if their rows pass the filters
-    const vectorFactRows = byId(yield* search.facts(ds, hits.edges, filters))
-    const vectorEntityRows = byId(yield* search.entities(ds, hits.entities, filters))
-    const vectorFacts = present(hits.edges, vectorFactRows)
-    const vectorEntities = present(hits.entities, vectorEntityRows)
+    // vector hits count only if their rows pass the filters; the candidates are ranked by id,
+    // and only the `limit` that survive fusion are read whole (names, links)
+    const vectorFacts = present(hits.edges, yield* search.passingFacts(ds, hits.edges, filters))
+    const vectorEntities = present(hits.entities, yield* search.passingEntities(ds, hits.entities, filters))
 
     const matched = fuseRanks([
       { source: "fulltext", ids: textEntities.map((m) => m.id) },
@@ -221,8 +230,7 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
     ])
     const seeds = matched.slice(0, GRAPH_SEEDS).map((m) => m.id)
     const graph = yield* graphFacts(deps, ds, filters, seeds, request.hops, k)
-    const neighbourRows = byId(yield* search.entities(ds, graph.neighbours, filters))
-    const graphEntities = present(graph.neighbours, neighbourRows)
+    const graphEntities = present(graph.neighbours, yield* search.passingEntities(ds, graph.neighbours, filters))
 
     const fusedFacts = fuseRanks([
       { source: "fulltext", ids: textFacts.map((m) => m.id) },
@@ -235,13 +243,8 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
       { source: "graph", ids: graphEntities }
     ]).slice(0, request.limit)
 
-    const factRows = new Map<number, FactView>(vectorFactRows)
-    for (const row of yield* search.facts(ds, fusedFacts.flatMap((f) => (factRows.has(f.id) ? [] : [f.id])), filters)) {
-      factRows.set(row.id, row)
-    }
-    const entityRows = new Map<number, EntityView>([...vectorEntityRows, ...neighbourRows])
-    const missingEntities = fusedEntities.flatMap((e) => (entityRows.has(e.id) ? [] : [e.id]))
-    for (const row of yield* search.entities(ds, missingEntities, filters)) entityRows.set(row.id, row)
+    const factRows = byId(yield* search.facts(ds, fusedFacts.map((f) => f.id), filters))
+    const entityRows = byId(yield* search.entities(ds, fusedEntities.map((e) => e.id), filters))
 
     const facts = fusedFacts.flatMap((f) => {
       const row = factRows.get(f.id)
@@ -252,6 +255,7 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
       return row === undefined ? [] : [scored(e, entityOut(row))]
     })
     const chunks = yield* rankChunks(deps, ds, filters, hits, facts, k, request.limit)
+    yield* hits.recorded
     return {
       dataset,
       filters,

@@ -139,6 +139,17 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       filters: ReadFilters,
       limit: number
     ) => Effect.Effect<ReadonlyArray<Neighbour>>
+    /** those of `ids` that pass the filters: ids only (no names, no links), for ranking before the rows are read */
+    readonly passingFacts: (
+      datasetId: number,
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlySet<number>>
+    readonly passingEntities: (
+      datasetId: number,
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlySet<number>>
     /** those of `ids` that pass the filters, in no particular order; links capped (MAX_RESULT_LINKS) */
     readonly facts: (
       datasetId: number,

@@ -4,8 +4,9 @@
  * (known_at), session and kind filters, chunks, and isolation between users.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Deferred, Effect, Fiber, TestClock } from "effect"
 import { EmbeddingFailed, NotFound } from "../../src/domain/Errors.js"
+import type { InferenceInput } from "../../src/domain/Rows.js"
 import { type ReadDeps, readDeps } from "../../src/query/deps.js"
 import { RRF_K } from "../../src/query/fusion.js"
 import { DEFAULT_HOPS, type SearchRequest } from "../../src/query/requests.js"
@@ -281,6 +282,58 @@ forEachDialect((_dialect, makeLayer) => {
         const without = yield* runSearch(failing, request("Where does Alice live?", { hops: 0 }))
         expect(events).toEqual(["fulltext", "fulltext"])
         expect(without.facts.map((f) => f.id)).toContain(r.facts[0]!.id)
+      }))
+
+    it.effect("the query's embeddings row is stored by the time the search answers, failed or not, and if it is interrupted", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse(TODAY))
+        const { alice } = yield* World
+        const deps = yield* readDeps
+        const stored: Array<InferenceInput> = []
+        let written = yield* Deferred.make<void>()
+        let hold: Deferred.Deferred<void> | null = null
+        const reached = yield* Deferred.make<void>()
+        const recording: ReadDeps = {
+          ...deps,
+          inferences: {
+            ...deps.inferences,
+            record: (input) =>
+              Effect.zipRight(
+                hold === null
+                  ? Effect.void
+                  : Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(hold)),
+                Effect.tap(
+                  deps.inferences.record(input),
+                  () => Effect.zipRight(Effect.sync(() => stored.push(input)), Deferred.succeed(written, undefined))
+                )
+              )
+          }
+        }
+        yield* runSearch(recording, request("Where does Alice live?", { hops: 0 }))
+        expect(stored).toMatchObject([{ type: "query", stage: "embed", dataset_id: alice.datasetId, error: null }])
+
+        const failing: ReadDeps = {
+          ...recording,
+          embeddings: { ...deps.embeddings!, embed: () => Effect.fail(new EmbeddingFailed({ message: "down" })) }
+        }
+        yield* runSearch(failing, request("Where does Alice live?", { hops: 0 }))
+        expect(stored.at(-1)).toMatchObject({ type: "query", stage: "embed", error: "down" })
+
+        // the row waits (for the writer's connection, under load): the search does not answer
+        // before it is stored, and a search interrupted meanwhile still leaves it
+        stored.length = 0
+        hold = yield* Deferred.make<void>()
+        written = yield* Deferred.make<void>()
+        const fiber = yield* Effect.fork(runSearch(recording, request("Where does Alice live?", { hops: 0 })))
+        yield* Deferred.await(reached)
+        // time for the rest of the search (real time: the clock here is a test clock)
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+        expect(fiber.unsafePoll()).toBeNull()
+        yield* Fiber.interrupt(fiber)
+        expect(stored).toEqual([])
+        yield* Deferred.succeed(hold, undefined)
+        yield* Deferred.await(written)
+        expect(stored).toMatchObject([{ type: "query", stage: "embed" }])
       }))
 
     it.effect("limit applies per list", () =>

@@ -73,6 +73,9 @@ const groupLinks = <L>(rows: ReadonlyArray<{ readonly owner: number; readonly li
 
 const numbersAscending = (a: number, b: number) => a - b
 
+/** owners per statement of capped links: one UNION ALL member each, under SQLite's 500 */
+const CAPPED_OWNERS = 128
+
 /** After a fallback, the full query serves a dataset's next queries but every this-many-th. */
 export const RETRY_FAST_EVERY = 16
 /** a bound on the fallbacks remembered (one entry a dataset and side) */
@@ -317,6 +320,31 @@ export const make = Effect.gen(function*() {
   }
 
   /**
+   * The `cap` highest links of each owner: one walk of the link table's (owner, link) primary
+   * key per owner, backwards and stopped at `cap`, so an owner with thousands of links costs
+   * `cap` rows. The owners are padded with 0 (no row has it) to a power of two, so the
+   * statement cache holds a few shapes, not one per owner count.
+   */
+  const cappedLinks = (
+    table: string,
+    ownerColumn: string,
+    linkColumn: string,
+    owners: ReadonlyArray<number>,
+    hideLater: Fragment,
+    cap: number
+  ) => {
+    const padded = [...owners]
+    while (padded.length & (padded.length - 1)) padded.push(0)
+    const walks = padded.map((owner) =>
+      sql`SELECT * FROM (SELECT l.${sql.literal(ownerColumn)} AS owner, l.${sql.literal(linkColumn)} AS link
+        FROM ${sql.literal(table)} l
+        WHERE l.${sql.literal(ownerColumn)} = ${owner} ${hideLater}
+        ORDER BY l.${sql.literal(linkColumn)} DESC LIMIT ${cap}) w`
+    )
+    return sql`SELECT owner, link FROM (${sql.join(" UNION ALL ", false)(walks)}) capped ORDER BY owner, link`
+  }
+
+  /**
    * The links of `owners` from a link table, ascending; with `cap`, only the `cap` most recent
    * artifacts (highest ids) per owner. Links to artifacts stored after known_at are hidden.
    */
@@ -328,18 +356,18 @@ export const make = Effect.gen(function*() {
     filters: ReadFilters,
     cap: number | null
   ) =>
-    Effect.forEach(chunksOf(unique(owners)), (chunk) => {
+    Effect.forEach(chunksOf(unique(owners), cap === null ? undefined : CAPPED_OWNERS), (chunk) => {
       const hideLater = linkColumn === "artifact_id" && filters.knownAt !== null
         ? sql`AND EXISTS (SELECT 1 FROM gb_artifacts a WHERE a.id = l.artifact_id AND a.created_at <= ${filters.knownAt})`
         : sql``
-      const base = sql`SELECT l.${sql.literal(ownerColumn)} AS owner, l.${sql.literal(linkColumn)} AS link
-        FROM ${sql.literal(table)} l
-        WHERE l.${sql.literal(ownerColumn)} IN ${sql.in(chunk)} ${hideLater}`
       return cap === null
-        ? sql<{ owner: number; link: L }>`${base} ORDER BY owner, link`
-        : sql<{ owner: number; link: L }>`SELECT owner, link FROM (
-            SELECT owner, link, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY link DESC) AS rn FROM (${base}) all_links
-          ) ranked WHERE rn <= ${cap} ORDER BY owner, link`
+        ? sql<{ owner: number; link: L }>`SELECT l.${sql.literal(ownerColumn)} AS owner, l.${
+          sql.literal(linkColumn)
+        } AS link
+            FROM ${sql.literal(table)} l
+            WHERE l.${sql.literal(ownerColumn)} IN ${sql.in(chunk)} ${hideLater}
+            ORDER BY owner, link`
+        : sql<{ owner: number; link: L }>`${cappedLinks(table, ownerColumn, linkColumn, chunk, hideLater, cap)}`
     }).pipe(Effect.map((chunks) => groupLinks(chunks.flat())))
 
   const withFactLinks = <R extends EdgeWithNames & { readonly model: string | null }>(
@@ -388,6 +416,25 @@ export const make = Effect.gen(function*() {
 
   type FactRecord = EdgeWithNames & { readonly model: string | null }
   type EntityRecord = EntityRow & { readonly model: string | null }
+
+  const idsOf = (rows: ReadonlyArray<ReadonlyArray<{ readonly id: number }>>): ReadonlySet<number> =>
+    new Set(rows.flatMap((chunk) => chunk.map((r) => r.id)))
+
+  const passingFacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+      sql<{ id: number }>`SELECT e.id FROM gb_edges e
+        WHERE e.id IN ${sql.in(chunk)} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}`).pipe(
+        Effect.map(idsOf),
+        Effect.orDie
+      )
+
+  const passingEntities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+      sql<{ id: number }>`SELECT n.id FROM gb_entities n
+        WHERE n.id IN ${sql.in(chunk)} AND n.dataset_id = ${datasetId} AND ${entityFilters(filters)}`).pipe(
+        Effect.map(idsOf),
+        Effect.orDie
+      )
 
   const facts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
@@ -616,6 +663,8 @@ export const make = Effect.gen(function*() {
     matchEntities,
     matchFacts,
     factsAround,
+    passingFacts,
+    passingEntities,
     facts,
     entities,
     artifacts,
