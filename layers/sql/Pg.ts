@@ -59,6 +59,8 @@ export const typeParsers: PgTypes = {
 /** The pool's options a caller may set (default: node-postgres' pool of 10). */
 export interface PgOptions {
   readonly maxConnections?: number
+  /** PgLive: the read programs' own pool (default PG_READ_CONNECTIONS) */
+  readonly readConnections?: number
 }
 
 /** The client alone (no migrations). */
@@ -68,7 +70,12 @@ export const PgClientLive = (
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.scopedContext(
     Effect.gen(function*() {
-      const client = yield* PgClient.make({ url, types: typeParsers, applicationName: "gligabao", ...options })
+      const client = yield* PgClient.make({
+        url,
+        types: typeParsers,
+        applicationName: "gligabao",
+        ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections })
+      })
       return Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     })
   ).pipe(Layer.provide(Reactivity.layer))

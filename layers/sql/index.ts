@@ -23,7 +23,7 @@ import type { SearchRepo } from "../../src/services/SearchRepo.js"
 import type { SeriesRepo } from "../../src/services/SeriesRepo.js"
 import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { DatabaseLive } from "./Database.js"
-import { PgMigratedLive, type PgOptions } from "./Pg.js"
+import { PgClientLive, PgMigratedLive, type PgOptions } from "./Pg.js"
 import { AdminRepoLive } from "./repositories/Admin.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
 import { EraseRepoLive } from "./repositories/Erase.js"
@@ -91,9 +91,21 @@ export const SqliteLive = (filename: string, options?: SqliteOptions): Layer.Lay
     : Layer.merge(WritingRepositoriesLive, SearchRepoLive.pipe(Layer.provide(SqliteReaderLive(filename, options)))))
     .pipe(Layer.provideMerge(SqliteMigratedLive(filename, options)))
 
-/** PostgreSQL at `url`, migrated. */
-export const PgLive = (url: Redacted.Redacted<string>, options?: PgOptions): Layer.Layer<Storage, StorageError> =>
-  RepositoriesLive.pipe(Layer.provideMerge(PgMigratedLive(url, options)))
+/** Connections of the read programs' own pool on PostgreSQL, unless PgOptions say otherwise. */
+export const PG_READ_CONNECTIONS = 4
+
+/**
+ * PostgreSQL at `url`, migrated. The read programs' SearchRepo has a pool of its own
+ * (`readConnections`), so a search's statements never queue behind the runs' for a connection of
+ * the main pool; each sees what is committed, as on SQLite's reader.
+ */
+export const PgLive = (url: Redacted.Redacted<string>, options: PgOptions = {}): Layer.Layer<Storage, StorageError> => {
+  const { readConnections = PG_READ_CONNECTIONS, ...main } = options
+  return Layer.merge(
+    WritingRepositoriesLive,
+    SearchRepoLive.pipe(Layer.provide(PgClientLive(url, { maxConnections: readConnections })))
+  ).pipe(Layer.provideMerge(PgMigratedLive(url, main)))
+}
 
 export { DatabaseLive, makeKeyedLock } from "./Database.js"
 export { PgClientLive, PgMigratedLive, type PgOptions } from "./Pg.js"

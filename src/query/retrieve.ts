@@ -221,8 +221,12 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
 
     // vector hits count only if their rows pass the filters; the candidates are ranked by id,
     // and only the `limit` that survive fusion are read whole (names, links)
-    const vectorFacts = present(hits.edges, yield* search.passingFacts(ds, hits.edges, filters))
-    const vectorEntities = present(hits.entities, yield* search.passingEntities(ds, hits.entities, filters))
+    const [passingFacts, passingEntities] = yield* Effect.all([
+      search.passingFacts(ds, hits.edges, filters),
+      search.passingEntities(ds, hits.entities, filters)
+    ], { concurrency: "unbounded" })
+    const vectorFacts = present(hits.edges, passingFacts)
+    const vectorEntities = present(hits.entities, passingEntities)
 
     const matched = fuseRanks([
       { source: "fulltext", ids: textEntities.map((m) => m.id) },
@@ -243,8 +247,14 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
       { source: "graph", ids: graphEntities }
     ]).slice(0, request.limit)
 
-    const factRows = byId(yield* search.facts(ds, fusedFacts.map((f) => f.id), filters))
-    const entityRows = byId(yield* search.entities(ds, fusedEntities.map((e) => e.id), filters))
+    // independent lookups side by side: on PostgreSQL each is a round trip
+    const [factList, entityList, summaries] = yield* Effect.all([
+      search.facts(ds, fusedFacts.map((f) => f.id), filters),
+      search.entities(ds, fusedEntities.map((e) => e.id), filters),
+      search.artifacts(ds, hits.summaries, { ...filters, sessionId: null, kind: null })
+    ], { concurrency: "unbounded" })
+    const factRows = byId(factList)
+    const entityRows = byId(entityList)
 
     const facts = fusedFacts.flatMap((f) => {
       const row = factRows.get(f.id)
@@ -254,7 +264,7 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
       const row = entityRows.get(e.id)
       return row === undefined ? [] : [scored(e, entityOut(row))]
     })
-    const chunks = yield* rankChunks(deps, ds, filters, hits, facts, k, request.limit)
+    const chunks = yield* rankChunks(deps, ds, filters, hits, summaries, facts, k, request.limit)
     yield* hits.recorded
     return {
       dataset,
@@ -269,20 +279,21 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
 /**
  * Passages: chunks by their own vectors and by their summaries' (both "vector"), and the texts
  * the ranked facts were extracted from, best fact first ("graph": provenance links). A short
- * text that was not chunked is its own passage.
+ * text that was not chunked is its own passage. `summaries` are the rows of the summary hits
+ * (read beside the ranked facts).
  */
 const rankChunks = (
   deps: ReadDeps,
   datasetId: number,
   filters: ReadFilters,
   hits: VectorHits,
+  summaries: ReadonlyArray<ArtifactRow>,
   facts: ReadonlyArray<FactOut>,
   k: number,
   limit: number
 ): Effect.Effect<ReadonlyArray<ChunkOut & Scored>> =>
   Effect.gen(function*() {
     const { search } = deps
-    const summaries = yield* search.artifacts(datasetId, hits.summaries, { ...filters, sessionId: null, kind: null })
     const summaryParent = new Map(
       summaries.flatMap((s) => (s.parent_id === null ? [] : [[s.id, s.parent_id] as const]))
     )

@@ -322,8 +322,9 @@ export const make = Effect.gen(function*() {
   /**
    * The `cap` highest links of each owner: one walk of the link table's (owner, link) primary
    * key per owner, backwards and stopped at `cap`, so an owner with thousands of links costs
-   * `cap` rows. The owners are padded with 0 (no row has it) to a power of two, so the
-   * statement cache holds a few shapes, not one per owner count.
+   * `cap` rows. PostgreSQL: a LATERAL subquery per owner of a VALUES list (one plan). SQLite,
+   * which has no LATERAL: a UNION ALL of one walk per owner, the owners padded with 0 (no row has
+   * it) to a power of two, so the statement cache holds a few shapes, not one per owner count.
    */
   const cappedLinks = (
     table: string,
@@ -333,13 +334,25 @@ export const make = Effect.gen(function*() {
     hideLater: Fragment,
     cap: number
   ) => {
+    const [t, owner, link] = [sql.literal(table), sql.literal(ownerColumn), sql.literal(linkColumn)]
+    if (isPg) {
+      const values = sql.join(", ", false)(owners.map((id) => sql`(${id}::bigint)`))
+      return sql`SELECT o.owner AS owner, w.link AS link
+        FROM (VALUES ${values}) AS o (owner)
+        CROSS JOIN LATERAL (
+          SELECT l.${link} AS link FROM ${t} l
+          WHERE l.${owner} = o.owner ${hideLater}
+          ORDER BY l.${link} DESC LIMIT ${cap}
+        ) w
+        ORDER BY owner, link`
+    }
     const padded = [...owners]
     while (padded.length & (padded.length - 1)) padded.push(0)
-    const walks = padded.map((owner) =>
-      sql`SELECT * FROM (SELECT l.${sql.literal(ownerColumn)} AS owner, l.${sql.literal(linkColumn)} AS link
-        FROM ${sql.literal(table)} l
-        WHERE l.${sql.literal(ownerColumn)} = ${owner} ${hideLater}
-        ORDER BY l.${sql.literal(linkColumn)} DESC LIMIT ${cap}) w`
+    const walks = padded.map((id) =>
+      sql`SELECT * FROM (SELECT l.${owner} AS owner, l.${link} AS link
+        FROM ${t} l
+        WHERE l.${owner} = ${id} ${hideLater}
+        ORDER BY l.${link} DESC LIMIT ${cap}) w`
     )
     return sql`SELECT owner, link FROM (${sql.join(" UNION ALL ", false)(walks)}) capped ORDER BY owner, link`
   }
@@ -378,8 +391,10 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       if (rows.length === 0) return [] as ReadonlyArray<R & FactView>
       const ids = rows.map((r) => r.id)
-      const artifacts = yield* links<number>("gb_edge_artifacts", "edge_id", "artifact_id", ids, filters, cap)
-      const sessions = yield* links<string>("gb_edge_sessions", "edge_id", "session_id", ids, filters, cap)
+      const [artifacts, sessions] = yield* Effect.all([
+        links<number>("gb_edge_artifacts", "edge_id", "artifact_id", ids, filters, cap),
+        links<string>("gb_edge_sessions", "edge_id", "session_id", ids, filters, cap)
+      ], { concurrency: "unbounded" })
       return rows.map((row): R & FactView => ({
         ...row,
         artifact_ids: (artifacts.get(row.id) ?? []).sort(numbersAscending),
@@ -395,8 +410,10 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       if (rows.length === 0) return [] as ReadonlyArray<EntityView>
       const ids = rows.map((r) => r.id)
-      const artifacts = yield* links<number>("gb_entity_artifacts", "entity_id", "artifact_id", ids, filters, cap)
-      const sessions = yield* links<string>("gb_entity_sessions", "entity_id", "session_id", ids, filters, cap)
+      const [artifacts, sessions] = yield* Effect.all([
+        links<number>("gb_entity_artifacts", "entity_id", "artifact_id", ids, filters, cap),
+        links<string>("gb_entity_sessions", "entity_id", "session_id", ids, filters, cap)
+      ], { concurrency: "unbounded" })
       return rows.map((row): EntityView => ({
         ...row,
         artifact_ids: (artifacts.get(row.id) ?? []).sort(numbersAscending),
