@@ -434,24 +434,25 @@ export const make = Effect.gen(function*() {
   type FactRecord = EdgeWithNames & { readonly model: string | null }
   type EntityRecord = EntityRow & { readonly model: string | null }
 
-  const idsOf = (rows: ReadonlyArray<ReadonlyArray<{ readonly id: number }>>): ReadonlySet<number> =>
-    new Set(rows.flatMap((chunk) => chunk.map((r) => r.id)))
+  /** those of `ids` in the dataset that pass `filters` over alias `alias` of the base table, as a set */
+  const passing = (alias: "n" | "e", datasetId: number, ids: ReadonlyArray<number>, filters: Fragment) => {
+    const a = sql.literal(alias)
+    return Effect.forEach(
+      chunksOf(unique(ids)),
+      (chunk) =>
+        sql<{ id: number }>`SELECT ${a}.id FROM ${baseOf(alias)} ${a}
+        WHERE ${a}.id IN ${sql.in(chunk)} AND ${a}.dataset_id = ${datasetId} AND ${filters}`
+    ).pipe(
+      Effect.map((chunks): ReadonlySet<number> => new Set(chunks.flatMap((rows) => rows.map((r) => r.id)))),
+      Effect.orDie
+    )
+  }
 
   const passingFacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
-      sql<{ id: number }>`SELECT e.id FROM gb_edges e
-        WHERE e.id IN ${sql.in(chunk)} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}`).pipe(
-        Effect.map(idsOf),
-        Effect.orDie
-      )
+    passing("e", datasetId, ids, factFilters(filters))
 
   const passingEntities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
-      sql<{ id: number }>`SELECT n.id FROM gb_entities n
-        WHERE n.id IN ${sql.in(chunk)} AND n.dataset_id = ${datasetId} AND ${entityFilters(filters)}`).pipe(
-        Effect.map(idsOf),
-        Effect.orDie
-      )
+    passing("n", datasetId, ids, entityFilters(filters))
 
   const facts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
