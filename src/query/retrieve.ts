@@ -219,8 +219,8 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
       Effect.zipRight(Deferred.await(sent), search.matchFacts(ds, terms, filters, k))
     ], { concurrency: "unbounded" })
 
-    // vector hits count only if their rows pass the filters; the candidates are ranked by id,
-    // and only the `limit` that survive fusion are read whole (names, links)
+    // vector hits count only if their rows pass the filters (checked by id); only the `limit`
+    // candidates that survive fusion are read whole (names, links)
     const [passingFacts, passingEntities] = yield* Effect.all([
       search.passingFacts(ds, hits.edges, filters),
       search.passingEntities(ds, hits.entities, filters)

@@ -327,14 +327,13 @@ export const make = Effect.gen(function*() {
    * it) to a power of two, so the statement cache holds a few shapes, not one per owner count.
    */
   const cappedLinks = (
-    table: string,
-    ownerColumn: string,
-    linkColumn: string,
+    t: Fragment,
+    owner: Fragment,
+    link: Fragment,
     owners: ReadonlyArray<number>,
     hideLater: Fragment,
     cap: number
   ) => {
-    const [t, owner, link] = [sql.literal(table), sql.literal(ownerColumn), sql.literal(linkColumn)]
     if (isPg) {
       const values = sql.join(", ", false)(owners.map((id) => sql`(${id}::bigint)`))
       return sql`SELECT o.owner AS owner, w.link AS link
@@ -370,17 +369,17 @@ export const make = Effect.gen(function*() {
     cap: number | null
   ) =>
     Effect.forEach(chunksOf(unique(owners), cap === null ? undefined : CAPPED_OWNERS), (chunk) => {
+      const [t, owner, link] = [sql.literal(table), sql.literal(ownerColumn), sql.literal(linkColumn)]
       const hideLater = linkColumn === "artifact_id" && filters.knownAt !== null
         ? sql`AND EXISTS (SELECT 1 FROM gb_artifacts a WHERE a.id = l.artifact_id AND a.created_at <= ${filters.knownAt})`
         : sql``
-      return cap === null
-        ? sql<{ owner: number; link: L }>`SELECT l.${sql.literal(ownerColumn)} AS owner, l.${
-          sql.literal(linkColumn)
-        } AS link
-            FROM ${sql.literal(table)} l
-            WHERE l.${sql.literal(ownerColumn)} IN ${sql.in(chunk)} ${hideLater}
-            ORDER BY owner, link`
-        : sql<{ owner: number; link: L }>`${cappedLinks(table, ownerColumn, linkColumn, chunk, hideLater, cap)}`
+      return sql<{ owner: number; link: L }>`${
+        cap === null
+          ? sql`SELECT l.${owner} AS owner, l.${link} AS link FROM ${t} l
+              WHERE l.${owner} IN ${sql.in(chunk)} ${hideLater}
+              ORDER BY owner, link`
+          : cappedLinks(t, owner, link, chunk, hideLater, cap)
+      }`
     }).pipe(Effect.map((chunks) => groupLinks(chunks.flat())))
 
   const withFactLinks = <R extends EdgeWithNames & { readonly model: string | null }>(
