@@ -3,7 +3,7 @@
  * `as_of` and the entities they concern, as text for a prompt, cut to `max_tokens`. No LLM is
  * called (with a query and embeddings configured, the query is embedded once, as search does).
  *
- * - With a query: search's own ranking (`runSearch`: full text, vectors and the graph around
+ * - With a query: search's own ranking (`retrieve`: full text, vectors and the graph around
  *   the matched entities, fused by rank), its best CONTEXT_CANDIDATES facts and entities.
  * - Without: the RECENT_WINDOW most recently stored facts valid at `as_of` (one backward walk
  *   of the `(dataset_id, id)` index), ranked by how connected they are within that window: the
@@ -20,12 +20,12 @@ import type { NotFound } from "../domain/Errors.js"
 import { whileReading } from "../pipeline/scheduling.js"
 import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { FactView, SearchRepo } from "../services/SearchRepo.js"
+import type { FactView, ReadFilters, SearchRepo } from "../services/SearchRepo.js"
 import { renderContext } from "./contextBlock.js"
 import { filtersOf, findDataset, type ReadDeps, readDeps } from "./deps.js"
 import { type ContextRequest, DEFAULT_HOPS } from "./requests.js"
 import type { ContextResponse } from "./responses.js"
-import { runSearch } from "./search.js"
+import { retrieve } from "./retrieve.js"
 import { entityOut, type FactOut, factOut, type LinkedEntityOut, type Scored } from "./views.js"
 
 export type { ContextResponse } from "./responses.js"
@@ -35,9 +35,14 @@ export const CONTEXT_CANDIDATES = 50
 /** Without a query: how many of the most recently stored facts are ranked. */
 export const RECENT_WINDOW = 100
 
+/**
+ * The block's candidates. The entities come without their links (empty lists): only the ones
+ * the block keeps have theirs read, with `filters`.
+ */
 interface Ranked {
   readonly facts: ReadonlyArray<FactOut>
   readonly entities: ReadonlyArray<LinkedEntityOut>
+  readonly filters: ReadFilters
 }
 
 const unscored = <A extends Scored>({ found_by: _, score: __, ...rest }: A): Omit<A, keyof Scored> => rest
@@ -45,7 +50,7 @@ const unscored = <A extends Scored>({ found_by: _, score: __, ...rest }: A): Omi
 /** Search's ranking, without its scores (the block's order is the rank). */
 const relevant = (deps: ReadDeps, request: ContextRequest, query: string): Effect.Effect<Ranked, NotFound> =>
   Effect.map(
-    runSearch(deps, {
+    retrieve(deps, {
       user_id: request.user_id,
       dataset: request.dataset,
       query,
@@ -54,8 +59,12 @@ const relevant = (deps: ReadDeps, request: ContextRequest, query: string): Effec
       include_expired: false,
       limit: CONTEXT_CANDIDATES,
       hops: DEFAULT_HOPS
-    }),
-    (found) => ({ facts: found.facts.map(unscored), entities: found.entities.map(unscored) })
+    }, { entityLinks: false }),
+    (found) => ({
+      facts: found.facts.map(unscored),
+      entities: found.entities.map(unscored),
+      filters: found.filters
+    })
   )
 
 /** The endpoints of a fact, once each. */
@@ -89,22 +98,30 @@ const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Eff
     })
     const window = yield* deps.search.recentFacts(dataset.id, filters, RECENT_WINDOW)
     const ranked = rankRecent(window)
-    const rows = new Map((yield* deps.search.entities(dataset.id, ranked.entityIds, filters)).map((e) => [e.id, e]))
+    const rows = new Map(
+      (yield* deps.search.unlinkedEntities(dataset.id, ranked.entityIds, filters)).map((e) => [e.id, e])
+    )
     return {
       facts: ranked.facts.map((f) => factOut(f, null)),
       entities: ranked.entityIds.flatMap((id) => {
         const row = rows.get(id)
-        return row === undefined ? [] : [entityOut(row)]
-      })
+        return row === undefined ? [] : [entityOut({ ...row, artifact_ids: [], session_ids: [] })]
+      }),
+      filters
     }
   }))
 
 /** The context block of a request. NotFound (404) when the user has no such dataset. */
 export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effect<ContextResponse, NotFound> =>
-  Effect.map(
-    request.query === undefined ? recentAndConnected(deps, request) : relevant(deps, request, request.query),
-    (ranked) => renderContext(ranked.facts, ranked.entities, request.max_tokens)
-  )
+  whileReading(Effect.gen(function*() {
+    const ranked = yield* (request.query === undefined
+      ? recentAndConnected(deps, request)
+      : relevant(deps, request, request.query))
+    const block = renderContext(ranked.facts, ranked.entities, request.max_tokens)
+    // the block's lines do not show links, so only the kept entities' are read
+    const links = yield* deps.search.entityLinks(block.entities.map((e) => e.id), ranked.filters)
+    return { ...block, entities: block.entities.map((e) => ({ ...e, ...links.get(e.id)! })) }
+  }))
 
 /** The context block over the services in context. */
 export const buildContext = (

@@ -197,8 +197,19 @@ const present = (
 
 const scored = <A>(fused: Fused, view: A): A & Scored => ({ ...view, score: fused.score, found_by: fused.found_by })
 
-/** Search: the three ranked lists for a request, each at most `limit` long. */
-export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<Retrieved, NotFound> =>
+/** No links read for the ranked entities: each has empty artifact_ids and session_ids. */
+const NO_LINKS = { artifact_ids: [], session_ids: [] } as const
+
+/**
+ * Search: the three ranked lists for a request, each at most `limit` long. With `entityLinks`
+ * false the entities come without their links (empty lists), for a caller that keeps only some
+ * of them and reads theirs (SearchRepo.entityLinks) afterwards.
+ */
+export const retrieve = (
+  deps: ReadDeps,
+  request: SearchRequest,
+  { entityLinks }: { readonly entityLinks: boolean } = { entityLinks: true }
+): Effect.Effect<Retrieved, NotFound> =>
   whileReading(Effect.gen(function*() {
     const dataset = yield* findDataset(deps, request)
     const filters = yield* filtersOf(request)
@@ -250,7 +261,12 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
     // independent lookups side by side: on PostgreSQL each is a round trip
     const [factList, entityList, summaries] = yield* Effect.all([
       search.facts(ds, fusedFacts.map((f) => f.id), filters),
-      search.entities(ds, fusedEntities.map((e) => e.id), filters),
+      entityLinks
+        ? search.entities(ds, fusedEntities.map((e) => e.id), filters)
+        : Effect.map(
+          search.unlinkedEntities(ds, fusedEntities.map((e) => e.id), filters),
+          (rows) => rows.map((row) => ({ ...row, ...NO_LINKS }))
+        ),
       search.artifacts(ds, hits.summaries, { ...filters, sessionId: null, kind: null })
     ], { concurrency: "unbounded" })
     const factRows = byId(factList)

@@ -36,11 +36,18 @@ export interface FactView extends EdgeWithNames {
   readonly session_ids: ReadonlyArray<string>
 }
 
-export interface EntityView extends EntityRow {
+/** An entity row with the name of its model. */
+export interface UnlinkedEntityView extends EntityRow {
   readonly model: string | null
+}
+
+/** An entity's provenance: the artifacts and sessions it was extracted from (capped in results). */
+export interface EntityLinks {
   readonly artifact_ids: ReadonlyArray<number>
   readonly session_ids: ReadonlyArray<string>
 }
+
+export interface EntityView extends UnlinkedEntityView, EntityLinks {}
 
 /** A fact of an entity's story: a fact view with its endpoints' types. */
 export interface EntityFactView extends FactView {
@@ -161,6 +168,17 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       ids: ReadonlyArray<number>,
       filters: ReadFilters
     ) => Effect.Effect<ReadonlyArray<EntityView>>
+    /** `entities` without the links: for a caller that reads the links of only some of them */
+    readonly unlinkedEntities: (
+      datasetId: number,
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlyArray<UnlinkedEntityView>>
+    /** the capped links of these entities (as `entities` reads them), an entry for every id */
+    readonly entityLinks: (
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlyMap<number, EntityLinks>>
     /** artifacts of `ids` that pass the known_at, session and kind filters */
     readonly artifacts: (
       datasetId: number,

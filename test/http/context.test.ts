@@ -133,7 +133,10 @@ forEachDialect((_dialect, makeLayer) => {
           expect(before.facts).toEqual([])
           expect(before.context.startsWith("# Entities")).toBe(true)
 
-          blockOf(yield* context({}))
+          // without a query too, every kept entity has the texts it came from
+          const recent = blockOf(yield* context({}))
+          expect(recent.entities.length).toBeGreaterThan(0)
+          for (const e of recent.entities) expect(e.artifact_ids.length, e.name).toBeGreaterThan(0)
           blockOf(yield* context({ query: "Acme", session_id: "nobody", max_tokens: 20 }))
           // neither the block nor the search under it asked the model anything
           expect(calls.n).toBe(called)
@@ -151,6 +154,12 @@ forEachDialect((_dialect, makeLayer) => {
             )
             expect(block.facts.map((f) => f.id), query).toEqual(searched.facts.map((f) => f.id))
             expect(block.entities.map((e) => e.id), query).toEqual(searched.entities.map((e) => e.id))
+            // the block reads its entities' links after it is cut: the same as search's
+            const links = (e: { artifact_ids: ReadonlyArray<number>; session_ids: ReadonlyArray<string> }) => [
+              e.artifact_ids,
+              e.session_ids
+            ]
+            expect(block.entities.map(links), query).toEqual(searched.entities.map(links))
           }
           const acme = blockOf(yield* context({ query: "Acme" }))
           expect(acme.facts.map((f) => f.target).slice(0, 2)).toEqual(["Acme", "Acme"])

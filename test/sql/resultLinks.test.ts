@@ -2,7 +2,8 @@
  * A search result's provenance lists: the MAX_RESULT_LINKS highest artifact ids and session ids
  * of each row, ascending, whatever its number of links; known_at hides links to later
  * artifacts before the cap is taken. On SQLite, each owner's links are one walk of the link
- * table's primary key. The ids-only filter checks agree with the full reads.
+ * table's primary key. The ids-only filter checks, and the rows and links read apart, agree with
+ * the full reads.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
@@ -104,6 +105,14 @@ forEachDialect((_dialect, makeLayer) => {
         const early = { ...NOW, knownAt: day(9) }
         const [then] = yield* repo.entities(s.datasetId, [hub], early)
         expect(then!.artifact_ids).toEqual(s.artifacts.slice(0, 10))
+        // the rows and the links read apart (a context block) are the rows read whole
+        for (const filters of [NOW, early]) {
+          const whole = yield* repo.entities(s.datasetId, [quiet, hub], filters)
+          const rows = yield* repo.unlinkedEntities(s.datasetId, [quiet, hub], filters)
+          const links = yield* repo.entityLinks([quiet, hub], filters)
+          const apart = rows.map((row) => ({ ...row, ...links.get(row.id)! }))
+          expect(apart.sort((a, b) => a.id - b.id)).toEqual([...whole].sort((a, b) => a.id - b.id))
+        }
         // and the export's uncapped page carries every link
         const page = yield* repo.entityPage(s.datasetId, NOW, 0, 10)
         expect(page.find((e) => e.id === hub)!.artifact_ids).toEqual(s.artifacts)

@@ -10,6 +10,7 @@ import { Effect, Layer, Option } from "effect"
 import type { ArtifactRow, EdgeWithNames, EntityRow } from "../../../src/domain/Rows.js"
 import {
   type EntityFactView,
+  type EntityLinks,
   type EntityView,
   type FactClosureRow,
   type FactSourceRow,
@@ -401,24 +402,29 @@ export const make = Effect.gen(function*() {
       }))
     })
 
+  /** the links of these entities, an entry for every id (empty lists when it has none) */
+  const linksOfEntities = (ids: ReadonlyArray<number>, filters: ReadFilters, cap: number | null) =>
+    Effect.gen(function*() {
+      if (ids.length === 0) return new Map<number, EntityLinks>() as ReadonlyMap<number, EntityLinks>
+      const [artifacts, sessions] = yield* Effect.all([
+        links<number>("gb_entity_artifacts", "entity_id", "artifact_id", ids, filters, cap),
+        links<string>("gb_entity_sessions", "entity_id", "session_id", ids, filters, cap)
+      ], { concurrency: "unbounded" })
+      return new Map(ids.map((id): [number, EntityLinks] => [id, {
+        artifact_ids: (artifacts.get(id) ?? []).sort(numbersAscending),
+        session_ids: sessions.get(id) ?? []
+      }])) as ReadonlyMap<number, EntityLinks>
+    })
+
   const withEntityLinks = (
     rows: ReadonlyArray<EntityRow & { readonly model: string | null }>,
     filters: ReadFilters,
     cap: number | null
   ) =>
-    Effect.gen(function*() {
-      if (rows.length === 0) return [] as ReadonlyArray<EntityView>
-      const ids = rows.map((r) => r.id)
-      const [artifacts, sessions] = yield* Effect.all([
-        links<number>("gb_entity_artifacts", "entity_id", "artifact_id", ids, filters, cap),
-        links<string>("gb_entity_sessions", "entity_id", "session_id", ids, filters, cap)
-      ], { concurrency: "unbounded" })
-      return rows.map((row): EntityView => ({
-        ...row,
-        artifact_ids: (artifacts.get(row.id) ?? []).sort(numbersAscending),
-        session_ids: sessions.get(row.id) ?? []
-      }))
-    })
+    Effect.map(
+      linksOfEntities(rows.map((r) => r.id), filters, cap),
+      (byId) => rows.map((row): EntityView => ({ ...row, ...byId.get(row.id)! }))
+    )
 
   const FACT_SELECT = sql.literal(`SELECT ${columns("e", EDGE_COLUMNS)}, s.name AS source_name, t.name AS target_name,
       m.name AS model
@@ -461,13 +467,24 @@ export const make = Effect.gen(function*() {
         Effect.orDie
       )
 
-  const entities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+  const entityRows = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
       sql<EntityRecord>`${ENTITY_SELECT}
         WHERE n.id IN ${sql.in(chunk)} AND n.dataset_id = ${datasetId} AND ${entityFilters(filters)}`).pipe(
-        Effect.flatMap((chunks) => withEntityLinks(chunks.flat(), filters, MAX_RESULT_LINKS)),
-        Effect.orDie
+        Effect.map((chunks) => chunks.flat())
       )
+
+  const entities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    entityRows(datasetId, ids, filters).pipe(
+      Effect.flatMap((rows) => withEntityLinks(rows, filters, MAX_RESULT_LINKS)),
+      Effect.orDie
+    )
+
+  const unlinkedEntities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.orDie(entityRows(datasetId, ids, filters))
+
+  const entityLinks = (ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.orDie(linksOfEntities(unique(ids), filters, MAX_RESULT_LINKS))
 
   const artifacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
@@ -684,6 +701,8 @@ export const make = Effect.gen(function*() {
     passingEntities,
     facts,
     entities,
+    unlinkedEntities,
+    entityLinks,
     artifacts,
     summariesOf,
     entityPage,
