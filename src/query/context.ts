@@ -26,7 +26,7 @@ import { filtersOf, findDataset, type ReadDeps, readDeps } from "./deps.js"
 import { type ContextRequest, DEFAULT_HOPS } from "./requests.js"
 import type { ContextResponse } from "./responses.js"
 import { retrieve } from "./retrieve.js"
-import { entityOut, type FactOut, factOut, type LinkedEntityOut, type Scored } from "./views.js"
+import { entityOut, type FactOut, factOut, type LinkedEntityOut, NO_LINKS, type Scored } from "./views.js"
 
 export type { ContextResponse } from "./responses.js"
 
@@ -105,7 +105,7 @@ const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Eff
       facts: ranked.facts.map((f) => factOut(f, null)),
       entities: ranked.entityIds.flatMap((id) => {
         const row = rows.get(id)
-        return row === undefined ? [] : [entityOut({ ...row, artifact_ids: [], session_ids: [] })]
+        return row === undefined ? [] : [entityOut({ ...row, ...NO_LINKS })]
       }),
       filters
     }

@@ -25,6 +25,7 @@ import {
   type FactOut,
   factOut,
   type LinkedEntityOut,
+  NO_LINKS,
   type Scored
 } from "./views.js"
 
@@ -196,9 +197,6 @@ const present = (
 ) => ids.filter((id) => rows.has(id))
 
 const scored = <A>(fused: Fused, view: A): A & Scored => ({ ...view, score: fused.score, found_by: fused.found_by })
-
-/** No links read for the ranked entities: each has empty artifact_ids and session_ids. */
-const NO_LINKS = { artifact_ids: [], session_ids: [] } as const
 
 /**
  * Search: the three ranked lists for a request, each at most `limit` long. With `entityLinks`

@@ -38,6 +38,9 @@ export const factOut = (f: FactView, knownAt: string | null): FactOut => {
   }
 }
 
+/** The links of an entity whose links are not read (yet): empty lists. */
+export const NO_LINKS = { artifact_ids: [], session_ids: [] } as const
+
 export const entityOut = (e: EntityView): LinkedEntityOut => ({
   id: e.id,
   name: e.name,
