@@ -89,7 +89,7 @@ export const rankRecent = (window: ReadonlyArray<FactView>): {
 }
 
 const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Effect<Ranked, NotFound> =>
-  whileReading(Effect.gen(function*() {
+  Effect.gen(function*() {
     const dataset = yield* findDataset(deps, request)
     const filters = yield* filtersOf({
       ...(request.as_of === undefined ? {} : { as_of: request.as_of }),
@@ -109,7 +109,7 @@ const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Eff
       }),
       filters
     }
-  }))
+  })
 
 /** The context block of a request. NotFound (404) when the user has no such dataset. */
 export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effect<ContextResponse, NotFound> =>

@@ -29,11 +29,15 @@ export interface TextMatch {
   readonly score: number
 }
 
-/** A fact with its endpoints, its model's name and its provenance. */
-export interface FactView extends EdgeWithNames {
-  readonly model: string | null
+/** A fact's or entity's provenance: the artifacts and sessions it came from (capped in results). */
+export interface Links {
   readonly artifact_ids: ReadonlyArray<number>
   readonly session_ids: ReadonlyArray<string>
+}
+
+/** A fact with its endpoints, its model's name and its provenance. */
+export interface FactView extends EdgeWithNames, Links {
+  readonly model: string | null
 }
 
 /** An entity row with the name of its model. */
@@ -41,13 +45,7 @@ export interface UnlinkedEntityView extends EntityRow {
   readonly model: string | null
 }
 
-/** An entity's provenance: the artifacts and sessions it was extracted from (capped in results). */
-export interface EntityLinks {
-  readonly artifact_ids: ReadonlyArray<number>
-  readonly session_ids: ReadonlyArray<string>
-}
-
-export interface EntityView extends UnlinkedEntityView, EntityLinks {}
+export interface EntityView extends UnlinkedEntityView, Links {}
 
 /** A fact of an entity's story: a fact view with its endpoints' types. */
 export interface EntityFactView extends FactView {
@@ -178,7 +176,7 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
     readonly entityLinks: (
       ids: ReadonlyArray<number>,
       filters: ReadFilters
-    ) => Effect.Effect<ReadonlyMap<number, EntityLinks>>
+    ) => Effect.Effect<ReadonlyMap<number, Links>>
     /** artifacts of `ids` that pass the known_at, session and kind filters */
     readonly artifacts: (
       datasetId: number,

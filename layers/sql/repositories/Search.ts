@@ -4,17 +4,17 @@
  * The one dialect difference is the full-text match (FTS5 MATCH + bm25 on SQLite, tsvector @@
  * tsquery + ts_rank on PostgreSQL; see migrations/0004_search.ts); the filters are shared SQL.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Layer, Option } from "effect"
 import type { ArtifactRow, EdgeWithNames, EntityRow } from "../../../src/domain/Rows.js"
 import {
   type EntityFactView,
-  type EntityLinks,
   type EntityView,
   type FactClosureRow,
   type FactSourceRow,
   type FactView,
+  type Links,
   MAX_RESULT_LINKS,
   type Neighbour,
   type ReadFilters,
@@ -383,48 +383,49 @@ export const make = Effect.gen(function*() {
       }`
     }).pipe(Effect.map((chunks) => groupLinks(chunks.flat())))
 
-  const withFactLinks = <R extends EdgeWithNames & { readonly model: string | null }>(
+  /**
+   * The artifact and session lists of these facts (`edge`) or entities (`entity`), an entry for
+   * every id (empty lists when it has none).
+   */
+  const linksOf = (
+    owner: "edge" | "entity",
+    ids: ReadonlyArray<number>,
+    filters: ReadFilters,
+    cap: number | null
+  ): Effect.Effect<ReadonlyMap<number, Links>, SqlError.SqlError> =>
+    Effect.gen(function*() {
+      if (ids.length === 0) return new Map()
+      const [artifacts, sessions] = yield* Effect.all([
+        links<number>(`gb_${owner}_artifacts`, `${owner}_id`, "artifact_id", ids, filters, cap),
+        links<string>(`gb_${owner}_sessions`, `${owner}_id`, "session_id", ids, filters, cap)
+      ], { concurrency: "unbounded" })
+      return new Map(ids.map((id) => [id, {
+        artifact_ids: (artifacts.get(id) ?? []).sort(numbersAscending),
+        session_ids: sessions.get(id) ?? []
+      }]))
+    })
+
+  /** `rows` with their links */
+  const withLinks = <R extends { readonly id: number }>(
+    owner: "edge" | "entity",
     rows: ReadonlyArray<R>,
     filters: ReadFilters,
     cap: number | null
   ) =>
-    Effect.gen(function*() {
-      if (rows.length === 0) return [] as ReadonlyArray<R & FactView>
-      const ids = rows.map((r) => r.id)
-      const [artifacts, sessions] = yield* Effect.all([
-        links<number>("gb_edge_artifacts", "edge_id", "artifact_id", ids, filters, cap),
-        links<string>("gb_edge_sessions", "edge_id", "session_id", ids, filters, cap)
-      ], { concurrency: "unbounded" })
-      return rows.map((row): R & FactView => ({
-        ...row,
-        artifact_ids: (artifacts.get(row.id) ?? []).sort(numbersAscending),
-        session_ids: sessions.get(row.id) ?? []
-      }))
-    })
-
-  /** the links of these entities, an entry for every id (empty lists when it has none) */
-  const linksOfEntities = (ids: ReadonlyArray<number>, filters: ReadFilters, cap: number | null) =>
-    Effect.gen(function*() {
-      if (ids.length === 0) return new Map<number, EntityLinks>() as ReadonlyMap<number, EntityLinks>
-      const [artifacts, sessions] = yield* Effect.all([
-        links<number>("gb_entity_artifacts", "entity_id", "artifact_id", ids, filters, cap),
-        links<string>("gb_entity_sessions", "entity_id", "session_id", ids, filters, cap)
-      ], { concurrency: "unbounded" })
-      return new Map(ids.map((id): [number, EntityLinks] => [id, {
-        artifact_ids: (artifacts.get(id) ?? []).sort(numbersAscending),
-        session_ids: sessions.get(id) ?? []
-      }])) as ReadonlyMap<number, EntityLinks>
-    })
-
+    Effect.map(
+      linksOf(owner, rows.map((r) => r.id), filters, cap),
+      (byId) => rows.map((row): R & Links => ({ ...row, ...byId.get(row.id)! }))
+    )
+  const withFactLinks = <R extends EdgeWithNames & { readonly model: string | null }>(
+    rows: ReadonlyArray<R>,
+    filters: ReadFilters,
+    cap: number | null
+  ): Effect.Effect<ReadonlyArray<R & FactView>, SqlError.SqlError> => withLinks("edge", rows, filters, cap)
   const withEntityLinks = (
     rows: ReadonlyArray<EntityRow & { readonly model: string | null }>,
     filters: ReadFilters,
     cap: number | null
-  ) =>
-    Effect.map(
-      linksOfEntities(rows.map((r) => r.id), filters, cap),
-      (byId) => rows.map((row): EntityView => ({ ...row, ...byId.get(row.id)! }))
-    )
+  ): Effect.Effect<ReadonlyArray<EntityView>, SqlError.SqlError> => withLinks("entity", rows, filters, cap)
 
   const FACT_SELECT = sql.literal(`SELECT ${columns("e", EDGE_COLUMNS)}, s.name AS source_name, t.name AS target_name,
       m.name AS model
@@ -484,7 +485,7 @@ export const make = Effect.gen(function*() {
     Effect.orDie(entityRows(datasetId, ids, filters))
 
   const entityLinks = (ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    Effect.orDie(linksOfEntities(unique(ids), filters, MAX_RESULT_LINKS))
+    Effect.orDie(linksOf("entity", unique(ids), filters, MAX_RESULT_LINKS))
 
   const artifacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
