@@ -20,7 +20,7 @@ import type { NotFound } from "../domain/Errors.js"
 import { whileReading } from "../pipeline/scheduling.js"
 import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { FactView, ReadFilters, SearchRepo } from "../services/SearchRepo.js"
+import type { ReadFilters, SearchRepo, UnlinkedFactView } from "../services/SearchRepo.js"
 import { renderContext } from "./contextBlock.js"
 import { filtersOf, findDataset, type ReadDeps, readDeps } from "./deps.js"
 import { type ContextRequest, DEFAULT_HOPS } from "./requests.js"
@@ -36,8 +36,8 @@ export const CONTEXT_CANDIDATES = 50
 export const RECENT_WINDOW = 100
 
 /**
- * The block's candidates. The entities come without their links (empty lists): only the ones
- * the block keeps have theirs read, with `filters`.
+ * The block's candidates. They come without their links (empty lists): only the facts and
+ * entities the block keeps have theirs read, with `filters`.
  */
 interface Ranked {
   readonly facts: ReadonlyArray<FactOut>
@@ -59,7 +59,7 @@ const relevant = (deps: ReadDeps, request: ContextRequest, query: string): Effec
       include_expired: false,
       limit: CONTEXT_CANDIDATES,
       hops: DEFAULT_HOPS
-    }, { entityLinks: false }),
+    }, { links: false, passages: false }),
     (found) => ({
       facts: found.facts.map(unscored),
       entities: found.entities.map(unscored),
@@ -68,17 +68,17 @@ const relevant = (deps: ReadDeps, request: ContextRequest, query: string): Effec
   )
 
 /** The endpoints of a fact, once each. */
-const endpoints = (f: FactView): ReadonlyArray<number> =>
+const endpoints = (f: UnlinkedFactView): ReadonlyArray<number> =>
   f.source_id === f.target_id ? [f.source_id] : [f.source_id, f.target_id]
 
 /** The window's facts by connectedness, then newest; its endpoints by degree, then first appearance. */
-export const rankRecent = (window: ReadonlyArray<FactView>): {
-  readonly facts: ReadonlyArray<FactView>
+export const rankRecent = <F extends UnlinkedFactView>(window: ReadonlyArray<F>): {
+  readonly facts: ReadonlyArray<F>
   readonly entityIds: ReadonlyArray<number>
 } => {
   const degree = new Map<number, number>()
   for (const f of window) for (const id of endpoints(f)) degree.set(id, (degree.get(id) ?? 0) + 1)
-  const connections = (f: FactView) => endpoints(f).reduce((n, id) => n + degree.get(id)!, 0)
+  const connections = (f: F) => endpoints(f).reduce((n, id) => n + degree.get(id)!, 0)
   const facts = [...window].sort((a, b) => connections(b) - connections(a) || b.id - a.id)
   const firstSeen = new Map<number, number>()
   for (const f of facts) for (const id of endpoints(f)) if (!firstSeen.has(id)) firstSeen.set(id, firstSeen.size)
@@ -102,7 +102,7 @@ const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Eff
       (yield* deps.search.unlinkedEntities(dataset.id, ranked.entityIds, filters)).map((e) => [e.id, e])
     )
     return {
-      facts: ranked.facts.map((f) => factOut(f, null)),
+      facts: ranked.facts.map((f) => factOut({ ...f, ...NO_LINKS }, null)),
       entities: ranked.entityIds.flatMap((id) => {
         const row = rows.get(id)
         return row === undefined ? [] : [entityOut({ ...row, ...NO_LINKS })]
@@ -118,9 +118,16 @@ export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effe
       ? recentAndConnected(deps, request)
       : relevant(deps, request, request.query))
     const block = renderContext(ranked.facts, ranked.entities, request.max_tokens)
-    // the block's lines do not show links, so only the kept entities' are read
-    const links = yield* deps.search.entityLinks(block.entities.map((e) => e.id), ranked.filters)
-    return { ...block, entities: block.entities.map((e) => ({ ...e, ...links.get(e.id)! })) }
+    // the block's lines do not show links, so only the kept facts' and entities' are read
+    const [factLinks, entityLinks] = yield* Effect.all([
+      deps.search.links("fact", block.facts.map((f) => f.id), ranked.filters),
+      deps.search.links("entity", block.entities.map((e) => e.id), ranked.filters)
+    ], { concurrency: "unbounded" })
+    return {
+      ...block,
+      facts: block.facts.map((f) => ({ ...f, ...factLinks.get(f.id)! })),
+      entities: block.entities.map((e) => ({ ...e, ...entityLinks.get(e.id)! }))
+    }
   }))
 
 /** The context block over the services in context. */

@@ -29,6 +29,10 @@ import {
   type Scored
 } from "./views.js"
 
+/** The indexes a search asks: the ranked rows', then the passages'. */
+const RANKED_KINDS: ReadonlyArray<VectorKind> = ["entities", "edges"]
+const ALL_KINDS: ReadonlyArray<VectorKind> = [...RANKED_KINDS, "chunks", "summaries"]
+
 /** Vector hits below this cosine similarity are noise, not candidates. */
 export const MIN_SIMILARITY = 0.2
 /** The best-fused entities whose neighbourhoods are walked, per hop. */
@@ -75,6 +79,7 @@ const vectorHits = (
   dataset: DatasetRow,
   query: string,
   k: number,
+  kinds: ReadonlyArray<VectorKind>,
   sent: Deferred.Deferred<void>
 ): Effect.Effect<VectorHits & Recorded> => {
   const { embeddings, vectors } = deps
@@ -95,18 +100,24 @@ const vectorHits = (
       if (vector === undefined) return noHits
       // the last search to start lets the full-text queries go: they wait to be resumed until
       // that search has sent its query (a store's query sends before it first waits)
-      const kinds: ReadonlyArray<VectorKind> = ["entities", "edges", "chunks", "summaries"]
       let started = 0
       const search = (kind: VectorKind) =>
         Effect.zipRight(
           Effect.suspend(() => (++started === kinds.length ? Deferred.succeed(sent, undefined) : Effect.void)),
           Effect.map(
             vectors.query(indexName(dataset.id, kind), vector, k, MIN_SIMILARITY),
-            (matches) => matches.flatMap((m) => idOf(m.id) ?? [])
+            (matches) => [kind, matches.flatMap((m) => idOf(m.id) ?? [])] as const
           )
         )
-      const [entities, edges, chunks, summaries] = yield* Effect.all(kinds.map(search), { concurrency: "unbounded" })
-      return { entities, edges, chunks, summaries, warning: null }
+      const found = new Map(yield* Effect.all(kinds.map(search), { concurrency: "unbounded" }))
+      const of = (kind: VectorKind) => found.get(kind) ?? []
+      return {
+        entities: of("entities"),
+        edges: of("edges"),
+        chunks: of("chunks"),
+        summaries: of("summaries"),
+        warning: null
+      }
     }).pipe(
       Effect.catchAll((e) =>
         Effect.as(Effect.logWarning("search: the vector source failed; using the others", { error: e.message }), {
@@ -198,15 +209,24 @@ const present = (
 
 const scored = <A>(fused: Fused, view: A): A & Scored => ({ ...view, score: fused.score, found_by: fused.found_by })
 
-/**
- * Search: the three ranked lists for a request, each at most `limit` long. With `entityLinks`
- * false the entities come without their links (empty lists), for a caller that keeps only some
- * of them and reads theirs (SearchRepo.entityLinks) afterwards.
- */
+/** What a caller of `retrieve` needs beyond the ranked facts and entities. */
+export interface Wanted {
+  /**
+   * false: the facts and entities come without their links (empty lists), for a caller that
+   * keeps only some of them and reads theirs (SearchRepo.links) afterwards
+   */
+  readonly links: boolean
+  /** false: no passages (`chunks` is empty), so neither the chunk nor the summary index is searched */
+  readonly passages: boolean
+}
+
+const EVERYTHING: Wanted = { links: true, passages: true }
+
+/** Search: the three ranked lists for a request, each at most `limit` long, as far as `wanted`. */
 export const retrieve = (
   deps: ReadDeps,
   request: SearchRequest,
-  { entityLinks }: { readonly entityLinks: boolean } = { entityLinks: true }
+  wanted: Wanted = EVERYTHING
 ): Effect.Effect<Retrieved, NotFound> =>
   whileReading(Effect.gen(function*() {
     const dataset = yield* findDataset(deps, request)
@@ -223,7 +243,7 @@ export const retrieve = (
     const sent = yield* Deferred.make<void>()
     const [hits, textEntities, textFacts] = yield* Effect.all([
       // facts lose more candidates to the filters (ended facts keep their vectors)
-      vectorHits(deps, dataset, request.query, k, sent),
+      vectorHits(deps, dataset, request.query, k, wanted.passages ? ALL_KINDS : RANKED_KINDS, sent),
       Effect.zipRight(Deferred.await(sent), search.matchEntities(ds, terms, filters, k)),
       Effect.zipRight(Deferred.await(sent), search.matchFacts(ds, terms, filters, k))
     ], { concurrency: "unbounded" })
@@ -257,14 +277,15 @@ export const retrieve = (
     ]).slice(0, request.limit)
 
     // independent lookups side by side: on PostgreSQL each is a round trip
+    const factIds = fusedFacts.map((f) => f.id)
+    const entityIds = fusedEntities.map((e) => e.id)
+    const unlinked = <A>(rows: Effect.Effect<ReadonlyArray<A>>) =>
+      Effect.map(rows, (list) => list.map((row) => ({ ...row, ...NO_LINKS })))
     const [factList, entityList, summaries] = yield* Effect.all([
-      search.facts(ds, fusedFacts.map((f) => f.id), filters),
-      entityLinks
-        ? search.entities(ds, fusedEntities.map((e) => e.id), filters)
-        : Effect.map(
-          search.unlinkedEntities(ds, fusedEntities.map((e) => e.id), filters),
-          (rows) => rows.map((row) => ({ ...row, ...NO_LINKS }))
-        ),
+      wanted.links ? search.facts(ds, factIds, filters) : unlinked(search.unlinkedFacts(ds, factIds, filters)),
+      wanted.links
+        ? search.entities(ds, entityIds, filters)
+        : unlinked(search.unlinkedEntities(ds, entityIds, filters)),
       search.artifacts(ds, hits.summaries, { ...filters, sessionId: null, kind: null })
     ], { concurrency: "unbounded" })
     const factRows = byId(factList)
@@ -278,7 +299,7 @@ export const retrieve = (
       const row = entityRows.get(e.id)
       return row === undefined ? [] : [scored(e, entityOut(row))]
     })
-    const chunks = yield* rankChunks(deps, ds, filters, hits, summaries, facts, k, request.limit)
+    const chunks = wanted.passages ? yield* rankChunks(deps, ds, filters, hits, summaries, facts, k, request.limit) : []
     yield* hits.recorded
     return {
       dataset,

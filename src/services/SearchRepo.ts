@@ -35,10 +35,13 @@ export interface Links {
   readonly session_ids: ReadonlyArray<string>
 }
 
-/** A fact with its endpoints, its model's name and its provenance. */
-export interface FactView extends EdgeWithNames, Links {
+/** A fact with its endpoints and its model's name. */
+export interface UnlinkedFactView extends EdgeWithNames {
   readonly model: string | null
 }
+
+/** A fact with its endpoints, its model's name and its provenance. */
+export interface FactView extends UnlinkedFactView, Links {}
 
 /** An entity row with the name of its model. */
 export interface UnlinkedEntityView extends EntityRow {
@@ -166,14 +169,21 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       ids: ReadonlyArray<number>,
       filters: ReadFilters
     ) => Effect.Effect<ReadonlyArray<EntityView>>
-    /** `entities` without the links: for a caller that reads the links of only some of them */
+    /** `facts` without the links: for a caller that reads the links of only some of them */
+    readonly unlinkedFacts: (
+      datasetId: number,
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlyArray<UnlinkedFactView>>
+    /** `entities` without the links, likewise */
     readonly unlinkedEntities: (
       datasetId: number,
       ids: ReadonlyArray<number>,
       filters: ReadFilters
     ) => Effect.Effect<ReadonlyArray<UnlinkedEntityView>>
-    /** the capped links of these entities (as `entities` reads them), an entry for every id */
-    readonly entityLinks: (
+    /** the capped links of these facts or entities (as `facts` and `entities` read them), an entry for every id */
+    readonly links: (
+      owner: "fact" | "entity",
       ids: ReadonlyArray<number>,
       filters: ReadFilters
     ) => Effect.Effect<ReadonlyMap<number, Links>>
@@ -225,14 +235,14 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
     ) => Effect.Effect<ReadonlyArray<EntityFactView>>
     /**
      * the `limit` most recently stored facts that pass the filters, newest first (id descending:
-     * ids grow in storage order), links capped (MAX_RESULT_LINKS); one backward walk of the
+     * ids grow in storage order), without their links; one backward walk of the
      * `(dataset_id, id)` index that stops at `limit`
      */
     readonly recentFacts: (
       datasetId: number,
       filters: ReadFilters,
       limit: number
-    ) => Effect.Effect<ReadonlyArray<FactView>>
+    ) => Effect.Effect<ReadonlyArray<UnlinkedFactView>>
     /** the dataset's sessions with counts, by session id */
     readonly sessions: (datasetId: number) => Effect.Effect<ReadonlyArray<SessionCounts>>
     /** a fact's view (src/query/fact.ts): the fact `id` if it is of the dataset, with its endpoints' types, every link */

@@ -137,6 +137,7 @@ forEachDialect((_dialect, makeLayer) => {
           const recent = blockOf(yield* context({}))
           expect(recent.entities.length).toBeGreaterThan(0)
           for (const e of recent.entities) expect(e.artifact_ids.length, e.name).toBeGreaterThan(0)
+          for (const f of recent.facts) expect(f.artifact_ids.length, f.description).toBeGreaterThan(0)
           blockOf(yield* context({ query: "Acme", session_id: "nobody", max_tokens: 20 }))
           // neither the block nor the search under it asked the model anything
           expect(calls.n).toBe(called)
@@ -154,11 +155,12 @@ forEachDialect((_dialect, makeLayer) => {
             )
             expect(block.facts.map((f) => f.id), query).toEqual(searched.facts.map((f) => f.id))
             expect(block.entities.map((e) => e.id), query).toEqual(searched.entities.map((e) => e.id))
-            // the block reads its entities' links after it is cut: the same as search's
+            // the block reads its facts' and entities' links after it is cut: the same as search's
             const links = (e: { artifact_ids: ReadonlyArray<number>; session_ids: ReadonlyArray<string> }) => [
               e.artifact_ids,
               e.session_ids
             ]
+            expect(block.facts.map(links), query).toEqual(searched.facts.map(links))
             expect(block.entities.map(links), query).toEqual(searched.entities.map(links))
           }
           const acme = blockOf(yield* context({ query: "Acme" }))

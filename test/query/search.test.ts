@@ -7,6 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, TestClock } from "effect"
 import { EmbeddingFailed, NotFound } from "../../src/domain/Errors.js"
 import type { InferenceInput } from "../../src/domain/Rows.js"
+import { runContext } from "../../src/query/context.js"
 import { type ReadDeps, readDeps } from "../../src/query/deps.js"
 import { RRF_K } from "../../src/query/fusion.js"
 import { DEFAULT_HOPS, type SearchRequest } from "../../src/query/requests.js"
@@ -282,6 +283,50 @@ forEachDialect((_dialect, makeLayer) => {
         const without = yield* runSearch(failing, request("Where does Alice live?", { hops: 0 }))
         expect(events).toEqual(["fulltext", "fulltext"])
         expect(without.facts.map((f) => f.id)).toContain(r.facts[0]!.id)
+      }))
+
+    it.effect("a context block searches the fact and entity indexes only, and reads the links of what it keeps", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse(TODAY))
+        const deps = yield* readDeps
+        const asked: Array<string> = []
+        const linked: Array<readonly [string, ReadonlyArray<number>]> = []
+        const vectors = deps.vectors!
+        const traced: ReadDeps = {
+          ...deps,
+          vectors: {
+            ...vectors,
+            query: (index, v, k, min) =>
+              Effect.zipRight(Effect.sync(() => asked.push(index)), vectors.query(index, v, k, min))
+          },
+          search: {
+            ...deps.search,
+            facts: (...args) =>
+              Effect.zipRight(Effect.sync(() => asked.push("facts with links")), deps.search.facts(...args)),
+            entities: (...args) =>
+              Effect.zipRight(Effect.sync(() => asked.push("entities with links")), deps.search.entities(...args)),
+            links: (owner, ids, filters) =>
+              Effect.zipRight(Effect.sync(() => linked.push([owner, ids])), deps.search.links(owner, ids, filters))
+          }
+        }
+        const block = yield* runContext(traced, {
+          user_id: "alice",
+          dataset: "main",
+          query: "Where does Alice live?",
+          max_tokens: 60
+        })
+        expect(asked.map((index) => index.replace(/^dataset-\d+-/, "")).sort()).toEqual(["edges", "entities"])
+        expect(block.facts.length).toBeGreaterThan(0)
+        expect(linked).toEqual([["fact", block.facts.map((f) => f.id)], ["entity", block.entities.map((e) => e.id)]])
+        // what the block shows is what a search shows for those rows
+        const searched = yield* runSearch(deps, request("Where does Alice live?", { limit: 50 }))
+        const byId = new Map(searched.facts.map((f) => [f.id, f]))
+        for (const f of block.facts) {
+          expect(f).toMatchObject({
+            artifact_ids: byId.get(f.id)!.artifact_ids,
+            session_ids: byId.get(f.id)!.session_ids
+          })
+        }
       }))
 
     it.effect("the query's embeddings row is stored by the time the search answers, failed or not, and if it is interrupted", () =>

@@ -106,12 +106,17 @@ forEachDialect((_dialect, makeLayer) => {
         const [then] = yield* repo.entities(s.datasetId, [hub], early)
         expect(then!.artifact_ids).toEqual(s.artifacts.slice(0, 10))
         // the rows and the links read apart (a context block) are the rows read whole
+        const byIdOrder = <A extends { readonly id: number }>(rows: ReadonlyArray<A>) =>
+          [...rows].sort((a, b) => a.id - b.id)
         for (const filters of [NOW, early]) {
           const whole = yield* repo.entities(s.datasetId, [quiet, hub], filters)
           const rows = yield* repo.unlinkedEntities(s.datasetId, [quiet, hub], filters)
-          const links = yield* repo.entityLinks([quiet, hub], filters)
-          const apart = rows.map((row) => ({ ...row, ...links.get(row.id)! }))
-          expect(apart.sort((a, b) => a.id - b.id)).toEqual([...whole].sort((a, b) => a.id - b.id))
+          const links = yield* repo.links("entity", [quiet, hub], filters)
+          expect(byIdOrder(rows.map((row) => ({ ...row, ...links.get(row.id)! })))).toEqual(byIdOrder(whole))
+          const wholeFacts = yield* repo.facts(s.datasetId, [s.fact], filters)
+          const factRows = yield* repo.unlinkedFacts(s.datasetId, [s.fact], filters)
+          const factLinks = yield* repo.links("fact", [s.fact], filters)
+          expect(factRows.map((row) => ({ ...row, ...factLinks.get(row.id)! }))).toEqual(wholeFacts)
         }
         // and the export's uncapped page carries every link
         const page = yield* repo.entityPage(s.datasetId, NOW, 0, 10)

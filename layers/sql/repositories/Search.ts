@@ -460,13 +460,21 @@ export const make = Effect.gen(function*() {
   const passingEntities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     passing("n", datasetId, ids, entityFilters(filters))
 
-  const facts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+  const factRows = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
       sql<FactRecord>`${FACT_SELECT}
         WHERE e.id IN ${sql.in(chunk)} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}`).pipe(
-        Effect.flatMap((chunks) => withFactLinks(chunks.flat(), filters, MAX_RESULT_LINKS)),
-        Effect.orDie
+        Effect.map((chunks) => chunks.flat())
       )
+
+  const facts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    factRows(datasetId, ids, filters).pipe(
+      Effect.flatMap((rows) => withFactLinks(rows, filters, MAX_RESULT_LINKS)),
+      Effect.orDie
+    )
+
+  const unlinkedFacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.orDie(factRows(datasetId, ids, filters))
 
   const entityRows = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
@@ -484,8 +492,8 @@ export const make = Effect.gen(function*() {
   const unlinkedEntities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.orDie(entityRows(datasetId, ids, filters))
 
-  const entityLinks = (ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    Effect.orDie(linksOf("entity", unique(ids), filters, MAX_RESULT_LINKS))
+  const resultLinks = (owner: "fact" | "entity", ids: ReadonlyArray<number>, filters: ReadFilters) =>
+    Effect.orDie(linksOf(owner === "fact" ? "edge" : "entity", unique(ids), filters, MAX_RESULT_LINKS))
 
   const artifacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
@@ -505,12 +513,9 @@ export const make = Effect.gen(function*() {
 
   /** the `(dataset_id, id)` index walked backwards (no sort), filtered as it goes, stopped at `limit` */
   const recentFacts = (datasetId: number, filters: ReadFilters, limit: number) =>
-    limit <= 0 ? Effect.succeed([] as ReadonlyArray<FactView>) : sql<FactRecord>`${FACT_SELECT}
+    limit <= 0 ? Effect.succeed([] as ReadonlyArray<FactRecord>) : sql<FactRecord>`${FACT_SELECT}
       WHERE e.dataset_id = ${datasetId} AND ${factFilters(filters)}
-      ORDER BY e.id DESC LIMIT ${limit}`.pipe(
-      Effect.flatMap((rows) => withFactLinks(rows, filters, MAX_RESULT_LINKS)),
-      Effect.orDie
-    )
+      ORDER BY e.id DESC LIMIT ${limit}`.pipe(Effect.orDie)
 
   const entityPage = (datasetId: number, filters: ReadFilters, afterId: number, limit: number) =>
     sql<EntityRecord>`${ENTITY_SELECT}
@@ -702,8 +707,9 @@ export const make = Effect.gen(function*() {
     passingEntities,
     facts,
     entities,
+    unlinkedFacts,
     unlinkedEntities,
-    entityLinks,
+    links: resultLinks,
     artifacts,
     summariesOf,
     entityPage,
