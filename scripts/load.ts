@@ -4,7 +4,7 @@
  *   scripts/load [--clients N] [--seconds T] [--latency MS] [--datasets D] [--search-every K]
  *                [--texts-per-dataset G] [--dims N]
  *   scripts/load --reads [--clients N] [--seconds T] [--latency MS] [--dims N] [--pg URL|auto]
- *                [--loop-delay] [--cpu-prof]
+ *                [--loop-delay] [--cpu-prof] [--config FILE]
  *
  * N clients (default 16) for T seconds (default 60) against a real `gligabao serve` on a
  * temporary SQLite file and fake model servers in this process answering after MS ms (default
@@ -19,10 +19,11 @@
  * `--reads`: the scenario "reads under load" (scripts/benchmarks/readsUnderLoad.ts): search and
  * context p50/p95/p99 on the idle server, then while N clients remember into N datasets with MS
  * ms models (T defaults to 30 there); on SQLite, or on PostgreSQL with `--pg` (`auto`: a
- * throwaway cluster). Writes build/load/reads-<time>.json. `--loop-delay` records the server's
- * event-loop delay and garbage collections (scripts/benchmarks/loopDelay.cjs) into
- * build/load/loop-delay-<time>.json and prints them, `--cpu-prof` a V8 CPU profile into build/load/profiles/<time>/ (read it with
- * scripts/bench-profile.ts).
+ * throwaway cluster). Writes build/load/reads-<time>.json. `--config` gives the server that
+ * gligabao.toml (for A/B runs of a setting). `--loop-delay` records the server's event-loop
+ * delay and garbage collections (scripts/benchmarks/loopDelay.cjs) into
+ * build/load/loop-delay-<time>.json and prints them, `--cpu-prof` a V8 CPU profile into
+ * build/load/profiles/<time>/ (read it with scripts/bench-profile.ts).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
@@ -152,6 +153,7 @@ const reads = async () => {
       latencyMs: options.latencyMs,
       dims: options.dims,
       ...(pg === undefined ? {} : { databaseUrl: cluster?.adminUrl ?? pg }),
+      ...(flag("--config") === undefined ? {} : { configToml: readFileSync(flag("--config")!, "utf8") }),
       log: (m) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${m}\n`)
     })
     writeFileSync(

@@ -460,37 +460,34 @@ export const make = Effect.gen(function*() {
   const passingEntities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
     passing("n", datasetId, ids, entityFilters(filters))
 
-  const factRows = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
-      sql<FactRecord>`${FACT_SELECT}
-        WHERE e.id IN ${sql.in(chunk)} AND e.dataset_id = ${datasetId} AND ${factFilters(filters)}`).pipe(
-        Effect.map((chunks) => chunks.flat())
-      )
-
-  const facts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    factRows(datasetId, ids, filters).pipe(
-      Effect.flatMap((rows) => withFactLinks(rows, filters, MAX_RESULT_LINKS)),
-      Effect.orDie
-    )
-
-  const unlinkedFacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    Effect.orDie(factRows(datasetId, ids, filters))
-
-  const entityRows = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    Effect.forEach(chunksOf(unique(ids)), (chunk) =>
-      sql<EntityRecord>`${ENTITY_SELECT}
-        WHERE n.id IN ${sql.in(chunk)} AND n.dataset_id = ${datasetId} AND ${entityFilters(filters)}`).pipe(
-        Effect.map((chunks) => chunks.flat())
-      )
-
-  const entities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    entityRows(datasetId, ids, filters).pipe(
-      Effect.flatMap((rows) => withEntityLinks(rows, filters, MAX_RESULT_LINKS)),
-      Effect.orDie
-    )
-
-  const unlinkedEntities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
-    Effect.orDie(entityRows(datasetId, ids, filters))
+  /**
+   * Those of `ids` in the dataset that pass the filters, as `select` reads them (alias `alias`):
+   * with their capped links (`linked`), or without (`unlinked`).
+   */
+  const resultRows = <R extends { readonly id: number }>(
+    alias: "n" | "e",
+    select: Fragment,
+    filtersOf: (filters: ReadFilters) => Fragment
+  ) => {
+    const a = sql.literal(alias)
+    const rows = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+      Effect.forEach(chunksOf(unique(ids)), (chunk) =>
+        sql<R>`${select}
+          WHERE ${a}.id IN ${sql.in(chunk)} AND ${a}.dataset_id = ${datasetId} AND ${filtersOf(filters)}`).pipe(
+          Effect.map((chunks) => chunks.flat())
+        )
+    return {
+      linked: (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+        rows(datasetId, ids, filters).pipe(
+          Effect.flatMap((found) => withLinks(alias === "e" ? "edge" : "entity", found, filters, MAX_RESULT_LINKS)),
+          Effect.orDie
+        ),
+      unlinked: (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+        Effect.orDie(rows(datasetId, ids, filters))
+    }
+  }
+  const factReads = resultRows<FactRecord>("e", FACT_SELECT, factFilters)
+  const entityReads = resultRows<EntityRecord>("n", ENTITY_SELECT, entityFilters)
 
   const resultLinks = (owner: "fact" | "entity", ids: ReadonlyArray<number>, filters: ReadFilters) =>
     Effect.orDie(linksOf(owner === "fact" ? "edge" : "entity", unique(ids), filters, MAX_RESULT_LINKS))
@@ -705,10 +702,10 @@ export const make = Effect.gen(function*() {
     factsAround,
     passingFacts,
     passingEntities,
-    facts,
-    entities,
-    unlinkedFacts,
-    unlinkedEntities,
+    facts: factReads.linked,
+    entities: entityReads.linked,
+    unlinkedFacts: factReads.unlinked,
+    unlinkedEntities: entityReads.unlinked,
     links: resultLinks,
     artifacts,
     summariesOf,
