@@ -144,6 +144,14 @@ export const make = Effect.gen(function*() {
     return sql.and(clauses)
   }
 
+  /**
+   * A LIMIT of a read's subquery written into the statement, not bound: SQLite ran the capped
+   * link walks five times, the neighbourhood walks three times and the full-text candidates a
+   * quarter slower with a bound LIMIT (BENCHMARKS.md). The values are the server's own (caps,
+   * candidate counts from the request's limit), so a statement has a few forms, not many.
+   */
+  const limitOf = (n: number) => sql.literal(String(Math.max(0, Math.floor(n))))
+
   /** SQLite's FTS5 side of a match: the index table, the OR-query of quoted terms, bm25's weights */
   const fts5 = (alias: "n" | "e", terms: ReadonlyArray<string>) => ({
     table: sql.literal(alias === "n" ? "gb_entities_fts" : "gb_edges_fts"),
@@ -195,7 +203,7 @@ export const make = Effect.gen(function*() {
       FROM ${m.from} ${baseOf(alias)} ${a}
       WHERE ${m.where} AND ${a}.dataset_id = ${datasetId} AND ${filters}
       ORDER BY score DESC, ${a}.id
-      LIMIT ${limit}`.pipe(Effect.orDie)
+      LIMIT ${limitOf(limit)}`.pipe(Effect.orDie)
   }
 
   /**
@@ -256,14 +264,14 @@ export const make = Effect.gen(function*() {
           SELECT rowid AS id, -bm25(${table}${weights}) AS score FROM ${table}
           WHERE ${table} MATCH ${expression}
           ORDER BY score DESC, rowid
-          LIMIT ${candidates}
+          LIMIT ${limitOf(candidates)}
         ),
         kept AS (
           SELECT best.id AS id, best.score AS score
           FROM best CROSS JOIN ${baseOf(alias)} ${a} ON ${a}.id = best.id
           WHERE ${a}.dataset_id = ${datasetId} AND ${filters}
           ORDER BY best.score DESC, best.id
-          LIMIT ${limit}
+          LIMIT ${limitOf(limit)}
         )
         SELECT seen.n AS seen, kept.id AS id, kept.score AS score
         FROM (SELECT COUNT(*) AS n FROM best) seen LEFT JOIN kept ON 1 = 1
@@ -302,19 +310,20 @@ export const make = Effect.gen(function*() {
    */
   const factsAround = (datasetId: number, entityId: number, filters: ReadFilters, limit: number) => {
     if (limit <= 0) return Effect.succeed([] as ReadonlyArray<Neighbour>)
+    const walk = limitOf(limit)
     const side = (column: "source_id" | "target_id") =>
       sql`SELECT e.id, e.source_id, e.target_id, e.created_at FROM gb_edges e
         WHERE e.${sql.literal(column)} = ${entityId}
           AND EXISTS (SELECT 1 FROM gb_entities n WHERE n.id = ${entityId} AND n.dataset_id = ${datasetId})
           AND ${factFilters(filters)}
         ORDER BY e.created_at DESC, e.id DESC
-        LIMIT ${limit}`
+        LIMIT ${walk}`
     return sql<Neighbour & { readonly created_at: string }>`
       SELECT id, source_id, target_id, created_at FROM (${side("source_id")}) out_edges
       UNION
       SELECT id, source_id, target_id, created_at FROM (${side("target_id")}) in_edges
       ORDER BY created_at DESC, id DESC
-      LIMIT ${limit}`.pipe(
+      LIMIT ${walk}`.pipe(
       Effect.map((rows) => rows.map(({ id, source_id, target_id }) => ({ id, source_id, target_id }))),
       Effect.orDie
     )
@@ -348,11 +357,12 @@ export const make = Effect.gen(function*() {
     }
     const padded = [...owners]
     while (padded.length & (padded.length - 1)) padded.push(0)
+    const limit = limitOf(cap)
     const walks = padded.map((id) =>
       sql`SELECT * FROM (SELECT l.${owner} AS owner, l.${link} AS link
         FROM ${t} l
         WHERE l.${owner} = ${id} ${hideLater}
-        ORDER BY l.${link} DESC LIMIT ${cap}) w`
+        ORDER BY l.${link} DESC LIMIT ${limit}) w`
     )
     return sql`SELECT owner, link FROM (${sql.join(" UNION ALL ", false)(walks)}) capped ORDER BY owner, link`
   }
