@@ -24,6 +24,7 @@ import { Effect, Layer } from "effect"
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
+import { fullTextTable } from "../layers/sql/FullText.js"
 import { SqliteLive } from "../layers/sql/index.js"
 import { truncateWal } from "../layers/sql/SqliteCompact.js"
 import { SqliteVecStoreLive } from "../layers/vectors/SqliteVecStore.js"
@@ -64,9 +65,11 @@ const run = (file: string, edges: number) =>
     yield* seedDataset("other", 1000, 200, DIMS)
     yield* sql`PRAGMA wal_checkpoint(TRUNCATE)`
     const seedSeconds = (performance.now() - seedStart) / 1000
-    const [fts] = yield* sql<{ entities: number; edges: number }>`SELECT
-      (SELECT sum(length(block)) FROM gb_entities_fts_data) AS entities,
-      (SELECT sum(length(block)) FROM gb_edges_fts_data) AS edges`
+    const entitiesTable = fullTextTable("entities", seeded.datasetId)
+    const edgesTable = fullTextTable("edges", seeded.datasetId)
+    const [fts] = yield* sql.unsafe<{ entities: number; edges: number }>(`SELECT
+      (SELECT sum(length(block)) FROM ${entitiesTable}_data) AS entities,
+      (SELECT sum(length(block)) FROM ${edgesTable}_data) AS edges`)
     const dbBytes = fileSize(file)
     const first = yield* timed(database.compact)
 
@@ -88,8 +91,8 @@ const run = (file: string, edges: number) =>
     for (let r = 0; r < ROUNDS; r++) {
       let deleted = 0
       for (let k = 0; k < perArtifact; k++) deleted += yield* forgetArtifact(min + r * perArtifact + k)
-      const entitiesMs = yield* timed(sql`INSERT INTO gb_entities_fts(gb_entities_fts) VALUES ('optimize')`)
-      const edgesMs = yield* timed(sql`INSERT INTO gb_edges_fts(gb_edges_fts) VALUES ('optimize')`)
+      const entitiesMs = yield* timed(sql.unsafe(`INSERT INTO ${entitiesTable}(${entitiesTable}) VALUES ('optimize')`))
+      const edgesMs = yield* timed(sql.unsafe(`INSERT INTO ${edgesTable}(${edgesTable}) VALUES ('optimize')`))
       const wal = fileSize(`${file}-wal`)
       const checkpoint = yield* timed(truncateWal(sql))
       rounds.push({ deleted, entities: entitiesMs, edges: edgesMs, wal, checkpoint })

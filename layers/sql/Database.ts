@@ -9,6 +9,7 @@ import { SqlClient, SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, FiberRef, Layer, Option } from "effect"
 import { beforeCommit, Database, DatabaseNotReady } from "../../src/services/Database.js"
+import { ensureFullText, flushFullText } from "./FullText.js"
 import { migrations } from "./migrations/index.js"
 import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
 import { optimizeFullText, outsideTransaction, truncateWal } from "./SqliteCompact.js"
@@ -77,11 +78,17 @@ export const make = Effect.gen(function*() {
   const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
   const local = makeKeyedLock()
   const lockSql = dialect === "pg" ? yield* makeLockClient(sql) : sql
+  // SQLite's per-dataset full-text tables take the transaction's queued changes before it
+  // commits, so a read never sees rows its index lacks (FullText.ts)
+  const flushIndex = dialect === "pg" ? Effect.void : flushFullText(sql)
+  if (dialect === "sqlite") yield* ensureFullText(sql).pipe(Effect.orDie)
   // PostgreSQL: a VACUUM would make the dead tuples' space reusable without zeroing it, and
   // VACUUM FULL rewrites whole tables under an exclusive lock: neither is a forget's to run
   const compact = dialect === "pg"
     ? outsideTransaction("Database.compact")
     : outsideTransaction("Database.compact").pipe(
+      // changes plain SQL queued still hold the deleted words
+      Effect.zipRight(sql.withTransaction(flushFullText(sql))),
       Effect.zipRight(optimizeFullText(sql)),
       Effect.zipRight(truncateWal(sql)),
       Effect.asVoid,
@@ -117,7 +124,9 @@ export const make = Effect.gen(function*() {
     withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.zipLeft(
         effect,
-        Effect.flatMap(FiberRef.get(beforeCommit), (hooks) => Effect.all(hooks, { discard: true }))
+        Effect.flatMap(FiberRef.get(beforeCommit), (hooks) => Effect.all(hooks, { discard: true })).pipe(
+          Effect.zipRight(flushIndex)
+        )
       )).pipe(
         Effect.catchIf(isSqlError, (error) => Effect.die(error))
       ) as Effect.Effect<A, E, R>,

@@ -2,11 +2,11 @@
  * What SQLite needs, beyond `secure_delete` (set on every connection, Sqlite.ts), so that
  * deleted rows leave nothing readable in its files (docs/SECURITY.md, "Deleted data on disk"):
  *
- * - FTS5 'optimize' on the full-text tables (migration 0004). A delete from an FTS5 index only
- *   writes a tombstone; the deleted terms stay in the old segments (`*_fts_data`, `*_fts_idx`)
- *   until those are merged away. 'optimize' merges every segment into one, and the rows of the
- *   old segments are then deleted, which secure_delete zeroes. It rewrites the whole index of
- *   both tables, all datasets' (BENCHMARKS.md, "No trace").
+ * - FTS5 'optimize' on the full-text tables (a pair per dataset, FullText.ts). A delete from
+ *   an FTS5 index only writes a tombstone; the deleted terms stay in the old segments
+ *   (`gb_fts_*_data`, `gb_fts_*_idx`) until those are merged away. 'optimize' merges every segment into one, and the rows of the
+ *   old segments are then deleted, which secure_delete zeroes. It rewrites every dataset's index
+ *   (BENCHMARKS.md, "No trace").
  * - `wal_checkpoint(TRUNCATE)`. The WAL keeps every page image written since it was last
  *   reset, the pages as they were before a delete among them, and a checkpoint that does not
  *   truncate leaves those frames in the file until later writes overwrite them. TRUNCATE copies
@@ -16,9 +16,7 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect, Option, Schedule } from "effect"
-
-/** The FTS5 tables of migration 0004 (external content: their terms only). */
-export const FULL_TEXT_TABLES: ReadonlyArray<string> = ["gb_entities_fts", "gb_edges_fts"]
+import { fullTextTables } from "./FullText.js"
 
 /** Tries of a checkpoint that reports busy, after the first. */
 const CHECKPOINT_RETRIES = 3
@@ -38,14 +36,15 @@ export const outsideTransaction = (operation: string): Effect.Effect<void> =>
     })
   )
 
-/** FTS5 'optimize' on every full-text table. */
+/** FTS5 'optimize' on every dataset's full-text tables. */
 export const optimizeFullText = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError.SqlError> =>
-  Effect.forEach(
-    FULL_TEXT_TABLES,
-    // the table names are ours, not input: an FTS5 command names its table as a column
-    (table) => sql.unsafe(`INSERT INTO ${table}(${table}) VALUES ('optimize')`),
-    { discard: true }
-  )
+  Effect.flatMap(fullTextTables(sql), (tables) =>
+    Effect.forEach(
+      tables,
+      // the table names are ours, not input: an FTS5 command names its table as a column
+      (table) => sql.unsafe(`INSERT INTO ${table}(${table}) VALUES ('optimize')`),
+      { discard: true }
+    ))
 
 /**
  * `PRAGMA wal_checkpoint(TRUNCATE)`, tried again while it reports busy. True when the WAL was

@@ -16,7 +16,7 @@ export const datasetLockKey = (scope: { readonly user_id: string; readonly datas
 
 /** What `GET /readyz` says of a database that answers and is migrated: the latest migration applied. */
 export interface DatabaseHealth {
-  /** `<id>_<name>` of the latest migration applied, e.g. `0012_pg_vectors` */
+  /** `<id>_<name>` of the latest migration applied, e.g. `0013_dataset_full_text` */
   readonly migration: string
 }
 

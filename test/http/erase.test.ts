@@ -141,7 +141,10 @@ const idsOf = (query: string) => Effect.map(rows<{ id: number }>(query), (r) => 
 /** The tables that hold nobody's data: the model registry and the process heartbeats. */
 const NOT_USER_DATA = new Set(["gb_models", "gb_instances"])
 
-/** Every gb_ table of the database (SQLite: the full-text index's own tables apart, counted by docsize). */
+/**
+ * Every gb_ table of the database. SQLite's full-text index, a pair of tables per dataset, is
+ * counted by its docsize tables (one row per indexed row); its other shadow tables are left out.
+ */
 const tablesOf = (dialect: Dialect) =>
   Effect.map(
     rows<{ name: string }>(
@@ -151,7 +154,9 @@ const tablesOf = (dialect: Dialect) =>
           WHERE table_schema = 'public' AND table_name LIKE 'gb\\_%'`
     ),
     (r) =>
-      r.map((x) => x.name).filter((name) => !NOT_USER_DATA.has(name) && !/_fts(_data|_idx|_config)?$/.test(name)).sort()
+      r.map((x) => x.name).filter((name) =>
+        !NOT_USER_DATA.has(name) && !/^gb_fts_(entities|edges)_\d+(_data|_idx|_config)?$/.test(name)
+      ).sort()
   )
 
 /**
@@ -194,9 +199,8 @@ const ownership = (user: string, datasets: ReadonlyArray<string>) =>
       gb_remember_idempotency: `run_id IN ${R}`,
       // the model calls stay: counted by their references, which go
       gb_inferences: `run_id IN ${R} OR dataset_id IN ${D}`,
-      // SQLite's full-text index, one docsize row per indexed row
-      gb_entities_fts_docsize: `id IN ${E}`,
-      gb_edges_fts_docsize: `id IN ${X}`
+      // SQLite's full-text changes not yet applied (none between requests)
+      gb_fts_pending: `dataset_id IN ${D}`
     }
     const inferences = yield* idsOf(`SELECT id FROM gb_inferences WHERE ${where.gb_inferences}`)
     const datasetIds = yield* idsOf(`SELECT id FROM gb_datasets WHERE ${where.gb_datasets} ORDER BY id`)
@@ -205,12 +209,30 @@ const ownership = (user: string, datasets: ReadonlyArray<string>) =>
 
 type Counts = Record<string, { readonly total: number; readonly owned: number }>
 
-const countTables = (tables: ReadonlyArray<string>, where: Record<string, string>) =>
+/** A dataset's full-text table (SQLite): its rows are the dataset's, and it goes with it. */
+const fullTextDataset = (table: string) => table.match(/^gb_fts_(?:entities|edges)_(\d+)_docsize$/)?.[1]
+
+const countTables = (
+  dialect: Dialect,
+  tables: ReadonlyArray<string>,
+  own: { readonly where: Record<string, string>; readonly datasetIds: ReadonlyArray<number> }
+) =>
   Effect.gen(function*() {
     const out: Record<string, { total: number; owned: number }> = {}
+    const existing = new Set(yield* tablesOf(dialect))
     for (const table of tables) {
-      const condition = where[table]
+      const dataset = fullTextDataset(table)
+      const condition = dataset === undefined
+        ? own.where[table]
+        : own.datasetIds.includes(Number(dataset))
+        ? "1 = 1"
+        : "1 = 0"
       expect(condition, `${table}: the test does not know whose rows it holds`).toBeDefined()
+      // a deleted dataset's full-text tables are dropped: nothing left in them
+      if (!existing.has(table)) {
+        out[table] = { total: 0, owned: 0 }
+        continue
+      }
       out[table] = {
         total: yield* count(`SELECT COUNT(*) AS n FROM ${table}`),
         owned: yield* count(`SELECT COUNT(*) AS n FROM ${table} WHERE ${condition}`)
@@ -239,7 +261,7 @@ forEachDialect((dialect, makeLayer) => {
           expect(allNames.sort()).toEqual(["main", "notes", "work"])
           const own = yield* ownership("alice", allNames)
           const tables = yield* tablesOf(dialect)
-          const before = yield* countTables(tables, own.where)
+          const before = yield* countTables(dialect, tables, own)
           // the world fills every table a remember writes (series and geo: not configured)
           for (
             const table of [
@@ -265,6 +287,8 @@ forEachDialect((dialect, makeLayer) => {
           }
           const vectorsBefore = yield* vectorCounts(own.datasetIds)
           for (const kind of KINDS) expect(vectorsBefore[kind], kind).toBeGreaterThan(0)
+          const ownFullText = tables.filter((t) => own.datasetIds.includes(Number(fullTextDataset(t))))
+          if (dialect === "sqlite") expect(ownFullText.filter((t) => before[t]!.owned > 0).length).toBeGreaterThan(1)
           const expectedVectors = yield* count(
             `SELECT (SELECT COUNT(*) FROM gb_entities WHERE ${own.where.gb_entities} AND embedded_at IS NOT NULL)
               + (SELECT COUNT(*) FROM gb_edges WHERE ${own.where.gb_edges} AND embedded_at IS NOT NULL)
@@ -288,10 +312,22 @@ forEachDialect((dialect, makeLayer) => {
             }
           })
 
-          const after = yield* countTables(tables, own.where)
+          const after = yield* countTables(dialect, tables, own)
           for (const table of tables) {
             const kept = table === "gb_inferences" ? before[table]!.total : before[table]!.total - before[table]!.owned
             expect({ table, ...after[table] }).toEqual({ table, total: kept, owned: 0 })
+          }
+          // the datasets' full-text tables are gone, shadow tables and all
+          if (dialect === "sqlite") {
+            const left = (yield* rows<{ name: string }>(`SELECT name FROM sqlite_master WHERE name GLOB 'gb_fts_*'`))
+              .map((r) => r.name)
+              .filter((name) =>
+                own.datasetIds.some((id) =>
+                  name.startsWith(`gb_fts_entities_${id}_`) || name.startsWith(`gb_fts_edges_${id}_`) ||
+                  name === `gb_fts_entities_${id}` || name === `gb_fts_edges_${id}`
+                )
+              )
+            expect(left).toEqual([])
           }
           // the model calls stay, without their references and the words of the failed one
           const calls = yield* rows<{ run_id: number | null; dataset_id: number | null; error: string | null }>(
@@ -411,7 +447,7 @@ forEachDialect((dialect, makeLayer) => {
           const { imagePath } = yield* world
           const own = yield* ownership("alice", ["work"])
           const tables = yield* tablesOf(dialect)
-          const before = yield* countTables(tables, own.where)
+          const before = yield* countTables(dialect, tables, own)
           expect(before.gb_datasets!.owned).toBe(2)
           // a pending upsert of the dataset is dropped; a pending delete (an earlier forget's) stays
           const datasetId = own.datasetIds[0]!
@@ -435,7 +471,7 @@ forEachDialect((dialect, makeLayer) => {
               runs: 2
             }
           })
-          const after = yield* countTables(tables, own.where)
+          const after = yield* countTables(dialect, tables, own)
           for (const table of tables) {
             const pendingDelete = table === "gb_vector_outbox" ? 1 : 0
             const kept = table === "gb_inferences"

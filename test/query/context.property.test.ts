@@ -31,6 +31,7 @@ import {
 import { readDeps } from "../../src/query/deps.js"
 import { DEFAULT_CONTEXT_TOKENS } from "../../src/query/requests.js"
 import type { FactOut, LinkedEntityOut } from "../../src/query/responses.js"
+import type { Database } from "../../src/services/Database.js"
 import type { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import type { GraphRepo } from "../../src/services/GraphRepo.js"
 import type { InferencesRepo } from "../../src/services/InferencesRepo.js"
@@ -237,7 +238,9 @@ describe("the context block", () => {
     "property: over random small graphs in SQLite, with and without a query",
     () =>
       Effect.gen(function*() {
-        const runtime = yield* Effect.runtime<DatasetsRepo | GraphRepo | InferencesRepo | SearchRepo | VectorStore>()
+        const runtime = yield* Effect.runtime<
+          Database | DatasetsRepo | GraphRepo | InferencesRepo | SearchRepo | VectorStore
+        >()
         const NAMES = ["Alice Novak", "Bruno Diaz", "Berlin", "Lisbon", "Acme", "Rome"]
         let run = 0
         let nonEmpty = 0

@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
 import { expect } from "vitest"
+import { fullTextTable } from "../../layers/sql/FullText.js"
 import type { LlmScript } from "../../layers/testing/ScriptedLlm.js"
 import { NotFound } from "../../src/domain/Errors.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
@@ -15,8 +16,10 @@ import { runDeleteDataset, runListDatasets, runListSessions } from "../../src/qu
 import { readDeps } from "../../src/query/deps.js"
 import type { SearchRequest } from "../../src/query/requests.js"
 import { runSearch } from "../../src/query/search.js"
+import { Database } from "../../src/services/Database.js"
 import { graph, rememberLayer, resolution, textBody, textRequest } from "../support/app.js"
 import { type Dialect, forEachDialect, type StorageLayer } from "../support/databases.js"
+import { expectFullTextConsistent } from "../support/fullText.js"
 
 const remember = (text: string, extra: Partial<RememberRequest> = {}) =>
   Effect.flatMap(RememberManager, (m) => m.submit(textRequest(text, extra)))
@@ -47,13 +50,6 @@ const livesIn = (city: string, description: string, valid_at: string) =>
       valid_at
     }]
   )
-
-/** FTS5's own consistency check of an external-content index against its table */
-const ftsIntegrity = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.all([
-    sql`INSERT INTO gb_entities_fts (gb_entities_fts, rank) VALUES ('integrity-check', 1)`,
-    sql`INSERT INTO gb_edges_fts (gb_edges_fts, rank) VALUES ('integrity-check', 1)`
-  ])).pipe(Effect.orDie)
 
 forEachDialect((dialect: Dialect, makeLayer) => {
   it.live("the full-text index follows description updates, merged repeats and closes", () =>
@@ -95,16 +91,18 @@ forEachDialect((dialect: Dialect, makeLayer) => {
         expect((yield* search("painter")).entities).toHaveLength(1)
 
         if (dialect === "sqlite") {
-          yield* ftsIntegrity
-          // cascading deletes run the triggers too
+          yield* expectFullTextConsistent
+          // cascading deletes queue the rows' deletes too, applied at the commit
           const sql = yield* SqlClient.SqlClient
-          yield* sql`DELETE FROM gb_datasets`.pipe(Effect.orDie)
-          yield* ftsIntegrity
-          const left = yield* sql<
-            { n: number }
-          >`SELECT COUNT(*) AS n FROM gb_entities_fts WHERE gb_entities_fts MATCH 'painter'`.pipe(
-            Effect.orDie
-          )
+          const database = yield* Database
+          const [dataset] = yield* sql<{ id: number }>`SELECT id FROM gb_datasets`.pipe(Effect.orDie)
+          yield* database.withTransaction(sql`DELETE FROM gb_entities`.pipe(Effect.orDie))
+          yield* expectFullTextConsistent
+          const left = yield* sql.unsafe<{ n: number }>(
+            `SELECT COUNT(*) AS n FROM ${fullTextTable("entities", dataset!.id)} WHERE ${
+              fullTextTable("entities", dataset!.id)
+            } MATCH 'painter'`
+          ).pipe(Effect.orDie)
           expect(Number(left[0]!.n)).toBe(0)
         }
       })

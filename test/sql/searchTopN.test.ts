@@ -1,8 +1,9 @@
 /**
- * SQLite's two-step full-text match (the FTS table's best candidates, then the dataset and the
- * filters) returns exactly what the former single statement (every match joined and filtered)
- * returns, whether the fast path answers or the fallback must run; and its join reads the base
- * table by primary key.
+ * SQLite's two-step full-text match (the dataset's FTS table's best candidates, then the
+ * filters) returns exactly what a reference computed term by term returns (every match scored
+ * with the dataset's own IDF, filtered, sorted), whether the fast path answers or the fallback
+ * must run; another dataset's rows change nothing; and the join reads the base table by primary
+ * key.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
@@ -10,8 +11,10 @@ import Sqlite from "better-sqlite3"
 import { Effect, Runtime } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll } from "vitest"
+import { dropFullText, fullTextTable } from "../../layers/sql/FullText.js"
 import { SqliteLive } from "../../layers/sql/index.js"
-import { RETRY_FAST_EVERY } from "../../layers/sql/repositories/Search.js"
+import { RETRY_FAST_EVERY, WEIGHTED_IDF_ROWS } from "../../layers/sql/repositories/Search.js"
+import { Database } from "../../src/services/Database.js"
 import { type ReadFilters, SearchRepo, type TextMatch } from "../../src/services/SearchRepo.js"
 
 /** Every SQL text better-sqlite3 runs, to tell which path answered and to explain it. */
@@ -28,9 +31,9 @@ beforeAll(() => {
 })
 afterAll(() => Object.assign(statement, originals))
 
-const isTwoStep = (s: string) => s.includes("WITH best AS MATERIALIZED")
+const isTwoStep = (s: string) => s.includes("best AS MATERIALIZED (")
 /** the single statement over the whole match set (what the fallback runs) */
-const isFull = (s: string) => /_fts CROSS JOIN gb_(edges|entities) [en]\b/.test(s)
+const isFull = (s: string) => /FROM scored CROSS JOIN gb_(edges|entities) [en]\b/.test(s)
 /** runs `effect`, counting the fallback statements it ran */
 const countingFallbacks = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
@@ -61,14 +64,22 @@ interface Entity {
 
 const wipe = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  for (const { id } of yield* sql<{ id: number }>`SELECT id FROM gb_datasets`) yield* dropFullText(sql, id)
   for (const table of ["gb_edge_sessions", "gb_entity_sessions", "gb_edges", "gb_entities", "gb_datasets"]) {
     yield* sql.unsafe(`DELETE FROM ${table}`)
   }
+  yield* sql`DELETE FROM gb_fts_pending`
 })
 
 let nextId = 1
-/** A dataset with its facts and entities (ids ascending in list order); the dataset's id. */
+/**
+ * A dataset with its facts and entities (ids ascending in list order), written by plain SQL in a
+ * Database transaction (whose commit indexes them); the dataset's id.
+ */
 const seed = (name: string, facts: ReadonlyArray<Fact>, entities: ReadonlyArray<Entity> = []) =>
+  Effect.flatMap(Database, (database) => database.withTransaction(seedRows(name, facts, entities)))
+
+const seedRows = (name: string, facts: ReadonlyArray<Fact>, entities: ReadonlyArray<Entity>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [dataset] = yield* sql<{ id: number }>`INSERT INTO gb_datasets (user_id, name, created_at)
@@ -169,24 +180,48 @@ const referenceFilters = (
   return { sql: clauses.length === 0 ? "1=1" : clauses.join(" AND "), params }
 }
 
-/** The former single statement: every match of the shared FTS table, joined, filtered, sorted. */
+/**
+ * The match computed apart: each term's bm25 in the dataset's table alone, rescaled from FTS5's
+ * IDF to ln(1 + (N - n + 0.5) / (n + 0.5)) (N the dataset's rows, n the term's) when there are
+ * several terms, summed per row; the rows that pass the filters, best first, then by id.
+ */
 const reference = (alias: "e" | "n", datasetId: number, terms: ReadonlyArray<string>, f: ReadFilters, limit: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const fts = alias === "e" ? "gb_edges_fts" : "gb_entities_fts"
+    const fts = fullTextTable(alias === "e" ? "edges" : "entities", datasetId)
     const base = alias === "e" ? "gb_edges" : "gb_entities"
     const weights = alias === "n" ? ", 4.0, 1.0" : ""
-    const expression = terms.map((t) => `"${t}"`).join(" OR ")
+    const counted = yield* sql.unsafe<{ rows: number }>(`SELECT COUNT(*) AS rows FROM ${base} WHERE dataset_id = ?`, [
+      datasetId
+    ])
+    const N = Number(counted[0]!.rows)
+    const scores = new Map<number, number>()
+    for (const term of terms) {
+      const hits = yield* sql.unsafe<{ id: number; b: number }>(
+        `SELECT rowid AS id, -bm25(${fts}${weights}) AS b FROM ${fts} WHERE ${fts} MATCH ?`,
+        [`"${term}"`]
+      )
+      const n = hits.length
+      const weight = terms.length === 1 || N > WEIGHTED_IDF_ROWS
+        ? 1
+        : Math.log(1 + (N - n + 0.5) / (n + 0.5)) / Math.max(1e-6, Math.log((N - n + 0.5) / (n + 0.5)))
+      for (const { b, id } of hits) scores.set(id, (scores.get(id) ?? 0) + b * weight)
+    }
     const filters = referenceFilters(alias, f)
-    return yield* sql.unsafe<TextMatch>(
-      `SELECT ${alias}.id AS id, -bm25(${fts}${weights}) AS score
-      FROM ${fts} CROSS JOIN ${base} ${alias}
-      WHERE ${fts} MATCH ? AND ${alias}.id = ${fts}.rowid AND ${alias}.dataset_id = ? AND ${filters.sql}
-      ORDER BY score DESC, ${alias}.id
-      LIMIT ?`,
-      [expression, datasetId, ...filters.params, limit]
+    const passing = yield* sql.unsafe<{ id: number }>(
+      `SELECT ${alias}.id AS id FROM ${base} ${alias} WHERE ${alias}.dataset_id = ? AND ${filters.sql}`,
+      [datasetId, ...filters.params]
     )
+    return passing.flatMap(({ id }) => scores.has(id) ? [{ id, score: scores.get(id)! }] : [])
+      .sort((a, b) => b.score - a.score || a.id - b.id)
+      .slice(0, limit)
   }).pipe(Effect.orDie)
+
+/** the same ids in the same order, the same scores up to rounding */
+const expectSameMatches = (actual: ReadonlyArray<TextMatch>, expected: ReadonlyArray<TextMatch>) => {
+  expect(actual.map((m) => m.id)).toEqual(expected.map((m) => m.id))
+  actual.forEach((m, i) => expect(m.score).toBeCloseTo(expected[i]!.score, 9))
+}
 
 const matchFacts = (datasetId: number, terms: ReadonlyArray<string>, f: ReadFilters, limit: number) =>
   Effect.flatMap(SearchRepo, (repo) => repo.matchFacts(datasetId, terms, f, limit))
@@ -208,7 +243,7 @@ describe("SQLite full text: best candidates first, then the dataset and filters"
       expect(twoStepRuns).toBe(1)
       expect(fullRuns).toBe(0)
       expect(result).toHaveLength(10)
-      expect(result).toEqual(yield* reference("e", main, ["apple"], NOW, 10))
+      expectSameMatches(result, yield* reference("e", main, ["apple"], NOW, 10))
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 
   it.effect("few matches in all: every candidate was seen, so fewer than limit rows are the answer", () =>
@@ -218,33 +253,44 @@ describe("SQLite full text: best candidates first, then the dataset and filters"
       const { fullRuns, result } = yield* countingFallbacks(matchFacts(main, ["apple"], NOW, 10))
       expect(fullRuns).toBe(0)
       expect(result.map((r) => r.id)).toHaveLength(2)
-      expect(result).toEqual(yield* reference("e", main, ["apple"], NOW, 10))
+      expectSameMatches(result, yield* reference("e", main, ["apple"], NOW, 10))
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 
-  it.effect("another dataset fills the candidates: the fallback finds the dataset's weaker matches", () =>
+  it.effect("another dataset's matches change neither the candidates nor the scores", () =>
     Effect.gen(function*() {
+      const facts = [{ text: LONG }, { text: "apple pear" }, { text: `${LONG} apple` }, { text: "kiwi" }]
+      const alone = yield* seed("alone", facts)
+      const before = yield* matchFacts(alone, ["apple", "kiwi"], NOW, 5)
       yield* seed("other", repeat(150, () => ({ text: SHORT })))
-      const main = yield* seed("main", [{ text: LONG }, { text: LONG }, { text: `${LONG} apple` }])
-      const { fullRuns, result } = yield* countingFallbacks(matchFacts(main, ["apple"], NOW, 5))
-      expect(fullRuns).toBe(1)
-      expect(result).toHaveLength(3)
-      expect(result).toEqual(yield* reference("e", main, ["apple"], NOW, 5))
+      const main = yield* seed("main", facts)
+      const { fullRuns, result } = yield* countingFallbacks(matchFacts(main, ["apple", "kiwi"], NOW, 5))
+      expect(fullRuns).toBe(0)
+      expect(result.map((r) => r.score)).toEqual(before.map((r) => r.score))
+      expectSameMatches(result, yield* reference("e", main, ["apple", "kiwi"], NOW, 5))
+      // and a dataset's own writes are the only ones that move its scores
+      yield* seed("more", repeat(50, () => ({ text: "kiwi kiwi" })))
+      expect(yield* matchFacts(alone, ["apple", "kiwi"], NOW, 5)).toEqual(before)
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 
   it.effect("after a fallback, a dataset's next queries go straight to the full query, and every 16th tries the fast path", () =>
     Effect.gen(function*() {
+      // the best 100 candidates ended before NOW: the fast path cannot answer
+      const main = yield* seed("main", [
+        ...repeat(150, () => ({ text: SHORT, invalidAt: 50 })),
+        { text: LONG },
+        { text: `${LONG} apple` }
+      ])
       const big = yield* seed("big", repeat(150, () => ({ text: SHORT })))
-      const main = yield* seed("main", [{ text: LONG }, { text: `${LONG} apple` }])
       const paths: Array<string> = []
       for (let i = 0; i <= RETRY_FAST_EVERY; i++) {
         const { fullRuns, result, twoStepRuns } = yield* countingFallbacks(matchFacts(main, ["apple"], NOW, 5))
         paths.push(`${twoStepRuns}/${fullRuns}`)
-        expect(result).toEqual(yield* reference("e", main, ["apple"], NOW, 5))
+        expectSameMatches(result, yield* reference("e", main, ["apple"], NOW, 5))
       }
       expect(paths).toEqual(["1/1", ...repeat(RETRY_FAST_EVERY - 1, () => "0/1"), "1/1"])
       // another dataset, or other filters, are not affected
       const filtered = yield* countingFallbacks(matchFacts(main, ["apple"], { ...NOW, includeExpired: true }, 5))
-      expect([filtered.twoStepRuns, filtered.fullRuns]).toEqual([1, 1])
+      expect([filtered.twoStepRuns, filtered.fullRuns]).toEqual([1, 0])
       const other = yield* countingFallbacks(matchFacts(big, ["apple"], NOW, 5))
       expect([other.twoStepRuns, other.fullRuns]).toEqual([1, 0])
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
@@ -252,32 +298,36 @@ describe("SQLite full text: best candidates first, then the dataset and filters"
   it.effect("the dataset's best matches are filtered out (ended facts): the fallback runs", () =>
     Effect.gen(function*() {
       const main = yield* seed("main", [
-        ...repeat(30, () => ({ text: SHORT, invalidAt: 50 })),
+        ...repeat(110, () => ({ text: SHORT, invalidAt: 50 })),
         { text: LONG },
         { text: LONG, invalidAt: 200 }
       ])
-      yield* seed("other", repeat(90, () => ({ text: SHORT })))
       const { fullRuns, result } = yield* countingFallbacks(matchFacts(main, ["apple"], NOW, 4))
       expect(fullRuns).toBe(1)
       expect(result).toHaveLength(2)
-      expect(result).toEqual(yield* reference("e", main, ["apple"], NOW, 4))
+      expectSameMatches(result, yield* reference("e", main, ["apple"], NOW, 4))
       // with the ended facts kept, the dataset's own rows lead: no fallback
       const all = yield* countingFallbacks(matchFacts(main, ["apple"], { ...NOW, includeExpired: true }, 4))
       expect(all.fullRuns).toBe(0)
-      expect(all.result).toEqual(yield* reference("e", main, ["apple"], { ...NOW, includeExpired: true }, 4))
+      expectSameMatches(all.result, yield* reference("e", main, ["apple"], { ...NOW, includeExpired: true }, 4))
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 
-  it.effect("entities: names weigh more; the fallback finds a dataset's description-only matches", () =>
+  it.effect("entities: names weigh more; the fallback finds a session's description-only matches", () =>
     Effect.gen(function*() {
-      yield* seed("other", [], repeat(120, () => ({ name: "apple", description: "" })))
       const main = yield* seed("main", [], [
-        { name: "pear", description: "an apple" },
-        { name: "plum", description: LONG }
+        ...repeat(120, () => ({ name: "apple", description: "", session: "s2" })),
+        { name: "pear", description: "an apple", session: "s1" },
+        { name: "plum", description: LONG, session: "s1" }
       ])
-      const { fullRuns, result } = yield* countingFallbacks(matchEntities(main, ["apple"], NOW, 10))
+      const inS1 = { ...NOW, sessionId: "s1" }
+      const { fullRuns, result } = yield* countingFallbacks(matchEntities(main, ["apple"], inS1, 10))
       expect(fullRuns).toBe(1)
       expect(result).toHaveLength(2)
-      expect(result).toEqual(yield* reference("n", main, ["apple"], NOW, 10))
+      expectSameMatches(result, yield* reference("n", main, ["apple"], inS1, 10))
+      // a name match outranks a description match
+      const all = yield* matchEntities(main, ["apple"], NOW, 200)
+      expect(all).toHaveLength(122)
+      expect(all.slice(0, 120).every((m) => m.id < all[120]!.id)).toBe(true)
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 
   it.effect("the candidates are joined to the base table by primary key, never scanned", () =>
@@ -320,12 +370,13 @@ describe("SQLite full text: best candidates first, then the dataset and filters"
     sessionId: fc.constantFrom(null, "s1"),
     kind: fc.constant(null)
   })
-  // the other dataset is large enough to fill the candidates (at least 100) on its own
+  // the dataset is large enough to fill the candidates (at least 100), so that the filters can
+  // leave too few of them and the fallback runs; another dataset shares the file
   const world = fc.record({
-    mainFacts: fc.array(fact, { maxLength: 40, size: "max" }),
-    otherFacts: fc.array(fact, { maxLength: 250, size: "max" }),
-    mainEntities: fc.array(entity, { maxLength: 30, size: "max" }),
-    otherEntities: fc.array(entity, { maxLength: 200, size: "max" }),
+    mainFacts: fc.array(fact, { maxLength: 250, size: "max" }),
+    otherFacts: fc.array(fact, { maxLength: 60, size: "max" }),
+    mainEntities: fc.array(entity, { maxLength: 200, size: "max" }),
+    otherEntities: fc.array(entity, { maxLength: 40, size: "max" }),
     otherFirst: fc.boolean(),
     terms: fc.uniqueArray(fc.constantFrom(...WORDS, "absent"), { minLength: 1, maxLength: 3 }),
     filters,
@@ -335,10 +386,10 @@ describe("SQLite full text: best candidates first, then the dataset and filters"
   type World = typeof world extends fc.Arbitrary<infer T> ? T : never
 
   it.effect(
-    "property: the two-step match equals the single statement, facts and entities",
+    "property: the two-step match equals the reference, facts and entities",
     () =>
       Effect.gen(function*() {
-        const runtime = yield* Effect.runtime<SqlClient.SqlClient | SearchRepo>()
+        const runtime = yield* Effect.runtime<Database | SqlClient.SqlClient | SearchRepo>()
         const paths = { fast: 0, fallback: 0 }
         const check = (w: World) =>
           Effect.gen(function*() {
@@ -351,7 +402,7 @@ describe("SQLite full text: best candidates first, then the dataset and filters"
               const { fullRuns, result } = yield* countingFallbacks(match(main, w.terms, w.filters, w.limit))
               if (fullRuns > 0) paths.fallback++
               else paths.fast++
-              expect(result).toEqual(yield* reference(alias, main, w.terms, w.filters, w.limit))
+              expectSameMatches(result, yield* reference(alias, main, w.terms, w.filters, w.limit))
             }
           })
         // no shrinking: each step reseeds hundreds of rows, and shrinking such worlds takes minutes

@@ -18,6 +18,7 @@ import {
   indexName,
   summaryVectorId
 } from "../../src/pipeline/vectors.js"
+import { Database } from "../../src/services/Database.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import { GraphRepo } from "../../src/services/GraphRepo.js"
 import { InferencesRepo } from "../../src/services/InferencesRepo.js"
@@ -83,7 +84,11 @@ const lookup = (what: string, map: ReadonlyMap<string, number>) => (key: string)
   return id
 }
 
+/** Written in one Database transaction, as the store writes (its commit updates the indexes). */
 export const seedGraph = (spec: SeedSpec) =>
+  Effect.flatMap(Database, (database) => database.withTransaction(seedRows(spec)))
+
+const seedRows = (spec: SeedSpec) =>
   Effect.gen(function*() {
     const datasets = yield* DatasetsRepo
     const graph = yield* GraphRepo

@@ -11,7 +11,7 @@
  *   GIN index; the `english` configuration stems like Porter.
  *
  * Existing rows are indexed here (FTS5 'rebuild'; PostgreSQL computes the generated column when
- * it is added).
+ * it is added). On SQLite, 0013 replaces the shared FTS5 tables with a pair per dataset.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"

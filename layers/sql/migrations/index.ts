@@ -11,6 +11,7 @@ import forget from "./0009_forget.js"
 import erase from "./0010_erase.js"
 import structuredMode from "./0011_structured_mode.js"
 import pgVectors from "./0012_pg_vectors.js"
+import datasetFullText from "./0013_dataset_full_text.js"
 
 export const migrations = {
   "0001_init": init,
@@ -24,5 +25,6 @@ export const migrations = {
   "0009_forget": forget,
   "0010_erase": erase,
   "0011_structured_mode": structuredMode,
-  "0012_pg_vectors": pgVectors
+  "0012_pg_vectors": pgVectors,
+  "0013_dataset_full_text": datasetFullText
 }

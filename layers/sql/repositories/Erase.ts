@@ -7,6 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { type DatasetContents, EraseRepo } from "../../../src/services/EraseRepo.js"
+import { dropFullText } from "../FullText.js"
 import { chunksOf } from "./internal.js"
 
 /** The error text a scrubbed model call keeps: it failed, and what it said is gone. */
@@ -86,8 +87,18 @@ const make = Effect.gen(function*() {
     sql<{ id: number }>`DELETE FROM gb_remember_runs WHERE user_id = ${userId} AND dataset = ${name}
       RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
 
+  // on SQLite the dataset's full-text tables go with it (FullText.ts)
+  const dropIndex = sql.onDialectOrElse({
+    pg: () => (_: number) => Effect.void,
+    orElse: () => (datasetId: number) => dropFullText(sql, datasetId)
+  })
+
   const deleteDataset = (datasetId: number) =>
-    sql`DELETE FROM gb_datasets WHERE id = ${datasetId}`.pipe(Effect.asVoid, Effect.orDie)
+    sql`DELETE FROM gb_datasets WHERE id = ${datasetId}`.pipe(
+      Effect.zipRight(dropIndex(datasetId)),
+      Effect.asVoid,
+      Effect.orDie
+    )
 
   const deleteIdempotencyKeys = (userId: string) =>
     sql<{ run_id: number }>`DELETE FROM gb_remember_idempotency WHERE user_id = ${userId} RETURNING run_id`.pipe(

@@ -1,8 +1,9 @@
 /**
  * SearchRepo on SQL: full-text matches, neighbourhoods, filtered lookups, export pages, an
  * entity's story and a fact's view.
- * The one dialect difference is the full-text match (FTS5 MATCH + bm25 on SQLite, tsvector @@
- * tsquery + ts_rank on PostgreSQL; see migrations/0004_search.ts); the filters are shared SQL.
+ * The one dialect difference is the full-text match (FTS5 MATCH + bm25 over the dataset's own
+ * tables on SQLite, FullText.ts; tsvector @@ tsquery + ts_rank on PostgreSQL, migrations/0004);
+ * the filters are shared SQL.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
@@ -22,6 +23,7 @@ import {
   type SessionCounts,
   type TextMatch
 } from "../../../src/services/SearchRepo.js"
+import { fullTextTable, indexedRows } from "../FullText.js"
 import { datasetByName } from "./Datasets.js"
 import { chunksOf, decodeJson, unique } from "./internal.js"
 
@@ -76,6 +78,9 @@ const numbersAscending = (a: number, b: number) => a - b
 
 /** owners per statement of capped links: one UNION ALL member each, under SQLite's 500 */
 const CAPPED_OWNERS = 128
+
+/** Datasets up to this many rows a side have each term's IDF of their own (`scoredMatches`). */
+export const WEIGHTED_IDF_ROWS = 20_000
 
 /** After a fallback, the full query serves a dataset's next queries but every this-many-th. */
 export const RETRY_FAST_EVERY = 16
@@ -152,43 +157,56 @@ export const make = Effect.gen(function*() {
    */
   const limitOf = (n: number) => sql.literal(String(Math.max(0, Math.floor(n))))
 
-  /** SQLite's FTS5 side of a match: the index table, the OR-query of quoted terms, bm25's weights */
-  const fts5 = (alias: "n" | "e", terms: ReadonlyArray<string>) => ({
-    table: sql.literal(alias === "n" ? "gb_entities_fts" : "gb_edges_fts"),
-    expression: terms.map((t) => `"${t.replaceAll("\"", "\"\"")}"`).join(" OR "),
-    // bm25 is lower-is-better; names weigh 4 times a description
-    weights: sql.literal(alias === "n" ? ", 4.0, 1.0" : "")
-  })
+  /** An FTS5 phrase of one term (the tokenizer stems it) */
+  const phraseOf = (term: string) => `"${term.replaceAll("\"", "\"\"")}"`
 
   /**
-   * The full-text condition and relevance over `table`'s index. SQLite: an FTS5 query of quoted
-   * terms joined by OR (the tokenizer stems them); PostgreSQL: the OR (`||`) of one
-   * plainto_tsquery per term, which accepts any text.
+   * SQLite: CTEs that end in `scored(id, score)`, every match of the terms in the dataset's own
+   * index (FullText.ts), higher better. bm25 sums, over the terms, an IDF times the term's
+   * saturated frequency in the row; names weigh 4 times a description. FTS5's IDF,
+   * ln((N - n + 0.5) / (n + 0.5)), is nothing for a term in half the rows or more, so in a small
+   * dataset the name most facts share would count for nothing ("Alice" in Alice's memory). Up to
+   * WEIGHTED_IDF_ROWS rows, each term is therefore matched alone and its bm25 rescaled to
+   * ln(1 + (N - n + 0.5) / (n + 0.5)), which stays positive; beyond, one OR query scores the
+   * terms at half the cost, where a term that common is rare.
    */
-  const textMatch = (alias: "n" | "e", terms: ReadonlyArray<string>) => {
-    if (isPg) {
-      const query = sql`(${sql.join(" || ", false)(terms.map((t) => sql`plainto_tsquery('english', ${t})`))})`
-      return {
-        from: sql``,
-        where: sql`${sql.literal(alias)}.search_tsv @@ ${query}`,
-        score: sql`ts_rank(${sql.literal(alias)}.search_tsv, ${query})`
+  const scoredMatches = (alias: "n" | "e", datasetId: number, terms: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const side = alias === "n" ? "entities" : "edges"
+      const table = sql.literal(fullTextTable(side, datasetId))
+      const bm25 = sql`-bm25(${table}${sql.literal(alias === "n" ? ", 4.0, 1.0" : "")})`
+      const rows = terms.length === 1 ? 0 : yield* indexedRows(sql, side, datasetId).pipe(Effect.orDie)
+      if (terms.length === 1 || rows > WEIGHTED_IDF_ROWS) {
+        return sql`scored AS (SELECT rowid AS id, ${bm25} AS score FROM ${table}
+          WHERE ${table} MATCH ${terms.map(phraseOf).join(" OR ")})`
       }
-    }
-    const { expression, table, weights } = fts5(alias, terms)
-    return {
-      // the FTS table drives the join (CROSS JOIN keeps SQLite from probing it per row)
-      from: sql`${table} CROSS JOIN`,
-      where: sql`${table} MATCH ${expression} AND ${sql.literal(alias)}.id = ${table}.rowid`,
-      score: sql`-bm25(${table}${weights})`
-    }
-  }
+      const name = (i: number) => sql.literal(`m${i}`)
+      const each = terms.map((term, i) =>
+        sql`${name(i)} AS MATERIALIZED (SELECT rowid AS id, ${bm25} AS b FROM ${table}
+          WHERE ${table} MATCH ${phraseOf(term)})`
+      )
+      const counts = terms.map((_, i) => sql`SELECT ${limitOf(i)} AS k, COUNT(*) AS n FROM ${name(i)}`)
+      // N as bm25 read it; n can exceed it only if the record lags, so N is at least n
+      const total = sql`MAX(${rows}, c.n)`
+      const idf = (plus: string) => sql`ln(${sql.literal(plus)}(${total} - c.n + 0.5) / (c.n + 0.5))`
+      const scaled = terms.map((_, i) =>
+        sql`SELECT ${name(i)}.id AS id, ${name(i)}.b * w.w AS s
+        FROM ${name(i)} CROSS JOIN w WHERE w.k = ${limitOf(i)}`
+      )
+      return sql`${sql.join(", ", false)(each)},
+        w AS MATERIALIZED (
+          SELECT c.k AS k, ${idf("1 + ")} / MAX(1e-6, ${idf("")}) AS w
+          FROM (${sql.join(" UNION ALL ", false)(counts)}) c
+        ),
+        scored AS (SELECT id, SUM(s) AS score FROM (${sql.join(" UNION ALL ", false)(scaled)}) GROUP BY id)`
+    })
 
   /** The base table of an alias: entities (n) or facts (e). */
   const baseOf = (alias: "n" | "e") => sql.literal(alias === "n" ? "gb_entities" : "gb_edges")
 
   /**
    * Every matching row of the dataset that passes `filters`, best first (score DESC, id), at
-   * most `limit`: one statement that joins and filters the whole match set, of every dataset.
+   * most `limit`: one statement that joins and filters the dataset's whole match set.
    */
   const fullMatch = (
     alias: "n" | "e",
@@ -196,20 +214,30 @@ export const make = Effect.gen(function*() {
     terms: ReadonlyArray<string>,
     filters: Fragment,
     limit: number
-  ) => {
-    const m = textMatch(alias, terms)
-    const a = sql.literal(alias)
-    return sql<TextMatch>`SELECT ${a}.id AS id, ${m.score} AS score
-      FROM ${m.from} ${baseOf(alias)} ${a}
-      WHERE ${m.where} AND ${a}.dataset_id = ${datasetId} AND ${filters}
-      ORDER BY score DESC, ${a}.id
-      LIMIT ${limitOf(limit)}`.pipe(Effect.orDie)
-  }
+  ) =>
+    Effect.gen(function*() {
+      const a = sql.literal(alias)
+      if (isPg) {
+        const query = sql`(${sql.join(" || ", false)(terms.map((t) => sql`plainto_tsquery('english', ${t})`))})`
+        return yield* sql<TextMatch>`SELECT ${a}.id AS id, ts_rank(${a}.search_tsv, ${query}) AS score
+          FROM ${baseOf(alias)} ${a}
+          WHERE ${a}.search_tsv @@ ${query} AND ${a}.dataset_id = ${datasetId} AND ${filters}
+          ORDER BY score DESC, ${a}.id
+          LIMIT ${limitOf(limit)}`
+      }
+      // the matches drive the join (CROSS JOIN keeps SQLite from probing the index per row)
+      return yield* sql<TextMatch>`WITH ${yield* scoredMatches(alias, datasetId, terms)}
+        SELECT ${a}.id AS id, scored.score AS score
+        FROM scored CROSS JOIN ${baseOf(alias)} ${a} ON ${a}.id = scored.id
+        WHERE ${a}.dataset_id = ${datasetId} AND ${filters}
+        ORDER BY score DESC, ${a}.id
+        LIMIT ${limitOf(limit)}`
+    }).pipe(Effect.orDie)
 
   /**
    * How many of the FTS table's best matches the SQLite fast path looks at before joining:
-   * enough that the other datasets sharing the table and the filters may take three quarters of
-   * them (or all but `limit` of a hundred) and `limit` rows still survive. Scoring every match is
+   * enough that the filters (time, session, kind) may take three quarters of them (or all but
+   * `limit` of a hundred) and `limit` rows still survive. Scoring every match is
    * the cost either way (the sort keeps a heap of this size), so a generous size is cheap; only
    * these rows are joined to the base table, by primary key.
    */
@@ -247,8 +275,8 @@ export const make = Effect.gen(function*() {
     limit: number
   ) =>
     Effect.gen(function*() {
-      // a dataset whose last fast attempt fell back (a small one in a file shared with large
-      // ones) goes straight to the full query, which then costs it what it always did; every
+      // a dataset and filters whose last fast attempt fell back (filters that keep few of the
+      // best matches, such as one session of a large dataset) go straight to the full query, which then costs it what it always did; every
       // RETRY_FAST_EVERY-th query tries the fast path again, as datasets grow
       const key = fallbackKey(alias, datasetId, readFilters)
       const misses = fellBack.get(key) ?? 0
@@ -256,14 +284,13 @@ export const make = Effect.gen(function*() {
         fellBack.set(key, misses + 1)
         return yield* fullMatch(alias, datasetId, terms, filters, limit)
       }
-      const { expression, table, weights } = fts5(alias, terms)
       const a = sql.literal(alias)
       const candidates = ftsCandidatesFor(limit)
       const rows = yield* sql<{ seen: number; id: number | null; score: number | null }>`
-        WITH best AS MATERIALIZED (
-          SELECT rowid AS id, -bm25(${table}${weights}) AS score FROM ${table}
-          WHERE ${table} MATCH ${expression}
-          ORDER BY score DESC, rowid
+        WITH ${yield* scoredMatches(alias, datasetId, terms)},
+        best AS MATERIALIZED (
+          SELECT id, score FROM scored
+          ORDER BY score DESC, id
           LIMIT ${limitOf(candidates)}
         ),
         kept AS (

@@ -1,0 +1,83 @@
+/**
+ * SQLite's full-text index per dataset (layers/sql/FullText.ts): the shared FTS5 tables of 0004
+ * ranked every dataset's matches with the whole file's statistics, so one dataset's writes
+ * reordered another's search. Here:
+ * - gb_fts_pending, the queue of index changes the triggers write (they cannot name a table
+ *   per row);
+ * - the base tables' triggers rewritten to queue, and an update queues only when the words
+ *   change (the entity upsert sets the description on every conflict);
+ * - each existing dataset's two tables, filled from its rows; the shared tables dropped.
+ * PostgreSQL is unchanged: ts_rank scores a row by itself.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { createFullTextStatements, FULL_TEXT_COLUMNS, FULL_TEXT_SIDES, fullTextTable } from "../FullText.js"
+
+const queued = (side: "entities" | "edges", op: "insert" | "delete", row: "new" | "old") =>
+  side === "entities"
+    ? `INSERT INTO gb_fts_pending (dataset_id, side, op, row_id, name, description)
+        VALUES (${row}.dataset_id, 'entities', '${op}', ${row}.id, ${row}.name, ${row}.description);`
+    : `INSERT INTO gb_fts_pending (dataset_id, side, op, row_id, name, description)
+        VALUES (${row}.dataset_id, 'edges', '${op}', ${row}.id, NULL, ${row}.description);`
+
+const sqlite: ReadonlyArray<string> = [
+  `DROP TRIGGER gb_entities_fts_insert`,
+  `DROP TRIGGER gb_entities_fts_delete`,
+  `DROP TRIGGER gb_entities_fts_update`,
+  `DROP TRIGGER gb_edges_fts_insert`,
+  `DROP TRIGGER gb_edges_fts_delete`,
+  `DROP TRIGGER gb_edges_fts_update`,
+  `DROP TABLE gb_entities_fts`,
+  `DROP TABLE gb_edges_fts`,
+  `CREATE TABLE gb_fts_pending (
+    id INTEGER PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    side TEXT NOT NULL,
+    op TEXT NOT NULL,
+    row_id INTEGER NOT NULL,
+    name TEXT,
+    description TEXT
+  )`,
+  `CREATE TRIGGER gb_entities_fts_insert AFTER INSERT ON gb_entities BEGIN
+    ${queued("entities", "insert", "new")}
+  END`,
+  `CREATE TRIGGER gb_entities_fts_delete AFTER DELETE ON gb_entities BEGIN
+    ${queued("entities", "delete", "old")}
+  END`,
+  `CREATE TRIGGER gb_entities_fts_update AFTER UPDATE OF name, description ON gb_entities
+    WHEN old.name IS NOT new.name OR old.description IS NOT new.description BEGIN
+    ${queued("entities", "delete", "old")}
+    ${queued("entities", "insert", "new")}
+  END`,
+  `CREATE TRIGGER gb_edges_fts_insert AFTER INSERT ON gb_edges BEGIN
+    ${queued("edges", "insert", "new")}
+  END`,
+  `CREATE TRIGGER gb_edges_fts_delete AFTER DELETE ON gb_edges BEGIN
+    ${queued("edges", "delete", "old")}
+  END`,
+  `CREATE TRIGGER gb_edges_fts_update AFTER UPDATE OF description ON gb_edges
+    WHEN old.description IS NOT new.description BEGIN
+    ${queued("edges", "delete", "old")}
+    ${queued("edges", "insert", "new")}
+  END`
+]
+
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+  if (pg) return
+  for (const statement of sqlite) yield* sql.unsafe(statement)
+  const datasets = yield* sql<{ id: number }>`SELECT id FROM gb_datasets ORDER BY id`
+  for (const { id } of datasets) {
+    for (const statement of createFullTextStatements(Number(id))) yield* sql.unsafe(statement)
+    for (const side of FULL_TEXT_SIDES) {
+      const columns = FULL_TEXT_COLUMNS[side]
+      yield* sql.unsafe(
+        `INSERT INTO ${fullTextTable(side, Number(id))} (rowid, ${columns})
+          SELECT id, ${columns} FROM ${side === "entities" ? "gb_entities" : "gb_edges"}
+          WHERE dataset_id = ? ORDER BY id`,
+        [id]
+      )
+    }
+  }
+})
