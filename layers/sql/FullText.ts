@@ -136,3 +136,34 @@ export const indexedRows = (
       const block = rows[0]?.block
       return block === undefined || block === null || block.length === 0 ? 0 : readVarint(block, 0)
     }))
+
+/** FTS5's IDF (fts5_aux.c): ln((N - n + 0.5) / (n + 0.5)), or 1e-6 where that is not positive. */
+export const fts5Idf = (rows: number, n: number): number => {
+  const idf = Math.log((rows - n + 0.5) / (n + 0.5))
+  return idf <= 0 ? 1e-6 : idf
+}
+
+/** Below this a term's floor is left out: a word in nearly every row tells rows apart by nothing. */
+const MIN_FLOOR = 0.01
+
+/**
+ * The IDF a term is scored with: FTS5's, or half of ln(1 + (N - n + 0.5) / (n + 0.5)) where that
+ * is more. FTS5's is nothing for a word in half the rows or more, which in a small dataset is
+ * the name most facts share; the floor keeps such a word counting, below any rarer word (both
+ * fall as n grows), and takes over only for words in more than about 38% of the rows.
+ */
+export const termIdf = (rows: number, n: number): number => {
+  const floor = 0.5 * Math.log(1 + (rows - n + 0.5) / (n + 0.5))
+  return Math.max(fts5Idf(rows, n), floor >= MIN_FLOOR ? floor : 0)
+}
+
+/**
+ * The factor on each term's own bm25 that turns FTS5's IDF into `termIdf` (bm25 sums per term),
+ * from the table's row count and each term's matching rows; undefined when every factor is 1,
+ * and one OR query's bm25 is the score.
+ */
+export const idfFactors = (rows: number, counts: ReadonlyArray<number>): ReadonlyArray<number> | undefined => {
+  const total = Math.max(rows, ...counts)
+  const factors = counts.map((n) => termIdf(total, n) / fts5Idf(total, n))
+  return factors.every((f) => f === 1) ? undefined : factors
+}

@@ -11,7 +11,7 @@ import Sqlite from "better-sqlite3"
 import { Effect, Runtime } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll } from "vitest"
-import { dropFullText, fullTextTable } from "../../layers/sql/FullText.js"
+import { dropFullText, fts5Idf, fullTextTable, termIdf } from "../../layers/sql/FullText.js"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { RETRY_FAST_EVERY, WEIGHTED_IDF_ROWS } from "../../layers/sql/repositories/Search.js"
 import { Database } from "../../src/services/Database.js"
@@ -182,8 +182,8 @@ const referenceFilters = (
 
 /**
  * The match computed apart: each term's bm25 in the dataset's table alone, rescaled from FTS5's
- * IDF to ln(1 + (N - n + 0.5) / (n + 0.5)) (N the dataset's rows, n the term's) when there are
- * several terms, summed per row; the rows that pass the filters, best first, then by id.
+ * IDF to `termIdf` (N the dataset's rows, n the term's) when there are several terms, summed per
+ * row; the rows that pass the filters, best first, then by id.
  */
 const reference = (alias: "e" | "n", datasetId: number, terms: ReadonlyArray<string>, f: ReadFilters, limit: number) =>
   Effect.gen(function*() {
@@ -202,9 +202,7 @@ const reference = (alias: "e" | "n", datasetId: number, terms: ReadonlyArray<str
         [`"${term}"`]
       )
       const n = hits.length
-      const weight = terms.length === 1 || N > WEIGHTED_IDF_ROWS
-        ? 1
-        : Math.log(1 + (N - n + 0.5) / (n + 0.5)) / Math.max(1e-6, Math.log((N - n + 0.5) / (n + 0.5)))
+      const weight = terms.length === 1 || N > WEIGHTED_IDF_ROWS ? 1 : termIdf(N, n) / fts5Idf(N, n)
       for (const { b, id } of hits) scores.set(id, (scores.get(id) ?? 0) + b * weight)
     }
     const filters = referenceFilters(alias, f)

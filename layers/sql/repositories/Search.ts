@@ -23,7 +23,7 @@ import {
   type SessionCounts,
   type TextMatch
 } from "../../../src/services/SearchRepo.js"
-import { fullTextTable, indexedRows } from "../FullText.js"
+import { fullTextTable, idfFactors, indexedRows } from "../FullText.js"
 import { datasetByName } from "./Datasets.js"
 import { chunksOf, decodeJson, unique } from "./internal.js"
 
@@ -79,7 +79,7 @@ const numbersAscending = (a: number, b: number) => a - b
 /** owners per statement of capped links: one UNION ALL member each, under SQLite's 500 */
 const CAPPED_OWNERS = 128
 
-/** Datasets up to this many rows a side have each term's IDF of their own (`scoredMatches`). */
+/** Datasets up to this many rows a side have common words' IDF lifted (`scoredMatches`). */
 export const WEIGHTED_IDF_ROWS = 20_000
 
 /** After a fallback, the full query serves a dataset's next queries but every this-many-th. */
@@ -161,45 +161,39 @@ export const make = Effect.gen(function*() {
   const phraseOf = (term: string) => `"${term.replaceAll("\"", "\"\"")}"`
 
   /**
-   * SQLite: CTEs that end in `scored(id, score)`, every match of the terms in the dataset's own
-   * index (FullText.ts), higher better. bm25 sums, over the terms, an IDF times the term's
-   * saturated frequency in the row; names weigh 4 times a description. FTS5's IDF,
-   * ln((N - n + 0.5) / (n + 0.5)), is nothing for a term in half the rows or more, so in a small
-   * dataset the name most facts share would count for nothing ("Alice" in Alice's memory). Up to
-   * WEIGHTED_IDF_ROWS rows, each term is therefore matched alone and its bm25 rescaled to
-   * ln(1 + (N - n + 0.5) / (n + 0.5)), which stays positive; beyond, one OR query scores the
-   * terms at half the cost, where a term that common is rare.
+   * SQLite: a CTE `scored(id, score)`, every match of the terms in the dataset's own index
+   * (FullText.ts), higher better. bm25 sums, over the terms, an IDF times the term's saturated
+   * frequency in the row; names weigh 4 times a description. Where `idfFactors` lifts a common
+   * word's IDF (FullText.ts, `termIdf`), each term is matched alone and its bm25 scaled, which
+   * costs about twice the one OR query that scores every other search. Datasets of more than
+   * WEIGHTED_IDF_ROWS rows a side keep FTS5's IDF, where a word that common is rare and counting
+   * its rows is not free.
    */
   const scoredMatches = (alias: "n" | "e", datasetId: number, terms: ReadonlyArray<string>) =>
     Effect.gen(function*() {
       const side = alias === "n" ? "entities" : "edges"
-      const table = sql.literal(fullTextTable(side, datasetId))
+      const tableName = fullTextTable(side, datasetId)
+      const table = sql.literal(tableName)
       const bm25 = sql`-bm25(${table}${sql.literal(alias === "n" ? ", 4.0, 1.0" : "")})`
-      const rows = terms.length === 1 ? 0 : yield* indexedRows(sql, side, datasetId).pipe(Effect.orDie)
-      if (terms.length === 1 || rows > WEIGHTED_IDF_ROWS) {
-        return sql`scored AS (SELECT rowid AS id, ${bm25} AS score FROM ${table}
-          WHERE ${table} MATCH ${terms.map(phraseOf).join(" OR ")})`
-      }
-      const name = (i: number) => sql.literal(`m${i}`)
-      const each = terms.map((term, i) =>
-        sql`${name(i)} AS MATERIALIZED (SELECT rowid AS id, ${bm25} AS b FROM ${table}
-          WHERE ${table} MATCH ${phraseOf(term)})`
+      const plain = sql`scored AS (SELECT rowid AS id, ${bm25} AS score FROM ${table}
+        WHERE ${table} MATCH ${terms.map(phraseOf).join(" OR ")})`
+      // one term: a factor would scale every score alike
+      if (terms.length === 1) return plain
+      const rows = yield* indexedRows(sql, side, datasetId)
+      if (rows > WEIGHTED_IDF_ROWS) return plain
+      const [counted] = yield* sql.unsafe<Record<string, number>>(
+        `SELECT ${
+          terms.map((_, i) => `(SELECT COUNT(*) FROM ${tableName} WHERE ${tableName} MATCH ?) AS n${i}`).join(", ")
+        }`,
+        terms.map(phraseOf)
       )
-      const counts = terms.map((_, i) => sql`SELECT ${limitOf(i)} AS k, COUNT(*) AS n FROM ${name(i)}`)
-      // N as bm25 read it; n can exceed it only if the record lags, so N is at least n
-      const total = sql`MAX(${rows}, c.n)`
-      const idf = (plus: string) => sql`ln(${sql.literal(plus)}(${total} - c.n + 0.5) / (c.n + 0.5))`
-      const scaled = terms.map((_, i) =>
-        sql`SELECT ${name(i)}.id AS id, ${name(i)}.b * w.w AS s
-        FROM ${name(i)} CROSS JOIN w WHERE w.k = ${limitOf(i)}`
+      const factors = idfFactors(rows, terms.map((_, i) => Number(counted?.[`n${i}`] ?? 0)))
+      if (factors === undefined) return plain
+      const scaled = terms.map((term, i) =>
+        sql`SELECT rowid AS id, ${bm25} * ${factors[i]!} AS s FROM ${table} WHERE ${table} MATCH ${phraseOf(term)}`
       )
-      return sql`${sql.join(", ", false)(each)},
-        w AS MATERIALIZED (
-          SELECT c.k AS k, ${idf("1 + ")} / MAX(1e-6, ${idf("")}) AS w
-          FROM (${sql.join(" UNION ALL ", false)(counts)}) c
-        ),
-        scored AS (SELECT id, SUM(s) AS score FROM (${sql.join(" UNION ALL ", false)(scaled)}) GROUP BY id)`
-    })
+      return sql`scored AS (SELECT id, SUM(s) AS score FROM (${sql.join(" UNION ALL ", false)(scaled)}) GROUP BY id)`
+    }).pipe(Effect.orDie)
 
   /** The base table of an alias: entities (n) or facts (e). */
   const baseOf = (alias: "n" | "e") => sql.literal(alias === "n" ? "gb_entities" : "gb_edges")
