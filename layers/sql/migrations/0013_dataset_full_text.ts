@@ -20,6 +20,25 @@ const queued = (side: "entities" | "edges", op: "insert" | "delete", row: "new" 
     : `INSERT INTO gb_fts_pending (dataset_id, side, op, row_id, name, description)
         VALUES (${row}.dataset_id, 'edges', '${op}', ${row}.id, NULL, ${row}.description);`
 
+/** The base table's insert, delete and update triggers of a side (migration 0004's names). */
+const triggers = (side: "entities" | "edges"): ReadonlyArray<string> => {
+  const table = side === "entities" ? "gb_entities" : "gb_edges"
+  const columns = side === "entities" ? ["name", "description"] : ["description"]
+  return [
+    `CREATE TRIGGER ${table}_fts_insert AFTER INSERT ON ${table} BEGIN
+      ${queued(side, "insert", "new")}
+    END`,
+    `CREATE TRIGGER ${table}_fts_delete AFTER DELETE ON ${table} BEGIN
+      ${queued(side, "delete", "old")}
+    END`,
+    `CREATE TRIGGER ${table}_fts_update AFTER UPDATE OF ${columns.join(", ")} ON ${table}
+      WHEN ${columns.map((c) => `old.${c} IS NOT new.${c}`).join(" OR ")} BEGIN
+      ${queued(side, "delete", "old")}
+      ${queued(side, "insert", "new")}
+    END`
+  ]
+}
+
 const sqlite: ReadonlyArray<string> = [
   `DROP TRIGGER gb_entities_fts_insert`,
   `DROP TRIGGER gb_entities_fts_delete`,
@@ -38,28 +57,8 @@ const sqlite: ReadonlyArray<string> = [
     name TEXT,
     description TEXT
   )`,
-  `CREATE TRIGGER gb_entities_fts_insert AFTER INSERT ON gb_entities BEGIN
-    ${queued("entities", "insert", "new")}
-  END`,
-  `CREATE TRIGGER gb_entities_fts_delete AFTER DELETE ON gb_entities BEGIN
-    ${queued("entities", "delete", "old")}
-  END`,
-  `CREATE TRIGGER gb_entities_fts_update AFTER UPDATE OF name, description ON gb_entities
-    WHEN old.name IS NOT new.name OR old.description IS NOT new.description BEGIN
-    ${queued("entities", "delete", "old")}
-    ${queued("entities", "insert", "new")}
-  END`,
-  `CREATE TRIGGER gb_edges_fts_insert AFTER INSERT ON gb_edges BEGIN
-    ${queued("edges", "insert", "new")}
-  END`,
-  `CREATE TRIGGER gb_edges_fts_delete AFTER DELETE ON gb_edges BEGIN
-    ${queued("edges", "delete", "old")}
-  END`,
-  `CREATE TRIGGER gb_edges_fts_update AFTER UPDATE OF description ON gb_edges
-    WHEN old.description IS NOT new.description BEGIN
-    ${queued("edges", "delete", "old")}
-    ${queued("edges", "insert", "new")}
-  END`
+  ...triggers("entities"),
+  ...triggers("edges")
 ]
 
 export default Effect.gen(function*() {
