@@ -24,6 +24,7 @@ import { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
 import { rememberLayer, type RememberLayerOptions } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
+import { expectFullTextConsistent } from "../support/fullText.js"
 import { expectError, postJson, send, serveTest } from "../support/http.js"
 
 const script = (r: LlmRequest) => ({ text: answer(r).text })
@@ -52,7 +53,7 @@ const forget = (id: number | string, query = "user_id=alice&dataset=main") =>
 const rows = <A extends object>(query: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(query)).pipe(Effect.orDie)
 
-forEachDialect((_dialect, makeLayer) => {
+forEachDialect((dialect, makeLayer) => {
   describe("DELETE /v1/gb/artifacts/{id}", () => {
     it.live("forgets a text: its fact and place go, the fact it closed is open again, search no longer finds it", () =>
       withApp(
@@ -81,6 +82,8 @@ forEachDialect((_dialect, makeLayer) => {
           expect(search.json.facts).toEqual([])
           // forgotten: a second forget is a 404
           expectError(yield* forget(lisbon.artifact_id), 404, /artifact \d+ not found/)
+          // the full-text index holds exactly the rows left (SQLite's tables per dataset)
+          if (dialect === "sqlite") yield* expectFullTextConsistent
         })
       ))
 
@@ -102,6 +105,7 @@ forEachDialect((_dialect, makeLayer) => {
             valid_at: "2021-01-01T00:00:00.000Z",
             description: "Alice Novak works at Acme since 2021"
           }])
+          if (dialect === "sqlite") yield* expectFullTextConsistent
         })
       ))
 
