@@ -20,7 +20,11 @@ const program = Effect.gen(function*() {
   yield* Effect.log(`remembered in run ${stored.remember_run_id}`)
 
   const found = yield* Gligabao.search({ user_id: "alice", query: "Where does Alice live?" })
-  for (const fact of found.facts) console.log(`${fact.description} (since ${fact.valid_at})`)
+  for (const fact of found.facts) {
+    // valid_at is null when a text gave the fact an end and no start
+    const when = fact.valid_at === null ? `until ${fact.invalid_at}` : `since ${fact.valid_at}`
+    console.log(`${fact.description} (${when})`)
+  }
 })
 
 Effect.runPromise(program.pipe(Effect.provide(MemoryLive)))

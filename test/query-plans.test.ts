@@ -30,12 +30,12 @@ describe("query plans", () => {
       expect(plan.map((r) => r.detail).join("\n")).toMatch(/USING (COVERING )?INDEX gb_entities_dataset_name_key/)
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 
-  it.effect("loadLiveEdgesByTriples reads (dataset_id, source_id, target_id, relation) per wanted triple", () =>
+  it.effect("loadEdgesByTriples reads (dataset_id, source_id, target_id, relation) per wanted triple", () =>
     Effect.gen(function*() {
       const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
       const graph = yield* GraphRepo
       trace.start()
-      yield* graph.loadLiveEdgesByTriples(dataset.id, [
+      yield* graph.loadEdgesByTriples(dataset.id, [
         { source_id: 1, target_id: 2, relation: "works_at" },
         { source_id: 1, target_id: 3, relation: "lives_in" }
       ])
@@ -49,6 +49,22 @@ describe("query plans", () => {
         /SEARCH e USING INDEX gb_edges_dataset_triple \(dataset_id=\? AND source_id=\? AND target_id=\? AND relation=\?\)/
       )
       expect(plan.join("\n")).not.toMatch(/SCAN e\b/)
+    }).pipe(Effect.provide(SqliteLive(":memory:"))))
+  it.effect("the closed candidates are read through the (source_id, created_at) and (target_id, created_at) indexes", () =>
+    Effect.gen(function*() {
+      const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
+      const graph = yield* GraphRepo
+      trace.start()
+      yield* graph.loadCandidateEdgesByNameKeys(dataset.id, ["alice", "berlin"], 20, "closed")
+      trace.stop()
+      const lookup = trace.captured.find((sql) => sql.includes("expired_at IS NOT NULL"))
+      expect(lookup).toBeDefined()
+      const sql = yield* SqlClient.SqlClient
+      const params = (lookup!.match(/\?/g) ?? []).map(() => null)
+      const plan = (yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${lookup}`, params)).map((r) => r.detail)
+      expect(plan.join("\n")).toMatch(/gb_edges USING INDEX gb_edges_source_created \(source_id=\?\)/)
+      expect(plan.join("\n")).toMatch(/gb_edges USING INDEX gb_edges_target_created \(target_id=\?\)/)
+      expect(plan.join("\n")).not.toMatch(/SCAN gb_edges\b/)
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
   it.effect("a result's capped links walk each owner's primary key, not every link of the owners", () =>
     Effect.gen(function*() {

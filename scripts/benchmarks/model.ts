@@ -4,7 +4,8 @@
  *
  * Texts are written in a tiny language the fake "understands": a sentence
  * `<Name> <relation> <Name>[ in <year>].` is a fact (names are capitalized words, like
- * `Alice Novak 12` or `P17`); everything else is prose it ignores.
+ * `Alice Novak 12` or `P17`), and `<Name> lived in <Name> until <year>.` one that ended, its start
+ * not said (so, as the prompt asks, valid_at null); everything else is prose it ignores.
  */
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 
@@ -18,23 +19,33 @@ export const RELATIONS = {
 export type Relation = keyof typeof RELATIONS
 
 const NAME = "[A-Z][A-Za-z0-9]*(?: [A-Z][A-Za-z0-9]*)*"
-const FACT = new RegExp(`(${NAME}) (${Object.keys(RELATIONS).join("|")}) (${NAME})(?: in (\\d{4}))?\\.`, "g")
+const FACT = new RegExp(
+  `(${NAME}) (?:(${Object.keys(RELATIONS).join("|")}) (${NAME})(?: in (\\d{4}))?|lived in (${NAME}) until (\\d{4}))\\.`,
+  "g"
+)
 
 export interface Fact {
   readonly source: string
   readonly relation: Relation
   readonly target: string
   readonly year: number | null
+  /** the year it ended, when the sentence says so */
+  readonly until: number | null
 }
 
 /** The facts a text states, in order. */
 export const factsOf = (text: string): Array<Fact> =>
-  [...text.matchAll(FACT)].map((m) => ({
-    source: m[1]!,
-    relation: m[2] as Relation,
-    target: m[3]!,
-    year: m[4] === undefined ? null : Number(m[4])
-  }))
+  [...text.matchAll(FACT)].map((m) =>
+    m[5] === undefined
+      ? {
+        source: m[1]!,
+        relation: m[2] as Relation,
+        target: m[3]!,
+        year: m[4] === undefined ? null : Number(m[4]),
+        until: null
+      }
+      : { source: m[1]!, relation: "lives in", target: m[5], year: null, until: Number(m[6]) }
+  )
 
 /** The text inside `<text>` of an extract_graph or summarize_chunk user message. */
 const enclosed = (user: string): string => {
@@ -56,9 +67,11 @@ const extractAnswer = (text: string): string => {
       source: f.source,
       target: f.target,
       relation: f.relation,
-      description: `${f.source} ${f.relation} ${f.target}${f.year === null ? "" : ` since ${f.year}`}`,
+      description: `${f.source} ${f.relation} ${f.target}${f.year === null ? "" : ` since ${f.year}`}${
+        f.until === null ? "" : ` until ${f.until}`
+      }`,
       valid_at: f.year === null ? null : `${f.year}-01-01T00:00:00Z`,
-      invalid_at: null
+      invalid_at: f.until === null ? null : `${f.until}-01-01T00:00:00Z`
     }))
   })
 }

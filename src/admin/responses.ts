@@ -118,7 +118,7 @@ export const AdminGraphResponse = Schema.Struct({
     target_id: Schema.Number,
     relation: Schema.String,
     description: Schema.String,
-    valid_at: Schema.String,
+    valid_at: Schema.NullOr(Schema.String),
     invalid_at: Schema.NullOr(Schema.String),
     created_at: Schema.String,
     expired_at: Schema.NullOr(Schema.String),

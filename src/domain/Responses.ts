@@ -25,7 +25,9 @@ export const edgeFields = {
   target_id: Schema.Number,
   relation: Schema.String,
   description: Schema.String,
-  valid_at: Schema.String,
+  valid_at: Schema.NullOr(Schema.String).annotations({
+    description: "when the fact became true; null: the start is unknown (it held from an unknown time until invalid_at)"
+  }),
   /** omitted while the fact holds */
   invalid_at: Schema.optional(Schema.String),
   created_at: Schema.String,

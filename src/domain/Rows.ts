@@ -47,7 +47,8 @@ export interface EdgeRow {
   readonly target_id: number
   readonly relation: string
   readonly description: string
-  readonly valid_at: string
+  /** null: the start is unknown (an end was stated without one); true at any time before invalid_at */
+  readonly valid_at: string | null
   readonly invalid_at: string | null
   readonly created_at: string
   readonly expired_at: string | null

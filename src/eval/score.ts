@@ -54,7 +54,7 @@ export interface GraphSnapshot {
     readonly source: string
     readonly relation: string
     readonly target: string
-    readonly valid_at: string
+    readonly valid_at: string | null
     readonly invalid_at: string | null
     readonly expired_at: string | null
     readonly session_ids?: ReadonlyArray<string>
@@ -281,7 +281,7 @@ export const scoreCase = (expected: Expected, actual: GraphSnapshot): CaseScore 
     }
     if (fact.valid_at !== undefined) {
       datesChecked++
-      if (!a.valid_at.startsWith(fact.valid_at)) {
+      if (!(a.valid_at ?? "null").startsWith(fact.valid_at)) {
         datesWrong.push(`${describe(fact)}: valid_at ${a.valid_at}, expected ${fact.valid_at}`)
       }
     }

@@ -2,7 +2,7 @@
  * The pure decisions of a forget (docs/FORGET.md): which recorded closures still hold, the
  * state a fact returns to, and the closures a forgotten fact passes on.
  */
-import { instant, intervalsOverlap } from "../pipeline/temporal.js"
+import { endOf, intervalsOverlap, startOf } from "../pipeline/temporal.js"
 import type { StoredClosure } from "../services/ForgetRepo.js"
 import type { EdgeClosure } from "../services/GraphRepo.js"
 
@@ -11,12 +11,17 @@ export interface FactState {
   readonly source_id: number
   readonly target_id: number
   readonly relation: string
-  readonly valid_at: string
+  readonly valid_at: string | null
   readonly invalid_at: string | null
   readonly expired_at: string | null
   /** the artifact it is anchored to (facts of one text were never compared with each other) */
   readonly artifact_id: number | null
+  /** what its supporting artifacts stated of it (a null description: a link from before statements were kept) */
+  readonly supporters?: ReadonlyArray<{ readonly description: string | null; readonly invalid_at: string | null }>
 }
+
+/** Whether any supporter's statement of the fact is known. */
+export const hasStatements = (fact: FactState): boolean => (fact.supporters ?? []).some((s) => s.description !== null)
 
 /** A closure holds while the fact that caused it remains and the artifact of a repeat's end remains. */
 export const closureHolds = (
@@ -29,7 +34,7 @@ export const closureHolds = (
   return true
 }
 
-const PAIR_KINDS: ReadonlySet<EdgeClosure["kind"]> = new Set(["close", "born_closed", "inherited"])
+const PAIR_KINDS: ReadonlySet<EdgeClosure["kind"]> = new Set(["close", "born_closed", "inherited", "contradicts"])
 
 /** Whether `a` was stated before `b`: by the texts they are anchored to now (a re-anchor moves a fact later), then by id. */
 const statedBefore = (a: FactState, b: FactState): boolean => {
@@ -40,7 +45,8 @@ const statedBefore = (a: FactState, b: FactState): boolean => {
 
 /** Of two contradicting facts, whether `a` is the one that ends: the older, or on equal times the one stated first (rule 4). */
 const endsFirst = (a: FactState, b: FactState): boolean =>
-  instant(a.valid_at) < instant(b.valid_at) || (instant(a.valid_at) === instant(b.valid_at) && statedBefore(a, b))
+  startOf(a.valid_at) < startOf(b.valid_at) ||
+  (startOf(a.valid_at) === startOf(b.valid_at) && statedBefore(a, b))
 
 /**
  * The state of a fact from the decisions that still hold. A decision between two facts (close,
@@ -57,7 +63,7 @@ export const stateOf = (
 ): { readonly invalid_at: string | null; readonly expired_at: string | null } => {
   let best: { readonly at: string; readonly expired_at: string } | undefined
   const consider = (at: string, expired_at: string) => {
-    if (best === undefined || instant(at) < instant(best.at)) best = { at, expired_at }
+    if (best === undefined || startOf(at) < startOf(best.at)) best = { at, expired_at }
   }
   for (const c of holding) {
     if (PAIR_KINDS.has(c.kind) && c.by_edge_id !== null) {
@@ -65,18 +71,64 @@ export const stateOf = (
       if (other === undefined || other.id === fact.id) continue
       // two facts of one text (as anchored now) were never compared with each other
       if (other.artifact_id !== null && other.artifact_id === fact.artifact_id) continue
-      if (endsFirst(fact, other)) consider(other.valid_at, c.expired_at)
-    } else if (c.edge_id === fact.id) {
+      // a fact without a start has no time to end the other at
+      if (other.valid_at !== null && endsFirst(fact, other)) consider(other.valid_at, c.expired_at)
+    } else if (c.edge_id === fact.id && c.invalid_at !== null) {
       consider(c.invalid_at, c.expired_at)
     }
   }
-  return best === undefined
+  // a decision never ends a fact later than its own statement did (a start moved by a repeat can
+  // put the other fact's start after that end)
+  return best === undefined || endOf(natural) <= endOf(best.at)
     ? { invalid_at: natural, expired_at: null }
     : { invalid_at: best.at, expired_at: best.expired_at }
 }
 
-/** A fact's own end as first stored: the value its earliest closure replaced, else its current one. */
+/**
+ * The states a start made known or earlier changes: the restarted facts and every fact a
+ * decision pairs them with, decided again by the times now (stateOf). `closures` holds every
+ * decision touching those facts; facts without any keep their state.
+ */
+export const settleStates = (
+  restarted: ReadonlyArray<number>,
+  closures: ReadonlyArray<StoredClosure>,
+  factOf: (id: number) => FactState | undefined
+): Array<{ readonly id: number; readonly invalid_at: string | null; readonly expired_at: string | null }> => {
+  const moved = new Set(restarted)
+  const affected = new Set(restarted)
+  for (const c of closures) {
+    if (c.by_edge_id === null) continue
+    if (moved.has(c.edge_id) || moved.has(c.by_edge_id)) {
+      affected.add(c.edge_id)
+      affected.add(c.by_edge_id)
+    }
+  }
+  const changed: Array<
+    { readonly id: number; readonly invalid_at: string | null; readonly expired_at: string | null }
+  > = []
+  for (const id of affected) {
+    const fact = factOf(id)
+    if (fact === undefined) continue
+    const mine = closures.filter((c) => c.edge_id === id || c.by_edge_id === id)
+    if (mine.length === 0) continue
+    const state = stateOf(fact, mine, naturalEnd(fact, mine.filter((c) => c.edge_id === id)), factOf)
+    if (state.invalid_at !== fact.invalid_at || state.expired_at !== fact.expired_at) changed.push({ id, ...state })
+  }
+  return changed
+}
+
+/**
+ * A fact's own end: the earliest end its statements gave (null: none said it ended); for a fact
+ * without statements (stored before migration 0009), the value its earliest closure replaced,
+ * else its current one.
+ */
 export const naturalEnd = (fact: FactState, closures: ReadonlyArray<StoredClosure>): string | null => {
+  if (hasStatements(fact)) {
+    return (fact.supporters ?? []).filter((s) => s.description !== null).map((s) => s.invalid_at).reduce(
+      (a, b) => (endOf(b) < endOf(a) ? b : a),
+      null as string | null
+    )
+  }
   const first = closures.filter((c) => c.edge_id === fact.id).sort((a, b) => a.id - b.id)[0]
   return first === undefined ? fact.invalid_at : first.prev_invalid_at
 }
@@ -121,7 +173,7 @@ export const inheritedClosures = (
       for (const newer of members) {
         if (older.id === newer.id || sameTriple(older, newer)) continue
         if (older.artifact_id !== null && older.artifact_id === newer.artifact_id) continue
-        if (!endsFirst(older, newer)) continue
+        if (newer.valid_at === null || !endsFirst(older, newer)) continue
         const key = `${older.id}:${newer.id}`
         if (related.has(key) || seen.has(key)) continue
         const natural = naturalEnd(older, closures)

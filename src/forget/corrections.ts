@@ -100,7 +100,7 @@ export const invalidateFact = (deps: ForgetDeps, id: number, request: Invalidate
       const fact = yield* factOf(deps, datasetId, id)
       if (fact.expired_at !== null) return yield* new Conflict({ message: `fact ${id} is not live` })
       const at = request.invalid_at ?? now
-      if (instant(at) <= instant(fact.valid_at)) {
+      if (fact.valid_at !== null && instant(at) <= instant(fact.valid_at)) {
         return yield* new InvalidRequest({ message: `invalid_at must be after the fact's valid_at (${fact.valid_at})` })
       }
       yield* deps.graph.recordClosures([{
@@ -152,7 +152,11 @@ export const mergeEntities = (deps: ForgetDeps, request: MergeEntitiesRequest) =
       const found = new Set(yield* deps.forget.entitiesIn(datasetId, [request.into, ...from]))
       const missing = [request.into, ...from].find((id) => !found.has(id))
       if (missing !== undefined) return yield* new NotFound({ message: `entity ${missing} not found` })
+      // the result keeps the name of `into`, now and after any later forget: the statements that
+      // named the merged entities (their spelling, "Bob J.") name it as `into` does
+      const [named] = yield* deps.forget.entityRows([request.into])
       const moved = yield* deps.forget.moveEntities(from, request.into)
+      yield* deps.forget.renameStatements(request.into, named!.name)
       // exact repeats now: the earliest stays, the others merge into it
       const facts = (yield* deps.forget.facts(moved, [])).filter((f) => f.expired_at === null)
       const merged: Array<number> = []

@@ -9,7 +9,7 @@ import { Clock, Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import { toIso } from "../domain/time.js"
 import { reembed, type ReembedDeps } from "../pipeline/reembed.js"
-import { instant } from "../pipeline/temporal.js"
+import { earliestKnownStart, endOf, instant, intervalsOverlap, startOf } from "../pipeline/temporal.js"
 import {
   chunkVectorId,
   drainOutbox,
@@ -23,7 +23,7 @@ import {
 import { datasetLockKey } from "../services/Database.js"
 import type { ForgetFact, ForgetRepo, StoredClosure } from "../services/ForgetRepo.js"
 import type { OutboxItem } from "../services/VectorOutbox.js"
-import { closureHolds, type FactState, inheritedClosures, naturalEnd, stateOf } from "./closures.js"
+import { closureHolds, type FactState, hasStatements, inheritedClosures, naturalEnd, stateOf } from "./closures.js"
 import type { ForgetArtifactResponse } from "./schemas.js"
 
 export interface ForgetDeps extends ReembedDeps {
@@ -77,7 +77,8 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
     const gone = new Set<number>()
     const reanchored: Array<number> = []
     const vectorDeletes: Array<OutboxItem> = []
-    // the words and end a fact keeps once its anchor is forgotten: its oldest remaining supporter's
+    // the words and end a fact keeps once its anchor is forgotten: its oldest remaining supporter's;
+    // its start: the earliest its remaining supporters stated (as a remember of them alone gives)
     const natural = new Map<number, string | null>()
     for (const id of touched) {
       const fact = facts.get(id)!
@@ -86,17 +87,21 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
         gone.add(id)
         continue
       }
-      if (fact.artifact_id !== null && !forgottenArtifacts.has(fact.artifact_id)) continue
-      const description = anchor.description ?? fact.description
+      const anchorGone = fact.artifact_id === null || forgottenArtifacts.has(fact.artifact_id)
+      const start = statedStart(fact)
+      if (!anchorGone && start === fact.valid_at) continue
+      const description = anchorGone ? anchor.description ?? fact.description : fact.description
       const updated: ForgetFact = {
         ...fact,
-        artifact_id: anchor.artifact_id,
+        artifact_id: anchorGone ? anchor.artifact_id : fact.artifact_id,
         description,
-        valid_at: anchor.valid_at ?? fact.valid_at
+        valid_at: start
       }
       facts.set(id, updated)
-      natural.set(id, anchor.valid_at === null ? fact.invalid_at : anchor.invalid_at)
-      reanchored.push(id)
+      if (anchorGone) {
+        natural.set(id, anchor.description === null ? fact.invalid_at : anchor.invalid_at)
+        reanchored.push(id)
+      }
       yield* repo.updateFact(id, {
         artifact_id: updated.artifact_id,
         description,
@@ -141,31 +146,33 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
       // each affected fact's state from the closures that still hold
       const closures = yield* repo.closuresTouching([...affected])
       yield* load(closures.flatMap((c) => [c.edge_id, ...(c.by_edge_id === null ? [] : [c.by_edge_id])]))
-      const becameLive: Array<ForgetFact> = []
+      // facts whose end moved later: a repeat stored anew because this one had ended may now be the same stay
+      const extended: Array<ForgetFact> = []
       for (const id of affected) {
         const fact = facts.get(id)!
         const mine = closures.filter((c) => c.edge_id === id || c.by_edge_id === id)
         if (mine.length === 0 && !natural.has(id)) continue // stored before decisions were kept
         const holding = mine.filter((c) => closureHolds(c, gone, forgottenArtifacts))
         const own = mine.filter((c) => c.edge_id === id)
-        const state = stateOf(fact, holding, natural.get(id) ?? naturalEnd(fact, own), factOf)
+        const ownEnd = natural.has(id) && !hasStatements(fact) ? natural.get(id)! : naturalEnd(fact, own)
+        const state = stateOf(fact, holding, ownEnd, factOf)
         if (!wasLive.has(id)) wasLive.set(id, fact.expired_at === null)
         if (state.invalid_at === fact.invalid_at && state.expired_at === fact.expired_at) continue
         const updated = { ...fact, ...state }
         facts.set(id, updated)
         yield* repo.updateFact(id, { ...updated, reembed: false })
-        if (fact.expired_at !== null && state.expired_at === null) becameLive.push(updated)
+        if (endOf(state.invalid_at) > endOf(fact.invalid_at)) extended.push(updated)
       }
 
-      // a fact live again beside a repeat of it: one fact, as if the later had merged into the earlier
-      for (const fact of becameLive) {
+      // a fact whose end moved later beside a repeat of it that it now overlaps: one fact, as if
+      // the later had merged into the earlier (a remember matches repeats by overlap too)
+      for (const fact of extended) {
         if (gone.has(fact.id)) continue
         const twins = (yield* repo.withTriples(datasetId, [fact])).filter((t) => t.id !== fact.id && !gone.has(t.id))
         yield* load(twins.map((t) => t.id))
         for (const twin of twins) {
           const other = facts.get(twin.id)!
-          // a closed repeat stated after this fact was stored anew only because this fact was closed then
-          if (!twin.live && !statedAfter(other, fact)) continue
+          if (!intervalsOverlap(facts.get(fact.id)!, other)) continue
           const [keep, drop] = earlierFirst(fact, other)
           // the decisions made against the repeat would have been made against the fact it repeats
           yield* repo.moveFactLinks(drop.id, keep.id)
@@ -235,17 +242,26 @@ export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTa
     } satisfies Outcome
   })
 
+/**
+ * The earliest start a fact's remaining supporters stated (earliestKnownStart); its own when none
+ * of them stated one (links stored before migration 0009 have no statement: a null description).
+ */
+const statedStart = (fact: ForgetFact): string | null => {
+  const stated = fact.supporters.filter((s) => s.description !== null)
+  if (stated.length === 0) return fact.valid_at
+  const start = stated.map((s) => s.valid_at).reduce(earliestKnownStart)
+  // the same instant keeps the stored spelling, so an unchanged fact is not rewritten
+  return start !== null && fact.valid_at !== null && instant(start) === instant(fact.valid_at) ? fact.valid_at : start
+}
+
 const uniqueClosures = (cs: ReadonlyArray<StoredClosure>) => [...new Map(cs.map((c) => [c.id, c])).values()]
 
 const anchorOrder = (f: ForgetFact) => f.artifact_id ?? Number.MAX_SAFE_INTEGER
 
-/** Whether `a` was stated by a later text than `b`. */
-const statedAfter = (a: ForgetFact, b: ForgetFact) => anchorOrder(a) > anchorOrder(b)
-
 /** Of two repeats, the one stated first stays (the later would have merged into it). */
 const earlierFirst = (a: ForgetFact, b: ForgetFact): readonly [ForgetFact, ForgetFact] => {
   if (anchorOrder(a) !== anchorOrder(b)) return anchorOrder(a) < anchorOrder(b) ? [a, b] : [b, a]
-  return instant(a.valid_at) <= instant(b.valid_at) ? [a, b] : [b, a]
+  return startOf(a.valid_at) <= startOf(b.valid_at) ? [a, b] : [b, a]
 }
 
 /**

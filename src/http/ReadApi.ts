@@ -101,8 +101,9 @@ export class ReadGroup extends HttpApiGroup.make("read")
       .annotate(OpenApi.Summary, "An entity's story: the entity, every fact touching it over time, its neighbours")
       .annotate(
         OpenApi.Description,
-        "Facts by valid_at then id, closed ones too unless `include_expired=false` (default true: the story over " +
-          "time); each with its endpoints' types and every supporting artifact. Another user's entity is a 404."
+        "Facts by valid_at (an unknown start, `valid_at: null`, first) then id, closed ones too unless " +
+          "`include_expired=false` (default true: the story over time); each with its endpoints' types and every " +
+          "supporting artifact. Another user's entity is a 404."
       )
   )
   .add(

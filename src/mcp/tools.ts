@@ -234,7 +234,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     tool(
       "search",
       "Search memory for facts and entities relevant to a text (no model call). Each fact has its validity " +
-        "(valid_at, invalid_at) and the ids of the artifacts (texts) that support it.",
+        "(valid_at, invalid_at; valid_at null: the start is unknown, it held before invalid_at) and the ids of " +
+        "the artifacts (texts) that support it.",
       inputOf(SearchRequest.fields, {
         query: "what to look for, in words: a question, a name, a topic",
         dataset: "the dataset to search (default main)",
@@ -270,7 +271,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     tool(
       "get_entity",
       "One entity (a person, place, organization...) by name or id, with every fact about it over time, " +
-        "live and closed, ordered by when they became true, and the entities it is connected to.",
+        "live and closed, ordered by when they became true (an unknown start, valid_at null, first), and the " +
+        "entities it is connected to.",
       inputOf(EntityStoryFields, {
         name: "the entity's name (case does not matter); give name or id",
         id: "the entity's id (from a search result); give name or id",
@@ -287,9 +289,9 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     tool(
       "get_context",
       "A block of text to put in your prompt: what memory knows that is relevant to a query (or, without one, " +
-        "the most recent and most connected facts), one fact a line with when it became true (and ended), then " +
-        "the entities they concern with their descriptions; at most max_tokens tokens. No model call. The facts " +
-        "and entities it holds come with it, with their ids.",
+        "the most recent and most connected facts), one fact a line with when it became true (and ended; " +
+        "\"until\" its end when the start is unknown), then the entities they concern with their descriptions; " +
+        "at most max_tokens tokens. No model call. The facts and entities it holds come with it, with their ids.",
       inputOf(ContextFields, {
         query: "what you need context for, in words: the task, a question, a name (absent: the latest facts)",
         dataset: "the dataset (default main)",

@@ -17,7 +17,8 @@ export interface ExtractedEdge {
   readonly target: string
   readonly relation: string
   readonly description: string
-  readonly valid_at: string
+  /** null only with an invalid_at: the text gave an end and no start */
+  readonly valid_at: string | null
   readonly invalid_at: string | null
 }
 
@@ -40,7 +41,8 @@ export interface NormalizedEdge {
   readonly target_key: string
   readonly relation: string
   readonly description: string
-  readonly valid_at: string
+  /** null only with an invalid_at: the text gave an end and no start */
+  readonly valid_at: string | null
   readonly invalid_at: string | null
 }
 

@@ -18,6 +18,7 @@ export const NOTHING_KNOWN = "Nothing in this dataset answers the question: no f
 const SYSTEM = [
   "You answer questions from the facts of a knowledge graph, and from nothing else.",
   "Each fact has an id, a statement, when it became true (valid_at) and, if it has ended, when it ended (invalid_at).",
+  "A valid_at of null means the start is unknown: the fact held at any time before its invalid_at.",
   "Answer as of the time given in as_of. Entities are background: their descriptions help read the facts but are not evidence.",
   "Cite every fact you rely on by its id. Do not use outside knowledge and do not guess: if the facts do not answer the question,",
   "say that it is not known from what is stored, and cite nothing.",
@@ -30,7 +31,10 @@ export interface QueryPrompt {
   readonly messages: ReadonlyArray<LlmMessage>
 }
 
-/** The data goes in one JSON object, so that ids and times are unambiguous. */
+/**
+ * The data goes in one JSON object, so that ids and times are unambiguous. An unknown start stays
+ * an explicit `valid_at: null` (the system prompt says what it means), not a missing field.
+ */
 export const buildQueryPrompt = (input: {
   readonly question: string
   readonly asOf: string

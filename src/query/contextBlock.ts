@@ -6,6 +6,7 @@
  *   # Facts
  *   - Alice Novak lives in Lisbon (since 2021-01-01)
  *   - Alice Novak lives in Berlin (2020-01-01 to 2021-01-01)
+ *   - Alice Novak lives in Porto (until 2020-01-01)
  *   # Entities
  *   - Alice Novak (person): a person
  *
@@ -40,12 +41,21 @@ export const factSentence = (f: Pick<FactOut, "source" | "relation" | "target" |
   return collapseWhitespace(`${f.source} ${f.relation.replaceAll("_", " ")} ${f.target}`)
 }
 
-/** `- <sentence> (since <valid_at day>)`, or `(<valid_at day> to <invalid_at day>)` for a closed fact. */
+/**
+ * What a fact's line says of its times: `since <valid_at day>`, `<valid_at day> to <invalid_at
+ * day>` when it has an end, `until <invalid_at day>` when its start is unknown (valid_at null:
+ * true at any time before its end). Undefined when neither is known: an unknown start whose end a
+ * known_at view hides (the contracts give every fact a start or an end).
+ */
+const factDates = (f: Pick<FactOut, "valid_at" | "invalid_at">): string | undefined => {
+  if (f.valid_at === null) return f.invalid_at === undefined ? undefined : `until ${day(f.invalid_at)}`
+  return f.invalid_at === undefined ? `since ${day(f.valid_at)}` : `${day(f.valid_at)} to ${day(f.invalid_at)}`
+}
+
+/** `- <sentence> (<dates>)` (factDates), or the sentence alone when nothing is known of its times. */
 export const factLine = (f: FactOut): string => {
-  const dates = f.invalid_at === undefined
-    ? `since ${day(f.valid_at)}`
-    : `${day(f.valid_at)} to ${day(f.invalid_at)}`
-  return collapseWhitespace(`- ${factSentence(f)} (${dates})`)
+  const dates = factDates(f)
+  return collapseWhitespace(`- ${factSentence(f)}${dates === undefined ? "" : ` (${dates})`}`)
 }
 
 /** `- <name> (<type>): <description>`; without a type or a description, without that part. */

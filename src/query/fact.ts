@@ -36,7 +36,9 @@ const sourceOut = (row: FactSourceRow): FactSource => ({
   valid_at: row.valid_at,
   created_at: row.created_at,
   excerpt: excerptOf(row.text),
-  ...(row.statement_description === null || row.statement_valid_at === null ? {} : {
+  // a link recorded before migration 0009 has no statement; a statement's valid_at is null when
+  // it gave an end and no start, so only the description tells the two apart
+  ...(row.statement_description === null ? {} : {
     statement: {
       description: row.statement_description,
       valid_at: row.statement_valid_at,

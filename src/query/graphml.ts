@@ -105,6 +105,11 @@ export const artifactNode = (a: ArtifactOut): string =>
   `${data("n_artifact_kind", a.kind)}${data("n_text", a.text)}${data("n_parent_id", a.parent_id)}` +
   `${data("n_session_id", a.session_id)}${data("n_valid_at", a.valid_at)}${data("n_created_at", a.created_at)}</node>\n`
 
+/**
+ * A fact's times as its JSON form has them, but an absent value is no `<data>` at all: no
+ * `valid_at` is an unknown start (true at any time before `invalid_at`), as no `invalid_at` is
+ * an open end. An empty string would not be a time.
+ */
 export const factEdge = (f: FactOut): string =>
   `    <edge id="f${f.id}" source="${entityNodeId(f.source_id)}" target="${entityNodeId(f.target_id)}">` +
   `${data("e_kind", "fact")}${data("e_label", f.relation)}${data("e_description", f.description)}` +

@@ -110,8 +110,8 @@ export const EntityStory = Schema.Struct({
   /** with every artifact and session that named it (search and query show the 50 most recent) */
   entity: LinkedEntityOut,
   facts: Schema.Array(StoryFact).annotations({
-    description: "every fact touching it, as source or target, by valid_at then id (ended ones too unless " +
-      "include_expired=false)"
+    description: "every fact touching it, as source or target, by valid_at (an unknown start, null, first) then " +
+      "id (ended ones too unless include_expired=false)"
   }),
   neighbours: Schema.Array(EntityRef).annotations({
     description: "the entities at the other end of those facts, once each, by name (case-insensitively), then id"
@@ -258,7 +258,7 @@ export type ArtifactExcerpt = Schema.Schema.Type<typeof ArtifactExcerpt>
 /** What one artifact stated of a fact (gb_edge_artifacts): its words and times, which a forget falls back on. */
 export const FactStatement = Schema.Struct({
   description: Schema.String,
-  valid_at: Schema.String,
+  valid_at: Schema.NullOr(Schema.String),
   invalid_at: Schema.optional(Schema.String)
 }).annotations({ identifier: "FactStatement" })
 export type FactStatement = Schema.Schema.Type<typeof FactStatement>

@@ -26,6 +26,7 @@ export const factOut = (f: FactView, knownAt: string | null): FactOut => {
     target_id: f.target_id,
     relation: f.relation,
     description: f.description,
+    // kept when null (an unknown start): the wire says so explicitly, unlike an open end
     valid_at: f.valid_at,
     ...some("invalid_at", closedLater ? null : f.invalid_at),
     created_at: f.created_at,

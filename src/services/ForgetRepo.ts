@@ -18,7 +18,7 @@ export interface ForgetFact {
   readonly target_id: number
   readonly relation: string
   readonly description: string
-  readonly valid_at: string
+  readonly valid_at: string | null
   readonly invalid_at: string | null
   readonly expired_at: string | null
   readonly artifact_id: number | null
@@ -73,7 +73,7 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
       values: {
         readonly artifact_id: number | null
         readonly description: string
-        readonly valid_at: string
+        readonly valid_at: string | null
         readonly invalid_at: string | null
         readonly expired_at: string | null
         /** its vector must be written again */
@@ -129,6 +129,8 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
       ids: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly embedded: boolean }>>
     readonly entityStatements: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EntityStatements>>
+    /** every statement of the entity that named it now names it `name` (a merge keeps the name asked for) */
+    readonly renameStatements: (entityId: number, name: string) => Effect.Effect<void>
     readonly updateEntity: (
       id: number,
       values: { readonly name: string; readonly description: string }

@@ -30,7 +30,7 @@ export interface NewEdge {
   readonly target_id: number
   readonly relation: string
   readonly description: string
-  readonly valid_at: string
+  readonly valid_at: string | null
   readonly invalid_at: string | null
   readonly created_at: string
   readonly expired_at: string | null
@@ -45,10 +45,20 @@ export interface EdgeTriple {
   readonly relation: string
 }
 
+/** which edges a candidate lookup wants: live ones, or those already closed */
+export type EdgeState = "live" | "closed"
+
+/** a stored edge's start, made known or earlier by a repeat */
+export interface EdgeRestart {
+  readonly id: number
+  readonly valid_at: string
+}
+
 export interface EdgeClose {
   readonly id: number
   readonly invalid_at: string
-  readonly expired_at: string
+  /** null: an end its statements gave, the edge stays live */
+  readonly expired_at: string | null
 }
 
 /** A closing decision: `edge_id` was closed at `invalid_at` because of `by_edge_id` (or by hand). */
@@ -58,8 +68,10 @@ export interface EdgeClosure {
   readonly by_edge_id: number | null
   /** the artifact whose store decided it; null: by hand */
   readonly artifact_id: number | null
-  readonly kind: "close" | "born_closed" | "repeat_end" | "inherited" | "hand"
-  readonly invalid_at: string
+  /** contradicts: the model said the two contradict, and their times ended neither when it was decided */
+  readonly kind: "close" | "born_closed" | "repeat_end" | "inherited" | "hand" | "contradicts"
+  /** null for `contradicts` */
+  readonly invalid_at: string | null
   readonly expired_at: string
   /** the invalid_at it replaced */
   readonly prev_invalid_at: string | null
@@ -91,16 +103,27 @@ export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
     ) => Effect.Effect<ReadonlyArray<EntityRow>>
     /** returns the inserted rows in input order */
     readonly insertEdges: (edges: ReadonlyArray<NewEdge>) => Effect.Effect<ReadonlyArray<EdgeRow>>
+    /** moves edges' ends earlier (never later), with the expired_at each gets */
     readonly closeEdges: (closes: ReadonlyArray<EdgeClose>) => Effect.Effect<void>
+    readonly restartEdges: (restarts: ReadonlyArray<EdgeRestart>) => Effect.Effect<void>
+    /**
+     * the end the statements of each edge gave (gb_edge_artifacts: the earliest stated end, null
+     * when none stated one), before any decision cut it; edges without statements are left out
+     */
+    readonly statedEnds: (
+      edgeIds: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<{ readonly edge_id: number; readonly stated_end: string | null }>>
     readonly getEdges: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     /**
-     * live edges (expired_at IS NULL) of the dataset touching, as source or target, an entity
-     * whose name_key is one of `nameKeys`; newest first (created_at, then id), at most `limit`
+     * live edges (expired_at IS NULL; `state` "closed": the others) of the dataset touching, as
+     * source or target, an entity whose name_key is one of `nameKeys`; newest first (created_at,
+     * then id), at most `limit`
      */
     readonly loadCandidateEdgesByNameKeys: (
       datasetId: number,
       nameKeys: ReadonlyArray<string>,
-      limit: number
+      limit: number,
+      state?: EdgeState
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     /** the same, for entity ids (the similarity lookup) */
     readonly loadCandidateEdgesByEntityIds: (
@@ -109,10 +132,11 @@ export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
       limit: number
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     /**
-     * every live edge of the dataset with one of these (source_id, target_id, relation), whatever
-     * its age: the exact repeats, which no candidate cap may hide; newest first (created_at, then id)
+     * every edge of the dataset, live or closed, with one of these (source_id, target_id,
+     * relation), whatever its age: the exact repeats, which no candidate cap may hide; newest
+     * first (created_at, then id)
      */
-    readonly loadLiveEdgesByTriples: (
+    readonly loadEdgesByTriples: (
       datasetId: number,
       triples: ReadonlyArray<EdgeTriple>
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
@@ -154,7 +178,7 @@ export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
         {
           readonly edge_id: number
           readonly description: string
-          readonly valid_at: string
+          readonly valid_at: string | null
           readonly invalid_at: string | null
         }
       >

@@ -6,7 +6,8 @@ import type { EdgeClosure } from "./GraphRepo.js"
 /**
  * What a read sees. Times are canonical RFC 3339 (see domain/time.ts), compared as text.
  *
- * A fact passes when `valid_at <= asOf` and, unless `includeExpired`, it had not ended by then
+ * A fact passes when `valid_at <= asOf` (a null valid_at, an unknown start, always does: it is
+ * unbounded below) and, unless `includeExpired`, it had not ended by then
  * (`invalid_at IS NULL OR invalid_at > asOf`). With `knownAt`, only rows stored by then count,
  * and a fact closed later (`expired_at > knownAt`) is seen as it was then: still open.
  */
@@ -89,14 +90,15 @@ export interface FactSourceRow {
    * fact's creator when it is not linked
    */
   readonly statement_description: string | null
+  /** also null when the statement gave an end and no start */
   readonly statement_valid_at: string | null
   readonly statement_invalid_at: string | null
 }
 
-/** A recorded decision that closed a fact (gb_edge_closures where edge_id is the fact). */
+/** A recorded decision that closed a fact (gb_edge_closures where edge_id is the fact; not a mere `contradicts`). */
 export interface FactClosureRow {
   readonly id: number
-  readonly kind: EdgeClosure["kind"]
+  readonly kind: Exclude<EdgeClosure["kind"], "contradicts">
   /** the fact that caused it, with its description (null: a repeat's end, or by hand) */
   readonly by_edge_id: number | null
   readonly by_description: string | null
@@ -225,7 +227,8 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
      */
     readonly entityByNameKey: (datasetId: number, nameKey: string) => Effect.Effect<Option.Option<EntityView>>
     /**
-     * every fact touching the entity, as source or target, by valid_at then id, every link;
+     * every fact touching the entity, as source or target, by valid_at (an unknown start first)
+     * then id, every link;
      * with `openAt`, only those that had not ended by then (`invalid_at` null or later)
      */
     readonly entityFacts: (

@@ -3,10 +3,12 @@
  * runs were made through the API with a scripted fake Anthropic: three succeeded remembers (one
  * contradicting another, so a fact is closed; one with a failing web search, so it is flagged),
  * one failed remember, and one held in progress to watch the page refresh itself; the Memory
- * view over the first user's dataset. Then the same page with `[auth]` tokens. Screenshots go
- * to build/test-artifacts/.
+ * view over the first user's dataset, with a fact whose start is unknown written into the file
+ * with SQL. Then the same page with `[auth]` tokens. Screenshots go to build/test-artifacts/.
  */
+import Database from "better-sqlite3"
 import { Schema } from "effect"
+import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -20,7 +22,7 @@ import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { EntityStory } from "../../src/query/responses.js"
 import { launchChromium, type PageWatch, screenshot, watchPage } from "../support/browser.js"
-import { type SpawnedServer, startServer } from "../support/cli.js"
+import { type SpawnedServer, startServer, tempDir } from "../support/cli.js"
 import {
   anthropicError,
   anthropicMessage,
@@ -134,9 +136,12 @@ describe("the admin page", { timeout: 120_000 }, () => {
   let watch: PageWatch
   let db: string
   const ids = { berlin: 0, paris: 0, flagged: 0, failed: 0 }
+  // the server's SQLite file, for a row no model answer can make yet
+  const dir = tempDir("gligabao-admin-browser-")
+  const dbFile = join(dir.path, "admin.db")
 
   beforeAll(async () => {
-    server = await startServer({ env: { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: fake.url } })
+    server = await startServer({ db: dbFile, env: { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: fake.url } })
     const seeds: Array<[keyof typeof ids, unknown, number]> = [
       ["berlin", {
         user_id: "u1",
@@ -169,6 +174,7 @@ describe("the admin page", { timeout: 120_000 }, () => {
   afterAll(async () => {
     await page?.close()
     await server?.stop()
+    dir.remove()
   })
 
   const rows = () => page.getByTestId("run-row")
@@ -403,6 +409,68 @@ describe("the admin page", { timeout: 120_000 }, () => {
       "Alice moved to Paris on 2025-01-15."
     )
     expect(await detail.getByTestId("memory-closure").count()).toBe(0)
+  })
+
+  it("the Memory view draws a fact whose start is unknown as an open bar from the axis' left edge", async () => {
+    // what "Alice moved from Hamburg to Berlin" leaves: she lived in Hamburg until Berlin, since when unknown
+    const conn = new Database(dbFile)
+    let hamburg: number
+    try {
+      const alice = conn.prepare(`SELECT n.id, n.dataset_id FROM gb_entities n JOIN gb_datasets d ON d.id = n.dataset_id
+        WHERE d.user_id = 'u1' AND d.name = 'main' AND n.name = 'Alice Smith'`).get() as {
+        id: number
+        dataset_id: number
+      }
+      const city = conn.prepare(
+        `INSERT INTO gb_entities (dataset_id, name, name_key, type, description, created_at, updated_at)
+        VALUES (?, 'Hamburg', 'hamburg', 'place', '', ?, ?)`
+      ).run(alice.dataset_id, "2025-02-01T00:00:00.000Z", "2025-02-01T00:00:00.000Z")
+      hamburg = Number(
+        conn.prepare(`INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, valid_at,
+          invalid_at, created_at, expired_at)
+        VALUES (?, ?, ?, 'lives in', 'Alice Smith lives in Hamburg', NULL, '2024-03-01T00:00:00.000Z', ?, NULL)`)
+          .run(alice.dataset_id, alice.id, city.lastInsertRowid, "2025-02-01T00:00:00.000Z").lastInsertRowid
+      )
+    } finally {
+      conn.close()
+    }
+
+    // the story again: unknown start first
+    await page.locator("[data-testid=memory-entity-row]", { hasText: "Alice Smith" }).click()
+    const entity = page.getByTestId("memory-entity")
+    const bars = entity.getByTestId("fact-bar")
+    await expect.poll(() => bars.count(), WAIT).toBe(3)
+    expect(await bars.evaluateAll((els) => els.map((el) => el.getAttribute("data-fact-id")))).toEqual([
+      String(hamburg),
+      expect.any(String),
+      expect.any(String)
+    ])
+    // placed as numbers, never NaN; the axis is not stretched back to 1970
+    const geometry = await bars.evaluateAll((els) =>
+      els.map((el) => `${(el as any).style.left} ${(el as any).style.width}`)
+    )
+    for (const g of geometry) expect(g).toMatch(/^-?[\d.]+% [\d.]+%$/)
+    expect(await entity.getByTestId("timeline-axis").innerText()).not.toMatch(/1970|NaN/)
+
+    const open = entity.locator("[data-testid=fact-bar][data-open-start=true]")
+    expect(await open.count()).toBe(1)
+    expect(await open.getAttribute("data-fact-id")).toBe(String(hamburg))
+    expect(await open.getAttribute("aria-label")).toContain("unknown start to 2024-03-01T00:00:00.000Z")
+    // from the track's left edge to where Berlin begins
+    const track = await open.locator("xpath=..").boundingBox()
+    const box = await open.boundingBox()
+    const berlinBar = entity.locator(`[data-testid=fact-bar][data-fact-id]:not([data-open-start=true])`).first()
+    const berlinBox = await berlinBar.boundingBox()
+    expect(Math.abs(box!.x - track!.x)).toBeLessThan(2)
+    expect(Math.abs(box!.x + box!.width - berlinBox!.x)).toBeLessThan(2)
+    expect(await entity.getByTestId("timeline-legend").innerText()).toMatch(/start unknown/)
+
+    await open.click()
+    const detail = page.getByTestId("memory-fact-detail")
+    await expect.poll(() => detail.getAttribute("data-fact-id"), WAIT).toBe(String(hamburg))
+    expect(await detail.getByTestId("fact-valid_at").innerText()).toBe("unknown start")
+    expect(await detail.getByTestId("fact-invalid_at").innerText()).toBe("2024-03-01T00:00:00.000Z")
+    await screenshot(page, "admin-memory-unknown-start.png")
   })
 
   it("loaded with no console error and requested nothing but the server", () => {

@@ -1,7 +1,8 @@
 /**
  * The read commands of the real CLI (`gligabao search`, `query`, `export`) on a SQLite file
  * migrated by `gligabao migrate` and filled with plain SQL (so the full-text triggers are
- * exercised as any writer would).
+ * exercised as any writer would). Alice lived in Hamburg until 2024 from an unknown start
+ * (valid_at NULL), then in Berlin, then in Paris.
  */
 import Database from "better-sqlite3"
 import { readFileSync } from "node:fs"
@@ -29,13 +30,15 @@ beforeAll(async () => {
       INSERT INTO gb_entities (dataset_id, name, name_key, type, description, created_at, updated_at)
         VALUES (1, 'Alice', 'alice', 'person', 'an engineer', '${T0}', '${T0}'),
                (1, 'Berlin', 'berlin', 'place', '', '${T0}', '${T0}'),
-               (1, 'Paris', 'paris', 'place', '', '${T1}', '${T1}');
+               (1, 'Paris', 'paris', 'place', '', '${T1}', '${T1}'),
+               (1, 'Hamburg', 'hamburg', 'place', '', '${T0}', '${T0}');
       INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, valid_at, invalid_at, created_at, expired_at, artifact_id)
         VALUES (1, 1, 2, 'lives_in', 'Alice lives in Berlin', '${T0}', '${T1}', '${T0}', '${T1}', 1),
-               (1, 1, 3, 'lives_in', 'Alice lives in Paris', '${T1}', NULL, '${T1}', NULL, 2);
-      INSERT INTO gb_entity_artifacts (entity_id, artifact_id) VALUES (1, 1), (2, 1), (1, 2), (3, 2);
-      INSERT INTO gb_edge_artifacts (edge_id, artifact_id) VALUES (1, 1), (2, 2);
-      INSERT INTO gb_edge_sessions VALUES (1, 's1'), (2, 's2');
+               (1, 1, 3, 'lives_in', 'Alice lives in Paris', '${T1}', NULL, '${T1}', NULL, 2),
+               (1, 1, 4, 'lives_in', 'Alice lives in Hamburg', NULL, '${T0}', '${T0}', NULL, 1);
+      INSERT INTO gb_entity_artifacts (entity_id, artifact_id) VALUES (1, 1), (2, 1), (1, 2), (3, 2), (4, 1);
+      INSERT INTO gb_edge_artifacts (edge_id, artifact_id) VALUES (1, 1), (2, 2), (3, 1);
+      INSERT INTO gb_edge_sessions VALUES (1, 's1'), (2, 's2'), (3, 's1');
     `)
   } finally {
     conn.close()
@@ -66,6 +69,13 @@ describe("read commands", { timeout: 60_000 }, () => {
       "0"
     )
     expect(JSON.parse(then.stdout).facts.map((f: { target: string }) => f.target)).toEqual(["Berlin"])
+
+    // an unknown start: true at any time before its end
+    const unknown = await cli("search", "Alice Hamburg", "--user-id", "alice", "--as-of", "2023-06-01T00:00:00Z")
+    expect(unknown.code, unknown.stderr).toBe(0)
+    expect(JSON.parse(unknown.stdout).facts).toEqual([
+      expect.objectContaining({ target: "Hamburg", valid_at: null, invalid_at: T0 })
+    ])
   })
 
   it("export writes GraphML to a file and JSON to stdout", async () => {
@@ -84,7 +94,13 @@ describe("read commands", { timeout: 60_000 }, () => {
     expect(written.stdout).toBe("")
     const graph = parseXml(readFileSync(file, "utf8")).children.find((c) => c.name === "graph")!
     const facts = graph.children.filter((c) => c.name === "edge" && dataOf(c).e_kind === "fact")
-    expect(facts).toHaveLength(2)
+    expect(facts).toHaveLength(3)
+    // no valid_at for an unknown start, as no invalid_at for an open end
+    expect(facts.map((f) => [dataOf(f).e_valid_at, dataOf(f).e_invalid_at])).toEqual([
+      [T0, T1],
+      [T1, undefined],
+      [undefined, T0]
+    ])
 
     const json = await cli("export", "--user-id", "alice", "--session-id", "s2")
     expect(json.code, json.stderr).toBe(0)

@@ -149,5 +149,27 @@ forEachDialect((dialect, makeLayer) => {
           if (dialect === "sqlite") yield* expectFullTextConsistent
         })
       ))
+
+    it.live("merge names the result after `into`, also after a later forget; not after the oldest spelling", () =>
+      withApp(
+        makeLayer(),
+        Effect.gen(function*() {
+          // "Bob J." is stated first, so the oldest spelling would name the merged entity
+          const nick = yield* remember("Bob J knows Chen Wei in 2015.")
+          const full = yield* remember("Robert Jones works at Acme in 2019.")
+          const bob = nick.entities.find((e: any) => e.name === "Bob J").id
+          const robert = full.entities.find((e: any) => e.name === "Robert Jones").id
+          const res = yield* postJson("/v1/gb/entities/merge", { user_id: "alice", into: robert, from: [bob] })
+          expect(res.status, res.text).toBe(200)
+          expect(res.json.into).toMatchObject({ id: robert, name: "Robert Jones" })
+          const names = rows<{ name: string }>(`SELECT name FROM gb_entities WHERE id = ${robert}`)
+          expect(yield* names).toEqual([{ name: "Robert Jones" }])
+          // forgetting the text that spelled it "Robert Jones" leaves the one that said "Bob J": the name stays
+          const forgot = yield* del(`/v1/gb/artifacts/${full.artifact_id}`)
+          expect(forgot.status, forgot.text).toBe(200)
+          expect(yield* names).toEqual([{ name: "Robert Jones" }])
+          expect((yield* facts).map((f) => [f.source, f.target])).toEqual([["Robert Jones", "Chen Wei"]])
+        })
+      ))
   })
 })

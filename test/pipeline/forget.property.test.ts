@@ -36,7 +36,7 @@ const ORGS = ["Acme", "Globex"]
 const FILLER = "The archive keeps a long note about the harbour, the weather and the ships of that day."
 
 interface Sentence {
-  readonly kind: "knows" | "works" | "lives"
+  readonly kind: "knows" | "works" | "lives" | "ended"
   readonly a: number
   readonly b: number
   readonly year: number
@@ -56,7 +56,9 @@ const sentence: fc.Arbitrary<Sentence> = fc.record({
   kind: fc.oneof(
     { arbitrary: fc.constant("lives" as const), weight: 3 },
     { arbitrary: fc.constant("knows" as const), weight: 1 },
-    { arbitrary: fc.constant("works" as const), weight: 1 }
+    { arbitrary: fc.constant("works" as const), weight: 1 },
+    // "<person> lived in <place> until <year>.": an end without a start
+    { arbitrary: fc.constant("ended" as const), weight: 1 }
   ),
   // two people, so their places contradict often
   a: fc.integer({ min: 0, max: 1 }),
@@ -99,6 +101,11 @@ const render = (texts: ReadonlyArray<Text>): Array<{ text: string; session: stri
       if (s.kind === "works") return [`${a} works at ${ORGS[s.b % 2]} in ${2010 + s.year}.`]
       if (placed.has(s.a)) return []
       placed.add(s.a)
+      if (s.kind === "ended") {
+        // the end of a place stated before (a year after it began), or of one not stated yet
+        const first = firstYear.get(`${s.a}:${s.b}`)
+        return [`${a} lived in ${PLACES[s.b]} until ${2021 + (first ?? s.year)}.`]
+      }
       // a place restated keeps the year it was first stated with; an older state names a place of its own
       const first = firstYear.get(`${s.a}:${s.b}`)
       const older = first === undefined && s.year < (latest.get(s.a) ?? -1)

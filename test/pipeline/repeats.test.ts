@@ -108,7 +108,7 @@ forEachDialect((_dialect, makeLayer) => {
       })
     ))
 
-  it.effect("loadLiveEdgesByTriples: every live edge with the triple, whatever its age; no expired one, no other dataset", () =>
+  it.effect("loadEdgesByTriples: every edge with the triple, live or closed, whatever its age; no other dataset", () =>
     Effect.gen(function*() {
       const datasets = yield* DatasetsRepo
       const graph = yield* GraphRepo
@@ -153,13 +153,13 @@ forEachDialect((_dialect, makeLayer) => {
         edge(other.id, alice2!.id, bob2!.id, "knows", 5),
         edge(main.id, alice!.id, bob!.id, "knows", 6)
       ])
-      const found = yield* graph.loadLiveEdgesByTriples(main.id, [
+      const found = yield* graph.loadEdgesByTriples(main.id, [
         { source_id: alice!.id, target_id: bob!.id, relation: "knows" },
         { source_id: alice!.id, target_id: bob!.id, relation: "knows" },
         { source_id: alice2!.id, target_id: bob2!.id, relation: "knows" }
       ])
-      expect(found.map((e) => e.id)).toEqual([rows[5]!.id, rows[0]!.id])
+      expect(found.map((e) => e.id)).toEqual([rows[5]!.id, rows[1]!.id, rows[0]!.id])
       expect(found[0]).toMatchObject({ source_name: "Alice", target_name: "Bob" })
-      expect(yield* graph.loadLiveEdgesByTriples(main.id, [])).toEqual([])
+      expect(yield* graph.loadEdgesByTriples(main.id, [])).toEqual([])
     }).pipe(Effect.provide(makeLayer())))
 })

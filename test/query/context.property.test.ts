@@ -106,7 +106,9 @@ const graphArb = fc.integer({ min: 0, max: 8 }).chain((n) =>
         relation: text,
         description: text,
         valid_at: instant,
-        closed: fc.option(fc.integer({ min: 1, max: 2000 }))
+        closed: fc.option(fc.integer({ min: 1, max: 2000 })),
+        // an ended fact may have an unknown start
+        openStart: fc.boolean()
       }),
       // a fact needs its two ends
       { maxLength: n === 0 ? 0 : 12 }
@@ -124,7 +126,7 @@ const graphArb = fc.integer({ min: 0, max: 8 }).chain((n) =>
         target_id: target.id,
         relation: f.relation,
         description: f.description,
-        valid_at: f.valid_at,
+        valid_at: f.closed !== null && f.openStart ? null : f.valid_at,
         ...(f.closed === null
           ? {}
           : { invalid_at: new Date(Date.parse(f.valid_at) + f.closed * DAY).toISOString() }),
@@ -169,6 +171,11 @@ describe("the context block", () => {
     expect(factLine(fact("Moved there.", "2026-03-01T00:00:00.000Z"))).toBe(
       "- Alice Smith lives in Paris (2025-01-15 to 2026-03-01)"
     )
+    // an unknown start: the end alone; with neither (a known_at view hid the end) the sentence alone
+    expect(factLine({ ...fact("Moved there.", "2026-03-01T00:00:00.000Z"), valid_at: null })).toBe(
+      "- Alice Smith lives in Paris (until 2026-03-01)"
+    )
+    expect(factLine({ ...fact("Moved there."), valid_at: null })).toBe("- Alice Smith lives in Paris")
     expect(factSentence(fact(""))).toBe("Alice Smith lives in Paris")
     expect(entityLine({ name: "Alice  Smith", type: "person", description: "an engineer\nat Acme" })).toBe(
       "- Alice Smith (person): an engineer at Acme"
@@ -260,6 +267,8 @@ describe("the context block", () => {
                 { arbitrary: fc.constant(null), weight: 3 },
                 { arbitrary: fc.integer({ min: 1, max: 3000 }), weight: 1 }
               ),
+              // an ended fact may have an unknown start
+              openStart: fc.boolean(),
               session: fc.constantFrom(undefined, "s1", "s1")
             }),
             { minLength: 1, maxLength: 10 }
@@ -294,7 +303,7 @@ describe("the context block", () => {
                 target: w.entities[f.target % w.entities.length]!,
                 relation: f.relation,
                 description: f.description,
-                valid_at: f.valid_at,
+                valid_at: f.closed !== null && f.openStart ? null : f.valid_at,
                 ...(f.closed === null
                   ? {}
                   : { invalid_at: new Date(Date.parse(f.valid_at) + f.closed * DAY).toISOString() }),

@@ -48,7 +48,8 @@ export interface SeedFact {
   readonly target: string
   readonly relation: string
   readonly description: string
-  readonly valid_at: string
+  /** null: the start is unknown (give it an invalid_at) */
+  readonly valid_at: string | null
   readonly invalid_at?: string
   /** ingestion time */
   readonly at: string

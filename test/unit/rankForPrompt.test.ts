@@ -69,6 +69,7 @@ const candidates = (
     foundBy: new Map(facts.map((f) => [f.id, foundBy[f.id] ?? "name"] as const)),
     foundByMeaning,
     similarityError: null,
+    statedEnds: new Map(),
     ...resolveEndpoints(graph, stored)
   }
 }
@@ -133,6 +134,7 @@ describe("needsModel: a new fact is compared only when it shares an entity with 
       foundBy: new Map(facts.map((f) => [f.id, foundBy[f.id] ?? "name"] as const)),
       foundByMeaning,
       similarityError: null,
+      statedEnds: new Map(),
       ...resolveEndpoints({ entities: [], edges }, stored)
     }
   }

@@ -211,6 +211,30 @@ describe("the query answer", () => {
     }])
     expect(prompt.system).toMatch(/nothing else/)
   })
+  it("a fact whose start is unknown goes to the model with valid_at null, which the prompt explains", () => {
+    const prompt = buildQueryPrompt({
+      question: "Where?",
+      asOf: "2024-06-01T00:00:00.000Z",
+      facts: [{
+        id: 5,
+        source: "A",
+        source_id: 1,
+        target: "B",
+        target_id: 2,
+        relation: "lives in",
+        description: "A lives in B",
+        valid_at: null,
+        invalid_at: "2025-01-01T00:00:00.000Z",
+        created_at: "2025-02-01T00:00:00.000Z",
+        artifact_ids: [],
+        session_ids: []
+      }],
+      entities: []
+    })
+    const data = JSON.parse(prompt.messages[0]!.content as string)
+    expect(data.facts[0]).toMatchObject({ id: 5, valid_at: null, invalid_at: "2025-01-01T00:00:00.000Z" })
+    expect(prompt.system).toMatch(/valid_at of null means the start is unknown/)
+  })
 })
 
 describe("GraphML text", () => {

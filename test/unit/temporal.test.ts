@@ -19,7 +19,8 @@ const stored = (id: number, valid: string, invalid: string | null = null, target
   target_key: target,
   relation: "lives_in",
   valid_at: t(valid),
-  invalid_at: invalid === null ? null : t(invalid)
+  invalid_at: invalid === null ? null : t(invalid),
+  expired_at: null
 })
 
 const fresh = (index: number, valid: string, invalid: string | null = null, target = "paris"): NewFact => ({
@@ -122,7 +123,8 @@ describe("planReconciliation", () => {
       facts: [{ index: 0, action: "insert", invalid_at: t("2025-01-20"), expired_at: null }],
       decisions: [],
       closes: [],
-      invalidated: []
+      invalidated: [],
+      restarts: []
     })
   })
 
@@ -136,7 +138,8 @@ describe("planReconciliation", () => {
       facts: [{ index: 0, action: "insert", invalid_at: null, expired_at: null }],
       decisions: [{ kind: "close", stored_id: 12, new_index: 0, invalid_at: t("2025-01-15") }],
       closes: [{ id: 12, invalid_at: t("2025-01-15"), expired_at: NOW }],
-      invalidated: [12]
+      invalidated: [12],
+      restarts: []
     })
   })
 
@@ -163,11 +166,12 @@ describe("planReconciliation", () => {
         { kind: "born_closed", new_index: 0, stored_id: 13, invalid_at: t("2022-01-01") }
       ],
       closes: [],
-      invalidated: []
+      invalidated: [],
+      restarts: []
     })
   })
 
-  it("changes nothing when the intervals do not overlap (rule 1)", () => {
+  it("changes nothing when the intervals do not overlap (rule 1), and keeps that they contradict", () => {
     const result = plan({
       newFacts: [fresh(0, "2025-01-01"), fresh(1, "2010-01-01", "2012-01-01")],
       stored: [stored(12, "2020-01-01", "2024-01-01")],
@@ -178,9 +182,13 @@ describe("planReconciliation", () => {
         { index: 0, action: "insert", invalid_at: null, expired_at: null },
         { index: 1, action: "insert", invalid_at: t("2012-01-01"), expired_at: null }
       ],
-      decisions: [],
+      decisions: [
+        { kind: "contradicts", stored_id: 12, new_index: 0 },
+        { kind: "contradicts", stored_id: 12, new_index: 1 }
+      ],
       closes: [],
-      invalidated: []
+      invalidated: [],
+      restarts: []
     })
   })
 
@@ -226,7 +234,8 @@ describe("planReconciliation", () => {
       ],
       decisions: [],
       closes: [],
-      invalidated: []
+      invalidated: [],
+      restarts: []
     })
   })
 
@@ -235,16 +244,21 @@ describe("planReconciliation", () => {
     const p = plan({ ...input, exact: exactRepeats(input.newFacts, input.stored) })
     expect(p.facts).toEqual([{ index: 0, action: "duplicate", edge_id: 7 }])
     expect(p.decisions).toEqual([{ kind: "repeat_end", stored_id: 7, new_index: 0, invalid_at: t("2025-01-10") }])
-    expect(p.closes).toEqual([{ id: 7, invalid_at: t("2025-01-10"), expired_at: NOW }])
+    // the end was stated, not imposed by a newer fact: the fact stays live, as one stored with its end
+    expect(p.closes).toEqual([{ id: 7, invalid_at: t("2025-01-10"), expired_at: null }])
     expect(p.invalidated).toEqual([7])
   })
 
-  it("keeps a stored end date, and ignores an end before the stored fact began", () => {
+  it("keeps a stored end date, and takes a period that ends before the stored fact began as a fact of its own", () => {
     const ended = [stored(7, "2024-03-01", "2024-06-01")]
     const again = [fresh(0, "2024-03-01", "2025-01-10", "berlin")]
     expect(plan({ newFacts: again, stored: ended, exact: new Map([[0, 7]]) }).closes).toEqual([])
     const early = [fresh(0, "2023-01-01", "2024-01-01", "berlin")]
-    expect(plan({ newFacts: early, stored: [stored(7, "2024-03-01")], exact: new Map([[0, 7]]) }).closes).toEqual([])
+    const storedLater = [stored(7, "2024-03-01")]
+    expect(exactRepeats(early, storedLater)).toEqual(new Map())
+    expect(plan({ newFacts: early, stored: storedLater }).facts).toEqual([
+      { index: 0, action: "insert", invalid_at: t("2024-01-01"), expired_at: null }
+    ])
   })
 
   it("ignores a contradiction with an edge that is not a candidate", () => {
@@ -270,7 +284,8 @@ describe("planReconciliation", () => {
         { kind: "born_closed", new_index: 0, stored_id: 13, invalid_at: t("2024-01-01") }
       ],
       closes: [{ id: 12, invalid_at: t("2022-01-01"), expired_at: NOW }],
-      invalidated: [12]
+      invalidated: [12],
+      restarts: []
     })
   })
 })

@@ -12,6 +12,7 @@ import erase from "./0010_erase.js"
 import structuredMode from "./0011_structured_mode.js"
 import pgVectors from "./0012_pg_vectors.js"
 import datasetFullText from "./0013_dataset_full_text.js"
+import unknownStart from "./0014_unknown_start.js"
 
 export const migrations = {
   "0001_init": init,
@@ -26,5 +27,6 @@ export const migrations = {
   "0010_erase": erase,
   "0011_structured_mode": structuredMode,
   "0012_pg_vectors": pgVectors,
-  "0013_dataset_full_text": datasetFullText
+  "0013_dataset_full_text": datasetFullText,
+  "0014_unknown_start": unknownStart
 }

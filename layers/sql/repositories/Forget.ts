@@ -267,6 +267,12 @@ const make = Effect.gen(function*() {
       }))
     }).pipe(Effect.orDie)
 
+  const renameStatements: ForgetRepo["Type"]["renameStatements"] = (entityId, name) =>
+    sql`UPDATE gb_entity_artifacts SET name = ${name} WHERE entity_id = ${entityId} AND name IS NOT NULL`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
+
   const updateEntity: ForgetRepo["Type"]["updateEntity"] = (id, values) =>
     sql`UPDATE gb_entities SET name = ${values.name}, description = ${values.description}, embedded_at = NULL
       WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
@@ -332,6 +338,7 @@ const make = Effect.gen(function*() {
         Effect.orDie
       ),
     entityStatements,
+    renameStatements,
     updateEntity,
     discardPendingVectors,
     scrubRuns

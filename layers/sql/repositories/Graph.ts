@@ -5,6 +5,8 @@ import { Effect, Layer, Option } from "effect"
 import type { ArtifactRow, EdgeRow, EdgeWithNames, EntityRow } from "../../../src/domain/Rows.js"
 import {
   type EdgeClose,
+  type EdgeRestart,
+  type EdgeState,
   type EdgeTriple,
   type EntityUpsert,
   GraphRepo,
@@ -149,17 +151,42 @@ export const make = Effect.gen(function*() {
         Effect.orDie
       )
 
-  // only live edges are closed: what gligabao once learned about an expired edge never changes
+  // an end only moves earlier (times are normalized RFC 3339 UTC, so they compare as text); the
+  // plan says which expired_at goes with it
   const closeEdges = (closes: ReadonlyArray<EdgeClose>) =>
     Effect.forEach(
       chunksOf(closes),
-      (chunk) =>
-        sql`UPDATE gb_edges SET
-          invalid_at = CASE ${sql.join(" ", false)(chunk.map((c) => sql`WHEN id = ${c.id} THEN ${c.invalid_at}`))} END,
+      (chunk) => {
+        const newEnd = sql`CASE ${
+          sql.join(" ", false)(chunk.map((c) => sql`WHEN id = ${c.id} THEN ${c.invalid_at}`))
+        } END`
+        return sql`UPDATE gb_edges SET
+          invalid_at = ${newEnd},
           expired_at = CASE ${sql.join(" ", false)(chunk.map((c) => sql`WHEN id = ${c.id} THEN ${c.expired_at}`))} END
-        WHERE id IN ${sql.in(chunk.map((c) => c.id))} AND expired_at IS NULL`,
+        WHERE id IN ${sql.in(chunk.map((c) => c.id))} AND (invalid_at IS NULL OR invalid_at > ${newEnd})`
+      },
       { discard: true }
     ).pipe(Effect.orDie)
+
+  const restartEdges = (restarts: ReadonlyArray<EdgeRestart>) =>
+    Effect.forEach(
+      restarts,
+      (r) => sql`UPDATE gb_edges SET valid_at = ${r.valid_at} WHERE id = ${r.id}`,
+      { discard: true }
+    ).pipe(Effect.orDie)
+
+  // served by the primary key (edge_id, artifact_id); links stored before migration 0009 have no statement
+  const statedEnds = (edgeIds: ReadonlyArray<number>) =>
+    Effect.forEach(
+      chunksOf(unique(edgeIds)),
+      (chunk) =>
+        sql<{ edge_id: number; stated_end: string | null }>`SELECT edge_id, MIN(invalid_at) AS stated_end
+        FROM gb_edge_artifacts WHERE edge_id IN ${sql.in(chunk)} AND description IS NOT NULL
+        GROUP BY edge_id`
+    ).pipe(
+      Effect.map((chunks) => chunks.flat().map((r) => ({ edge_id: Number(r.edge_id), stated_end: r.stated_end }))),
+      Effect.orDie
+    )
 
   const getEdges = (ids: ReadonlyArray<number>) =>
     Effect.forEach(chunksOf(unique(ids)), (chunk) =>
@@ -176,17 +203,19 @@ export const make = Effect.gen(function*() {
       )
 
   /**
-   * Live edges touching the entities `entities` selects. The source and target lookups are
-   * separate halves of a UNION so that each is served by its partial index on live edges
-   * (an OR across the two columns would scan the table). CROSS JOIN makes SQLite drive the
-   * outer query from those ids rather than from the dataset's edges (PostgreSQL plans freely).
+   * Live (or closed) edges touching the entities `entities` selects. The source and target
+   * lookups are separate halves of a UNION so that each is served by an index (the partial ones
+   * on live edges, (source_id, created_at) and (target_id, created_at) for closed ones); an OR
+   * across the two columns would scan the table. CROSS JOIN makes SQLite drive the outer query
+   * from those ids rather than from the dataset's edges (PostgreSQL plans freely).
    */
-  const liveEdgesTouching = (datasetId: number, entities: Fragment, limit: number) =>
-    sql<EdgeWithNames>`WITH touched AS (${entities}),
+  const edgesTouching = (datasetId: number, entities: Fragment, limit: number, state: EdgeState) => {
+    const alive = sql.literal(state === "live" ? "expired_at IS NULL" : "expired_at IS NOT NULL")
+    return sql<EdgeWithNames>`WITH touched AS (${entities}),
       candidate_ids AS (
-        SELECT id FROM gb_edges WHERE expired_at IS NULL AND source_id IN (SELECT id FROM touched)
+        SELECT id FROM gb_edges WHERE ${alive} AND source_id IN (SELECT id FROM touched)
         UNION
-        SELECT id FROM gb_edges WHERE expired_at IS NULL AND target_id IN (SELECT id FROM touched)
+        SELECT id FROM gb_edges WHERE ${alive} AND target_id IN (SELECT id FROM touched)
       )
       SELECT ${sql.literal(EDGE_WITH_NAMES_COLUMNS)}
       FROM candidate_ids c
@@ -196,6 +225,7 @@ export const make = Effect.gen(function*() {
       WHERE e.id = c.id AND e.dataset_id = ${datasetId}
       ORDER BY e.created_at DESC, e.id DESC
       LIMIT ${limit}`
+  }
 
   /** runs the lookup per chunk of keys, then merges: newest first, capped */
   const candidates = <K, E>(
@@ -214,20 +244,27 @@ export const make = Effect.gen(function*() {
     )
   }
 
-  const loadCandidateEdgesByNameKeys = (datasetId: number, nameKeys: ReadonlyArray<string>, limit: number) =>
+  const loadCandidateEdgesByNameKeys = (
+    datasetId: number,
+    nameKeys: ReadonlyArray<string>,
+    limit: number,
+    state: EdgeState = "live"
+  ) =>
     candidates(nameKeys, limit, (keys) =>
-      liveEdgesTouching(
+      edgesTouching(
         datasetId,
         sql`SELECT id FROM gb_entities WHERE dataset_id = ${datasetId} AND name_key IN ${sql.in(keys)}`,
-        limit
+        limit,
+        state
       ))
 
   const loadCandidateEdgesByEntityIds = (datasetId: number, entityIds: ReadonlyArray<number>, limit: number) =>
     candidates(entityIds, limit, (ids) =>
-      liveEdgesTouching(
+      edgesTouching(
         datasetId,
         sql`SELECT id FROM gb_entities WHERE dataset_id = ${datasetId} AND id IN ${sql.in(ids)}`,
-        limit
+        limit,
+        "live"
       ))
 
   /**
@@ -235,7 +272,7 @@ export const make = Effect.gen(function*() {
    * edges), each served by (dataset_id, source_id, target_id, relation); the casts type the
    * VALUES columns for PostgreSQL.
    */
-  const loadLiveEdgesByTriples = (datasetId: number, triples: ReadonlyArray<EdgeTriple>) =>
+  const loadEdgesByTriples = (datasetId: number, triples: ReadonlyArray<EdgeTriple>) =>
     Effect.forEach(
       chunksOf(triples, 100),
       (chunk) =>
@@ -252,7 +289,7 @@ export const make = Effect.gen(function*() {
         JOIN gb_entities s ON s.id = e.source_id
         JOIN gb_entities t ON t.id = e.target_id
         WHERE e.dataset_id = ${datasetId} AND e.source_id = w.source_id AND e.target_id = w.target_id
-          AND e.relation = w.relation AND e.expired_at IS NULL`
+          AND e.relation = w.relation`
     ).pipe(
       Effect.map((chunks) => {
         const byId = new Map(chunks.flat().map((row) => [row.id, row]))
@@ -299,7 +336,9 @@ export const make = Effect.gen(function*() {
     getEdges,
     loadCandidateEdgesByNameKeys,
     loadCandidateEdgesByEntityIds,
-    loadLiveEdgesByTriples,
+    loadEdgesByTriples,
+    restartEdges,
+    statedEnds,
     linkEntityStatements: (artifactId, rows) =>
       link("gb_entity_artifacts", rows.map((r) => ({ ...r, artifact_id: artifactId }))),
     linkEdgeStatements: (artifactId, rows) =>

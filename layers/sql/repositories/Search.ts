@@ -105,9 +105,13 @@ export const make = Effect.gen(function*() {
   const knownBy = (alias: string, f: ReadFilters): Array<Fragment> =>
     f.knownAt === null ? [] : [sql`${sql.literal(alias)}.created_at <= ${f.knownAt}`]
 
-  /** facts (alias e) that pass the time, session and kind filters */
+  /**
+   * facts (alias e) that pass the time, session and kind filters. A null valid_at (the start is
+   * unknown) is unbounded below: it had started by any asOf. No index holds valid_at, so the OR
+   * is a residual test like the rest, after the index that picked the rows.
+   */
   const factFilters = (f: ReadFilters): Fragment => {
-    const clauses: Array<Fragment> = [sql`e.valid_at <= ${f.asOf}`, ...knownBy("e", f)]
+    const clauses: Array<Fragment> = [sql`(e.valid_at IS NULL OR e.valid_at <= ${f.asOf})`, ...knownBy("e", f)]
     if (!f.includeExpired) {
       // as known at knownAt: a close recorded later had not happened yet
       const ended = f.knownAt === null
@@ -624,12 +628,13 @@ export const make = Effect.gen(function*() {
       if (openAt !== null) clauses.push(sql`(e.invalid_at IS NULL OR e.invalid_at > ${openAt})`)
       return sql`${STORY_FACT_SELECT} WHERE ${sql.and(clauses)}`
     }
+    // an unknown start comes first on both engines (PostgreSQL sorts NULL last by default)
     return sql<Omit<EntityFactView, "artifact_ids" | "session_ids">>`SELECT * FROM (
         ${side("source_id")}
         UNION ALL
         ${side("target_id")}
       ) story
-      ORDER BY story.valid_at, story.id`.pipe(
+      ORDER BY story.valid_at NULLS FIRST, story.id`.pipe(
       Effect.flatMap((rows) => withFactLinks(rows, ALL_LINKS, null)),
       Effect.orDie
     )
@@ -721,7 +726,7 @@ export const make = Effect.gen(function*() {
     sql<FactClosureRow>`SELECT c.id, c.kind, c.by_edge_id, b.description AS by_description, c.artifact_id,
         c.invalid_at, c.created_at
       FROM gb_edge_closures c LEFT JOIN gb_edges b ON b.id = c.by_edge_id
-      WHERE c.edge_id = ${factId}
+      WHERE c.edge_id = ${factId} AND c.kind <> 'contradicts'
       ORDER BY c.created_at, c.id`.pipe(Effect.orDie)
 
   const dataset = datasetByName(sql)

@@ -262,7 +262,8 @@ const showFact = (edge, entities, artifacts) => {
       isClosed(edge) ? h("span", { class: "badge", text: "closed", title: "invalid_at or expired_at is set" }) : null),
     metaList([
       ["description", edge.description],
-      ["valid_at", edge.valid_at],
+      // null: the start is unknown (true at any time before invalid_at)
+      ["valid_at", edge.valid_at ?? "unknown start"],
       ["invalid_at", edge.invalid_at],
       ["created_at", edge.created_at],
       ["expired_at", edge.expired_at],

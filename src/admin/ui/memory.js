@@ -1,7 +1,9 @@
 // The memory view: a user's memory as that user's endpoints answer it (search, an entity's story,
 // a fact's view), through the admin API's memory endpoints. An entity's facts are drawn on a time
-// axis, one bar per fact from valid_at to invalid_at (or to now); a fact opens with the texts it
-// came from and what closed it. Every text is set as textContent (common.js `h`), never as HTML.
+// axis, one bar per fact from valid_at to invalid_at (or to now); a fact whose start is unknown
+// (valid_at null: true at any time before its end) is an open bar from the axis' left edge. A
+// fact opens with the texts it came from and what closed it. Every text is set as textContent
+// (common.js `h`), never as HTML.
 import { $, api, fmtTime, h, report, state } from "./common.js"
 
 let searchSeq = 0
@@ -15,6 +17,10 @@ const YEAR = 365.25 * DAY
 const scope = () => ({ db: state.db, user_id: state.memory.user_id, dataset: state.memory.dataset })
 
 const isClosed = (fact) => fact.invalid_at !== undefined || fact.expired_at !== undefined
+
+/** valid_at null: the start is unknown (an end was stated without one) */
+const UNKNOWN_START = "unknown start"
+const startText = (validAt) => validAt ?? UNKNOWN_START
 
 const factLine = (fact) => [`${fact.source} `, h("span", { class: "mono", text: fact.relation }), ` ${fact.target}`]
 
@@ -135,17 +141,24 @@ const renderEntity = (story) => {
   $("memory-neighbours-empty").hidden = neighbours.length > 0
 }
 
-/** The axis' range: the first valid_at to the last end (or now), padded. */
+/**
+ * The axis' range: the first known valid_at (or end) to the last end (or now), padded. An unknown
+ * start has no time to place, so it is left out; with one, the left pad is wider, for the open
+ * bars that run in from the edge.
+ */
 const rangeOf = (facts, now) => {
-  const times = facts.flatMap((f) => [Date.parse(f.valid_at), f.invalid_at ? Date.parse(f.invalid_at) : now])
+  const times = facts.flatMap((f) => [
+    ...(f.valid_at === null ? [] : [Date.parse(f.valid_at)]),
+    f.invalid_at ? Date.parse(f.invalid_at) : now
+  ])
   let from = Math.min(...times)
   let to = Math.max(now, ...times)
   if (!(to - from > DAY)) {
     from -= DAY
     to += DAY
   }
-  const pad = (to - from) * 0.03
-  return { from: from - pad, to: to + pad }
+  const openStart = facts.some((f) => f.valid_at === null)
+  return { from: from - (to - from) * (openStart ? 0.12 : 0.03), to: to + (to - from) * 0.03 }
 }
 
 const niceStep = (steps, span, unit, most) => steps.find((s) => span / (s * unit) <= most) ?? steps.at(-1)
@@ -196,19 +209,22 @@ const timeline = (facts) => {
       labelled.map((tick) => h("span", { class: "tick", style: { left: at(tick.t) }, text: tick.label })),
       h("span", { class: "tick now-label", style: { left: at(now) }, text: "now" })))
   const rows = facts.map((fact) => {
-    const start = Date.parse(fact.valid_at)
+    const openStart = fact.valid_at === null
+    // an unknown start runs in from the axis' left edge
+    const start = openStart ? from : Date.parse(fact.valid_at)
     const end = fact.invalid_at ? Date.parse(fact.invalid_at) : Math.max(now, start)
     const closed = isClosed(fact)
-    const title = `${fact.source} ${fact.relation} ${fact.target}\n${fact.valid_at} → ${fact.invalid_at ?? "now"}` +
+    const span = `${startText(fact.valid_at)} → ${fact.invalid_at ?? "now"}`
+    const title = `${fact.source} ${fact.relation} ${fact.target}\n${span}` +
       (fact.expired_at ? `\nsuperseded at ${fact.expired_at}` : "")
     const bar = h("button", {
       type: "button",
-      class: `fact-bar ${closed ? "closed" : "live"}${fact.invalid_at ? "" : " open-ended"}`,
+      class: `fact-bar ${closed ? "closed" : "live"}${fact.invalid_at ? "" : " open-ended"}${openStart ? " open-start" : ""}`,
       style: { left: at(start), width: `${((end - start) / (to - from)) * 100}%` },
       title,
       testid: "fact-bar",
-      data: { factId: String(fact.id), closed: String(closed) },
-      "aria-label": `${fact.source} ${fact.relation} ${fact.target}, ${fact.valid_at} to ${fact.invalid_at ?? "now"}`
+      data: { factId: String(fact.id), closed: String(closed), openStart: String(openStart) },
+      "aria-label": `${fact.source} ${fact.relation} ${fact.target}, ${startText(fact.valid_at)} to ${fact.invalid_at ?? "now"}`
     })
     const label = h("button", { type: "button", class: "timeline-label link-button", title: fact.description }, factLine(fact))
     const row = h("div", { class: `timeline-row${closed ? " closed" : ""}`, testid: "timeline-row", data: { factId: String(fact.id) } },
@@ -248,7 +264,7 @@ const sourceBlock = (source, role) => h("div", { class: "artifact", testid: "mem
   source.statement
     ? h("div", { class: "small statement" },
       h("span", { class: "muted", text: "stated: " }), source.statement.description,
-      h("span", { class: "muted", text: ` (${source.statement.valid_at} → ${source.statement.invalid_at ?? "no end stated"})` }))
+      h("span", { class: "muted", text: ` (${startText(source.statement.valid_at)} → ${source.statement.invalid_at ?? "no end stated"})` }))
     : null)
 
 const closureItem = (closure) => {
@@ -279,7 +295,7 @@ const renderFact = (view) => {
       })()),
     metaList([
       ["description", fact.description],
-      ["valid_at", fact.valid_at],
+      ["valid_at", startText(fact.valid_at)],
       ["invalid_at", fact.invalid_at],
       ["created_at", fact.created_at],
       ["expired_at", fact.expired_at],

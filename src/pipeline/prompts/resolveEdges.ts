@@ -28,7 +28,7 @@ export interface ResolveNewFact {
   readonly relation: string
   readonly target: string
   readonly description: string
-  readonly valid_at: string
+  readonly valid_at: string | null
 }
 
 export interface ResolveExistingFact {
@@ -37,7 +37,7 @@ export interface ResolveExistingFact {
   readonly relation: string
   readonly target: string
   readonly description: string
-  readonly valid_at: string
+  readonly valid_at: string | null
 }
 
 const SYSTEM = `You compare new facts from a text with facts already stored in a memory.
@@ -77,7 +77,7 @@ const factJson = (f: Omit<ResolveNewFact, "index">) => ({
   relation: f.relation,
   target: f.target,
   ...(restatesFact(f) ? {} : { description: f.description }),
-  valid_at: compactTime(f.valid_at)
+  valid_at: f.valid_at === null ? null : compactTime(f.valid_at)
 })
 const newFactJson = (f: ResolveNewFact) => ({ index: f.index, ...factJson(f) })
 const existingFactJson = (f: ResolveExistingFact) => ({ id: f.id, ...factJson(f) })
@@ -135,7 +135,7 @@ export interface ReadFact {
   readonly target: string
   /** absent when it only restated the fact */
   readonly description?: string
-  readonly valid_at: string
+  readonly valid_at: string | null
 }
 
 /**

@@ -3,6 +3,7 @@ import { ComplexityClassifier } from "../../services/ComplexityClassifier.js"
 import { Database } from "../../services/Database.js"
 import { DatasetsRepo } from "../../services/DatasetsRepo.js"
 import { Embeddings } from "../../services/Embeddings.js"
+import { ForgetRepo } from "../../services/ForgetRepo.js"
 import { GeoRepo } from "../../services/GeoRepo.js"
 import { GeoResolver } from "../../services/GeoResolver.js"
 import { GraphRepo } from "../../services/GraphRepo.js"
@@ -28,6 +29,8 @@ export const RememberDeps = Effect.all({
   database: Database,
   datasets: DatasetsRepo,
   graph: GraphRepo,
+  // a repeat that moves a fact's start decides its closings again, as a forget does
+  forget: ForgetRepo,
   inferences: InferencesRepo,
   runLog: RunLogRepo,
   embeddings: Embeddings,

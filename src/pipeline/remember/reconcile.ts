@@ -7,7 +7,7 @@ import { Effect, Either } from "effect"
 import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
 import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import { fuseRanksOf } from "../../query/fusion.js"
-import type { EdgeTriple } from "../../services/GraphRepo.js"
+import type { EdgeState, EdgeTriple } from "../../services/GraphRepo.js"
 import { type CallContext, callLlm } from "../ModelCalls.js"
 import {
   entityKey,
@@ -69,12 +69,15 @@ export interface Candidates {
   /**
    * newest first: the `max_candidates` most relevant live facts (reciprocal rank fusion over
    * the lists: touching the endpoints by name, newest first; touching a similar entity, newest
-   * first; close in meaning to a new fact, closest first), plus every live fact a new fact
-   * repeats exactly (same stored source, target and relation), whatever its age
+   * first; close in meaning to a new fact, closest first), the `max_candidates` newest closed
+   * facts touching the endpoints by name, plus every fact a new fact repeats exactly (same
+   * stored source, target and relation), live or closed, whatever its age
    */
   readonly facts: ReadonlyArray<EdgeWithNames>
   /** how each candidate fact was found, by edge id */
   readonly foundBy: ReadonlyMap<number, FoundBy>
+  /** the end their statements gave, for the candidates a new fact may repeat (same stored triple) */
+  readonly statedEnds: ReadonlyMap<number, string | null>
   /** the new facts (by index in `resolved`) whose description found some candidate by meaning */
   readonly foundByMeaning: ReadonlySet<number>
   /** the similarity lookup's error, when it failed (the names alone were used) */
@@ -135,18 +138,22 @@ export interface CandidateSources {
     readonly loadCandidateEdgesByNameKeys: (
       d: number,
       k: ReadonlyArray<string>,
-      limit: number
+      limit: number,
+      state?: EdgeState
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     readonly loadCandidateEdgesByEntityIds: (
       d: number,
       ids: ReadonlyArray<number>,
       limit: number
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
-    readonly loadLiveEdgesByTriples: (
+    readonly loadEdgesByTriples: (
       d: number,
       triples: ReadonlyArray<EdgeTriple>
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     readonly getEdges: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    readonly statedEnds: (
+      ids: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<{ readonly edge_id: number; readonly stated_end: string | null }>>
   }
   readonly maxCandidates: number
   /**
@@ -173,6 +180,7 @@ export const findCandidates = (
         storedEntities: [],
         facts: [],
         foundBy: new Map(),
+        statedEnds: new Map(),
         foundByMeaning: new Set(),
         similarityError: null,
         ...resolveEndpoints(graph, [])
@@ -213,21 +221,32 @@ export const findCandidates = (
     // under a stream of newer ones about the same people must merge, not be stored twice.
     const endpoints = resolveEndpoints(graph, storedEntities)
     const repeats = yield* loadRepeats(deps, datasetId, endpoints.resolved)
+    // The whole timeline, not only what holds now (contracts section 3): an older state told
+    // late is cut to the gap it fits, and an end learned late applies to a fact already closed.
+    const closed = endpointKeys.length === 0
+      ? []
+      : yield* deps.graph.loadCandidateEdgesByNameKeys(datasetId, endpointKeys, deps.maxCandidates, "closed")
     const merged = new Map(capped.map((f) => [f.id, f] as const))
-    for (const f of repeats) merged.set(f.id, f)
+    for (const f of [...closed, ...repeats]) merged.set(f.id, f)
     const all = [...merged.values()].sort(newestFirst)
     const kept = new Map(all.map((f) => [f.id, foundBy.get(f.id) ?? "name"] as const))
+    // repeats are matched against what was said of a fact, not its end as decisions cut it
+    const repeatable = new Set(repeats.map((f) => f.id))
+    const statedEnds = repeatable.size === 0
+      ? new Map<number, string | null>()
+      : new Map((yield* deps.graph.statedEnds([...repeatable])).map((r) => [r.edge_id, r.stated_end] as const))
     return {
       storedEntities,
       facts: all,
       foundBy: kept,
+      statedEnds,
       foundByMeaning,
       similarityError: similar.error,
       ...endpoints
     }
   })
 
-/** The live facts with the (stored source, stored target, relation) of some new fact. */
+/** The facts, live or closed, with the (stored source, stored target, relation) of some new fact. */
 const loadRepeats = (
   deps: CandidateSources,
   datasetId: number,
@@ -239,7 +258,7 @@ const loadRepeats = (
     const triple = { source_id: r.source.id, target_id: r.target.id, relation: r.edge.relation }
     triples.set(JSON.stringify(triple), triple)
   }
-  return triples.size === 0 ? Effect.succeed([]) : deps.graph.loadLiveEdgesByTriples(datasetId, [...triples.values()])
+  return triples.size === 0 ? Effect.succeed([]) : deps.graph.loadEdgesByTriples(datasetId, [...triples.values()])
 }
 
 export interface Resolution {
@@ -259,14 +278,19 @@ const toNewFacts = (resolved: ReadonlyArray<ResolvedFact>): Array<NewFact> =>
     invalid_at: r.edge.invalid_at
   }))
 
-const toStoredFacts = (facts: ReadonlyArray<EdgeWithNames>): Array<StoredFact> =>
+const toStoredFacts = (
+  facts: ReadonlyArray<EdgeWithNames>,
+  statedEnds: ReadonlyMap<number, string | null>
+): Array<StoredFact> =>
   facts.map((f) => ({
+    ...(statedEnds.has(f.id) ? { stated_invalid_at: statedEnds.get(f.id)! } : {}),
     id: f.id,
     source_key: `id:${f.source_id}`,
     target_key: `id:${f.target_id}`,
     relation: f.relation,
     valid_at: f.valid_at,
-    invalid_at: f.invalid_at
+    invalid_at: f.invalid_at,
+    expired_at: f.expired_at
   }))
 
 /**
@@ -306,8 +330,13 @@ export const rankForPrompt = (
  */
 const forModel = (candidates: Candidates) => {
   const newFacts = toNewFacts(candidates.resolved)
-  const exact = exactRepeats(newFacts, toStoredFacts(candidates.facts))
-  const exactIds = new Set(exact.values())
+  const stored = toStoredFacts(candidates.facts, candidates.statedEnds)
+  const exact = exactRepeats(newFacts, stored)
+  // a stored fact with a new fact's triple is settled in code: the same fact told again, or the
+  // same fact in another period ("lives in Berlin again"), never a contradiction or a paraphrase
+  const tripleOf = (f: NewFact | StoredFact) => JSON.stringify([f.source_key, f.target_key, f.relation])
+  const newTriples = new Set(newFacts.map(tripleOf))
+  const exactIds = new Set([...exact.values(), ...stored.filter((f) => newTriples.has(tripleOf(f))).map((f) => f.id)])
   const others = candidates.facts.filter((f) => !exactIds.has(f.id))
   const keyById = new Map(candidates.storedEntities.map((e) => [e.id, e.name_key] as const))
   const storedKeys = new Set(others.flatMap((f) => [keyById.get(f.source_id), keyById.get(f.target_id)]))
@@ -393,7 +422,10 @@ export const resolveFacts = (
       if (ignored.length > 0) yield* Effect.logWarning("resolve_edges: ignored parts of the answer", { ignored })
     }
     const shownIds = new Set(shown.map((f) => f.id))
-    const stored = toStoredFacts(input.candidates.facts.filter((f) => exactIds.has(f.id) || shownIds.has(f.id)))
+    const stored = toStoredFacts(
+      input.candidates.facts.filter((f) => exactIds.has(f.id) || shownIds.has(f.id)),
+      input.candidates.statedEnds
+    )
     const plan = planReconciliation({ newFacts, stored, exact, duplicates, contradictions, now: input.now })
     return { plan, calledModel, ignored }
   })

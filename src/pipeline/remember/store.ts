@@ -7,7 +7,9 @@ import { Effect } from "effect"
 import type { VectorWriteFailed } from "../../domain/Errors.js"
 import type { ArtifactRow, DatasetRow, EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import type { ArtifactKind } from "../../domain/Stages.js"
+import { settleRestarted } from "../../forget/settle.js"
 import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
+import type { ForgetRepo } from "../../services/ForgetRepo.js"
 import type { GraphRepo, NewEdge } from "../../services/GraphRepo.js"
 import type { OutboxItem, VectorOutbox } from "../../services/VectorOutbox.js"
 import type { VectorStore } from "../../services/VectorStore.js"
@@ -72,6 +74,7 @@ export const writeText = (
   deps: {
     readonly datasets: DatasetsRepo["Type"]
     readonly graph: GraphRepo["Type"]
+    readonly forget: ForgetRepo["Type"]
     readonly outbox: VectorOutbox["Type"]
     readonly vectors: VectorStore["Type"]
   },
@@ -180,16 +183,17 @@ export const writeText = (
     const insertedRows = yield* graph.insertEdges(inserts.map((i) => i.edge))
     inserts.forEach((i, n) => edgeIdOfFact.set(i.index, insertedRows[n]!.id))
     yield* graph.closeEdges(input.plan.closes)
+    yield* graph.restartEdges(input.plan.restarts)
     // every closing decision, so a forget of either side can undo it (docs/FORGET.md)
     const storedFacts = new Map(input.candidates.facts.map((e) => [e.id, e] as const))
     yield* graph.recordClosures(input.plan.decisions.map((d) => {
       const born = d.kind === "born_closed"
       return {
         edge_id: born ? edgeIdOfFact.get(d.new_index)! : d.stored_id,
-        by_edge_id: born ? d.stored_id : d.kind === "close" ? edgeIdOfFact.get(d.new_index)! : null,
+        by_edge_id: born ? d.stored_id : d.kind === "repeat_end" ? null : edgeIdOfFact.get(d.new_index)!,
         artifact_id: artifact.id,
         kind: d.kind,
-        invalid_at: d.invalid_at,
+        invalid_at: d.kind === "contradicts" ? null : d.invalid_at,
         expired_at: input.now,
         prev_invalid_at: born
           ? input.candidates.resolved[d.new_index]!.edge.invalid_at
@@ -198,10 +202,13 @@ export const writeText = (
       }
     }))
 
+    // a start made known or earlier decides again the decisions that fact took part in
+    yield* settleRestarted(deps.forget, input.plan.restarts.map((r) => r.id))
+
     // Inserted edges and merged repeats are linked, with what this text stated of them;
     // contradicted edges are not.
     const edgeIds = [...new Set(edgeIdOfFact.values())]
-    const statements = new Map<number, { description: string; valid_at: string; invalid_at: string | null }>()
+    const statements = new Map<number, { description: string; valid_at: string | null; invalid_at: string | null }>()
     for (const fact of input.plan.facts) {
       const id = edgeIdOfFact.get(fact.index)!
       const stated = input.candidates.resolved[fact.index]!.edge
