@@ -6,7 +6,8 @@
  * (a sentence "<Name> <relation> <Name> in <year>." is a fact; the same triple again is a
  * duplicate, whatever its year; a new `lives in` contradicts the person's other places), on both
  * databases, with: repeats (also copies of whole texts), duplicates stated with another year,
- * names spelled in other cases (one entity), places restated after they were closed, newer,
+ * names spelled in other cases (one entity), places restated after they were closed, ends stated
+ * without a start ("lived in <place> until <year>"), newer,
  * older and equally old contradictions, chains of them, shared entities, sessions and chunked
  * texts. FORGET_RUNS sets the number of runs.
  *
