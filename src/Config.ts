@@ -118,7 +118,16 @@ export interface AppConfig {
     /** similar-fact candidates: cosine similarity a stored fact needs to a new fact's description */
     readonly factSimilarityThreshold: number
   }
-  readonly server: { readonly host: string; readonly port: number }
+  readonly server: {
+    readonly host: string
+    readonly port: number
+    /** with authentication off, the Host names served besides the loopback ones */
+    readonly allowedHosts: ReadonlyArray<string>
+    /** the browser origins accepted besides the server's own */
+    readonly allowedOrigins: ReadonlyArray<string>
+    /** the browser origins that get CORS headers */
+    readonly corsOrigins: ReadonlyArray<string>
+  }
   /** the user MCP tools act for when authentication is off; none: a `user_id` argument (docs/MCP.md) */
   readonly mcp: { readonly userId: Option.Option<string> }
   /** PostgreSQL when `url` is set, else SQLite at `path` */
@@ -199,7 +208,7 @@ export const defaultConfig: AppConfig = {
     similarityTopK: REMEMBER_DEFAULTS.similarityTopK,
     factSimilarityThreshold: REMEMBER_DEFAULTS.factSimilarityThreshold
   },
-  server: { host: "127.0.0.1", port: 8080 },
+  server: { host: "127.0.0.1", port: 8080, allowedHosts: [], allowedOrigins: [], corsOrigins: [] },
   mcp: { userId: Option.none() },
   database: { url: Option.none(), path: DEFAULT_DB_PATH, mmapSize: 0 },
   imageDir: imageDirFor(DEFAULT_DB_PATH),
@@ -314,7 +323,10 @@ export const loadConfig = (
       },
       server: {
         host: yield* get(keys.serverHost, d.server.host),
-        port: yield* get(keys.serverPort, d.server.port)
+        port: yield* get(keys.serverPort, d.server.port),
+        allowedHosts: yield* get(keys.serverAllowedHosts, d.server.allowedHosts),
+        allowedOrigins: yield* get(keys.serverAllowedOrigins, d.server.allowedOrigins),
+        corsOrigins: yield* get(keys.serverCorsOrigins, d.server.corsOrigins)
       },
       mcp: { userId: yield* optional(keys.mcpUserId) },
       database: {
@@ -421,6 +433,9 @@ export const describeConfig = (config: AppConfig): Readonly<Record<string, strin
     "remember.fact_similarity_threshold": config.remember.factSimilarityThreshold,
     "server.host": config.server.host,
     "server.port": config.server.port,
+    "server.allowed_hosts": config.server.allowedHosts.join(", "),
+    "server.allowed_origins": config.server.allowedOrigins.join(", "),
+    "server.cors_origins": config.server.corsOrigins.join(", "),
     "mcp.user_id": Option.getOrElse(config.mcp.userId, () => "unset"),
     database: Option.isSome(config.database.url) ? "postgresql (database.url set)" : `sqlite ${config.database.path}`,
     image_dir: config.imageDir,

@@ -46,7 +46,13 @@ layer(NodeContext.layer)("Config", (it) => {
       Effect.gen(function*() {
         const config = yield* load(undefined)
         expect(config).toEqual(defaultConfig)
-        expect(config.server).toEqual({ host: "127.0.0.1", port: 8080 })
+        expect(config.server).toEqual({
+          host: "127.0.0.1",
+          port: 8080,
+          allowedHosts: [],
+          allowedOrigins: [],
+          corsOrigins: []
+        })
         expect(config.database.path).toBe("build/gligabao.db")
         expect(config.imageDir).toBe("build/gligabao.images")
         expect(config.llm.defaultModel).toBe("claude-haiku-5-5")
@@ -59,6 +65,27 @@ layer(NodeContext.layer)("Config", (it) => {
         const config = yield* loadConfig({ config: path }, {})
         expect(config.configFile).toEqual(Option.some(path))
         expect(withoutFile(config)).toEqual(defaultConfig)
+      }))
+
+    it.scoped("server.allowed_hosts, allowed_origins and cors_origins: TOML arrays, or comma-separated variables", () =>
+      Effect.gen(function*() {
+        const toml = `[server]\nallowed_hosts = ["memory.example.com"]\nallowed_origins = ["https://app.example.com"]\n`
+        expect((yield* load(toml)).server).toMatchObject({
+          allowedHosts: ["memory.example.com"],
+          allowedOrigins: ["https://app.example.com"],
+          corsOrigins: []
+        })
+        const fromEnv = yield* load(toml, {
+          GLIGABAO_CORS_ORIGINS: "https://a.example.com, http://localhost:5173",
+          GLIGABAO_ALLOWED_HOSTS: "proxy.example.com"
+        })
+        expect(fromEnv.server.corsOrigins).toEqual(["https://a.example.com", "http://localhost:5173"])
+        expect(fromEnv.server.allowedHosts).toEqual(["proxy.example.com"])
+        const bad = yield* loadError(toml, { GLIGABAO_CORS_ORIGINS: "https://a.example.com/path" })
+        expect(bad.message).toMatch(/GLIGABAO_CORS_ORIGINS/)
+        expect(bad.message).toMatch(/origin/)
+        const notList = yield* loadError(`[server]\nallowed_origins = "https://app.example.com"\n`)
+        expect(notList.message).toMatch(/server\.allowed_origins/)
       }))
 
     it.effect("the default User-Agent carries the package's version", () =>
@@ -106,7 +133,13 @@ layer(NodeContext.layer)("Config", (it) => {
     it.scoped("the file overrides the defaults", () =>
       Effect.gen(function*() {
         const config = yield* load(toml)
-        expect(config.server).toEqual({ host: "10.0.0.1", port: 1111 })
+        expect(config.server).toEqual({
+          host: "10.0.0.1",
+          port: 1111,
+          allowedHosts: [],
+          allowedOrigins: [],
+          corsOrigins: []
+        })
         expect(config.database.path).toBe("data/file.db")
         expect(config.imageDir).toBe("data/file.images")
       }))
@@ -114,7 +147,13 @@ layer(NodeContext.layer)("Config", (it) => {
     it.scoped("the environment overrides the file", () =>
       Effect.gen(function*() {
         const config = yield* load(toml, { GLIGABAO_HOST: "10.0.0.2", GLIGABAO_PORT: "2222", GLIGABAO_DB: "env.db" })
-        expect(config.server).toEqual({ host: "10.0.0.2", port: 2222 })
+        expect(config.server).toEqual({
+          host: "10.0.0.2",
+          port: 2222,
+          allowedHosts: [],
+          allowedOrigins: [],
+          corsOrigins: []
+        })
         expect(config.database.path).toBe("env.db")
         expect(config.imageDir).toBe("env.images")
       }))
@@ -126,7 +165,13 @@ layer(NodeContext.layer)("Config", (it) => {
           { GLIGABAO_HOST: "10.0.0.2", GLIGABAO_PORT: "2222", GLIGABAO_DB: "env.db", GLIGABAO_IMAGE_DIR: "env-images" },
           { host: "0.0.0.0", port: 0, db: "flag.db", imageDir: "flag-images" }
         )
-        expect(config.server).toEqual({ host: "0.0.0.0", port: 0 })
+        expect(config.server).toEqual({
+          host: "0.0.0.0",
+          port: 0,
+          allowedHosts: [],
+          allowedOrigins: [],
+          corsOrigins: []
+        })
         expect(config.database.path).toBe("flag.db")
         expect(config.imageDir).toBe("flag-images")
       }))

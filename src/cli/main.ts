@@ -40,6 +40,7 @@ import {
 import { validateRememberRequest } from "../domain/Remember.js"
 import { HttpAppLive } from "../http/Http.js"
 import { createStartupAwareServer } from "../http/nodeServer.js"
+import { RequestPolicyTag } from "../http/requestGuard.js"
 import { McpSettings } from "../mcp/settings.js"
 import { serveMcpStdio } from "../mcp/stdio.js"
 import { reembed } from "../pipeline/reembed.js"
@@ -196,6 +197,11 @@ const serve = Command.make(
             Layer.provide(adminDatabasesFor(config, Option.isSome(config.database.url) ? o.dbs : o.dbs.slice(1))),
             Layer.provide(AppLive),
             Layer.provide(Layer.succeed(Authentication, tokenTable(config.auth.tokens))),
+            Layer.provide(Layer.succeed(RequestPolicyTag, {
+              allowedHosts: config.server.allowedHosts,
+              allowedOrigins: config.server.allowedOrigins,
+              corsOrigins: config.server.corsOrigins
+            })),
             Layer.provide(Layer.succeed(McpSettings, { userId: config.mcp.userId })),
             Layer.provide(ServerLive),
             Layer.provide(Layer.succeed(AppConfigTag, config)),

@@ -170,6 +170,10 @@ export const keys = {
 
   serverHost: { key: "server.host", env: ["GLIGABAO_HOST"], flag: "host", spec: V.host },
   serverPort: { key: "server.port", env: ["GLIGABAO_PORT", "PORT"], flag: "port", spec: V.integer(0, 65535) },
+  // beside a browser (docs/SECURITY.md): the names and origins a deployment behind a proxy serves
+  serverAllowedHosts: { key: "server.allowed_hosts", env: ["GLIGABAO_ALLOWED_HOSTS"], spec: V.list(V.host) },
+  serverAllowedOrigins: { key: "server.allowed_origins", env: ["GLIGABAO_ALLOWED_ORIGINS"], spec: V.list(V.origin) },
+  serverCorsOrigins: { key: "server.cors_origins", env: ["GLIGABAO_CORS_ORIGINS"], spec: V.list(V.origin) },
 
   // a connection URL may carry a password, so it is a secret
   databaseUrl: {

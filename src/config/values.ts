@@ -148,3 +148,38 @@ export const modelName: ValueSpec<string> = {
     return new TextEncoder().encode(raw).length <= 128 ? Option.some(raw) : Option.none()
   }
 }
+
+/**
+ * A list: a TOML array, or in an environment variable the items separated by commas (an empty
+ * variable is the empty list). Every item must pass `item`.
+ */
+export const list = <A>(item: ValueSpec<A>): ValueSpec<ReadonlyArray<A>> => ({
+  expected: `a list of ${item.expected.replace(/^an? /, "")}s`,
+  decode: (raw, fromText) => {
+    const items = Array.isArray(raw)
+      ? raw
+      : fromText && typeof raw === "string"
+      ? raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
+      : undefined
+    if (items === undefined) return Option.none()
+    const out: Array<A> = []
+    for (const one of items) {
+      const decoded = item.decode(one, fromText)
+      if (Option.isNone(decoded)) return Option.none()
+      out.push(decoded.value)
+    }
+    return Option.some(out)
+  }
+})
+
+/** A browser origin: `http(s)://host[:port]`, nothing after it; kept in its serialized form. */
+export const origin: ValueSpec<string> = {
+  expected: "an origin (http:// or https://, a host and maybe a port, no path)",
+  decode: (raw) => {
+    const text = trimmed(raw)
+    if (text === undefined || !URL.canParse(text)) return Option.none()
+    const url = new URL(text)
+    if (url.protocol !== "http:" && url.protocol !== "https:") return Option.none()
+    return text.replace(/\/$/, "").toLowerCase() === url.origin ? Option.some(url.origin) : Option.none()
+  }
+}

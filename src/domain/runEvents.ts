@@ -93,5 +93,39 @@ export const diffRun = (previous: RunWithStages | undefined, current: RunWithSta
   return out
 }
 
-/** One event on the wire: `event: <name>\ndata: <json>\n\n`. */
-export const sseFrame = (e: RunEvent): string => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`
+/**
+ * An event's id: where it stands in the run, `attempt.stage.phase.chunks` (the stage by its place
+ * in the pipeline; phase 1 its start, 2 its progress, 3 its end). The same event gets the same id
+ * on every connection, so a client reconnecting with `Last-Event-ID` is sent what comes after it.
+ */
+export const eventId = (e: RunEvent, run: RunWithStages): string => {
+  const stageIndex = (stage: string) => run.stages.findIndex((s) => s.stage === stage) + 1
+  switch (e.event) {
+    case "queued":
+      return "0.0.0.0"
+    case "started":
+      return `${run.attempts}.0.0.0`
+    case "stage":
+      return `${run.attempts}.${stageIndex(e.data.stage)}.${e.data.status === "started" ? 1 : 3}.0`
+    case "progress":
+      return `${run.attempts}.${stageIndex(e.data.stage)}.2.${e.data.chunks_done}`
+    case "succeeded":
+    case "failed":
+      return `${run.attempts}.${run.stages.length + 1}.0.0`
+  }
+}
+
+/** Orders event ids (see eventId); an id that is not one sorts first, so everything is sent after it. */
+export const compareEventIds = (a: string, b: string): number => {
+  const parts = (id: string) => (/^\d+\.\d+\.\d+\.\d+$/.test(id) ? id.split(".").map(Number) : [-1, 0, 0, 0])
+  const [x, y] = [parts(a), parts(b)]
+  for (let i = 0; i < 4; i++) if (x[i] !== y[i]) return x[i]! - y[i]!
+  return 0
+}
+
+/** How long a client waits before it reconnects (the stream's first line). */
+export const SSE_RETRY_MS = 3000
+
+/** One event on the wire: `id: <id>\nevent: <name>\ndata: <json>\n\n`. */
+export const sseFrame = (e: RunEvent, id: string): string =>
+  `id: ${id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`

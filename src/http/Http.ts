@@ -27,6 +27,7 @@ import { GligabaoApi } from "./Api.js"
 import { AuthenticationMiddlewareLive } from "./authentication.js"
 import { ApiHandlersLive } from "./Handlers.js"
 import { MCP_PATH, McpRouteLive } from "./McpRoute.js"
+import { RequestGuardMiddlewareLive } from "./requestGuard.js"
 import { errorResponse } from "./responses.js"
 
 const pathOf = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://x").pathname
@@ -94,6 +95,7 @@ const withApi = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAM_LENGTH })),
     Layer.provide(HttpApiBuilder.middleware(jsonErrors)),
     Layer.provide(AuthenticationMiddlewareLive),
+    Layer.provide(RequestGuardMiddlewareLive),
     Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
     Layer.provide(McpRouteLive),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json", additionalPropertiesStrategy: "allow" })),

@@ -93,10 +93,18 @@ const samplesOf = (name: string, pair: Pair): ReadonlyArray<string> => {
   return []
 }
 
+/**
+ * Effect's own fiber metrics are left out: `effect_fiber_active` is a counter that goes down (a
+ * gauge in truth) without help text, which `promtool check metrics` rejects, and the runtime's
+ * fiber counts say nothing an operator of gligabao acts on.
+ */
+const isEffectRuntimeMetric = (name: string) => name.startsWith("effect_fiber_")
+
 /** The page for a snapshot (e.g. `Metric.unsafeSnapshot()`), newline-terminated. */
 export const renderPrometheus = (snapshot: ReadonlyArray<Pair>): string => {
   const families = new Map<string, { kind: Kind; help: string | undefined; lines: Array<string> }>()
   for (const pair of snapshot) {
+    if (isEffectRuntimeMetric(pair.metricKey.name)) continue
     const kind = kindOf(pair)
     if (kind === undefined) continue
     const name = sanitizeMetricName(pair.metricKey.name)

@@ -4,16 +4,17 @@
  * a 404, the admin token a 403, a bad id a 400), and the poll itself (heartbeat, interruption
  * stops it). Also the scoping of `GET /v1/gb/runs` with `[auth]` tokens.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, Redacted, Stream } from "effect"
+import { EventSource } from "eventsource"
 import { describe, expect } from "vitest"
 import type { LlmScript } from "../../layers/testing/ScriptedLlm.js"
 import { Authentication } from "../../src/auth/Authentication.js"
 import { tokenTable } from "../../src/auth/tokens.js"
 import type { AuthToken } from "../../src/config/tables.js"
 import type { RunWithStages } from "../../src/domain/Rows.js"
-import { diffRun } from "../../src/domain/runEvents.js"
+import { diffRun, RUN_EVENT_NAMES } from "../../src/domain/runEvents.js"
 import { runEventFrames } from "../../src/http/RunEventsHandlers.js"
 import type { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { graph, rememberLayer, type RememberLayerOptions, resolution } from "../support/app.js"
@@ -57,6 +58,7 @@ const withApp = <A, E>(
 }
 
 interface Sse {
+  readonly id: string
   readonly event: string
   readonly data: any
 }
@@ -69,12 +71,13 @@ const events = (id: number | string, token?: string) =>
     if (token !== undefined) request = HttpClientRequest.bearerToken(request, token)
     const response = yield* client.execute(request)
     const text = yield* response.stream.pipe(Stream.decodeText(), Stream.mkString)
-    const frames = text.split("\n\n").filter((f) => f.trim() !== "" && !f.startsWith(":"))
+    const frames = text.split("\n\n").filter((f) => f.trim() !== "" && !f.startsWith(":") && !f.startsWith("retry:"))
     const parsed: Array<Sse> = frames.map((frame) => {
       const lines = frame.split("\n")
+      const id = lines.find((l) => l.startsWith("id: "))!.slice("id: ".length)
       const event = lines.find((l) => l.startsWith("event: "))!.slice("event: ".length)
       const data = JSON.parse(lines.find((l) => l.startsWith("data: "))!.slice("data: ".length))
-      return { event, data }
+      return { id, event, data }
     })
     return { status: response.status, headers: response.headers, text, events: parsed }
   }).pipe(
@@ -139,17 +142,63 @@ forEachDialect((_dialect, makeLayer) => {
         { llmDelayMs: () => 400, lookahead: 1 }
       ))
 
-    it.live("a finished run: its final event only, and the stream ends", () =>
+    it.live("a finished run: 204 and no body, so an EventSource stops; its state is GET /v1/gb/runs/{id}", () =>
       withApp(
         makeLayer(),
         Effect.gen(function*() {
           const done = yield* postJson(REMEMBER, { user_id: "alice", text: "Alice lives in Berlin." })
           expect(done.status, done.text).toBe(200)
           const stream = yield* events(done.json.remember_run_id)
-          expect(stream.status).toBe(200)
-          expect(names(stream.events)).toEqual(["succeeded"])
-          expect(stream.events[0]!.data.response).toEqual(done.json)
+          expect(stream.status).toBe(204)
+          expect(stream.text).toBe("")
+          expect((yield* get(`/v1/gb/runs/${done.json.remember_run_id}`)).json.response).toEqual(done.json)
         })
+      ))
+
+    it.live("a standard EventSource gets every event once, and stops after the final one (204 on its reconnect)", () =>
+      withApp(
+        makeLayer(),
+        Effect.gen(function*() {
+          const queued = yield* postJson(REMEMBER, { user_id: "alice", text: "Alice lives in Berlin.", wait: false })
+          expect(queued.status, queued.text).toBe(202)
+          const server = yield* HttpServer.HttpServer
+          const port = (server.address as HttpServer.TcpAddress).port
+          const url = `http://127.0.0.1:${port}/v1/gb/runs/${queued.json.remember_run_id}/events`
+          const seen = yield* Effect.async<
+            { events: Array<{ id: string; event: string }>; opens: number; state: number }
+          >(
+            (resume) => {
+              const source = new EventSource(url)
+              const got: Array<{ id: string; event: string }> = []
+              let opens = 0
+              source.onopen = () => opens++
+              for (const name of RUN_EVENT_NAMES) {
+                source.addEventListener(name, (e) => got.push({ id: e.lastEventId, event: name }))
+              }
+              // after the final event the server ends the stream; the client reconnects with
+              // Last-Event-ID after `retry`, gets a 204 and closes for good
+              const check = setInterval(() => {
+                if (source.readyState === EventSource.CLOSED) {
+                  clearInterval(check)
+                  resume(Effect.succeed({ events: got, opens, state: source.readyState }))
+                }
+              }, 50)
+              return Effect.sync(() => {
+                clearInterval(check)
+                source.close()
+              })
+            }
+          ).pipe(
+            Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("the EventSource never stopped") })
+          )
+          expect(seen.state).toBe(EventSource.CLOSED)
+          expect(seen.opens).toBe(1)
+          expect(seen.events.filter((e) => e.event === "succeeded")).toHaveLength(1)
+          expect(seen.events[seen.events.length - 1]!.event).toBe("succeeded")
+          expect(new Set(seen.events.map((e) => e.id)).size).toBe(seen.events.length)
+          expect(seen.events.map((e) => e.event)).toContain("started")
+        }),
+        { llmDelayMs: () => 300 }
       ))
 
     it.live("a failed run ends with failed and its error", () =>
@@ -168,8 +217,8 @@ forEachDialect((_dialect, makeLayer) => {
           expect(last.data.response).toBeUndefined()
           const failedStage = es.find((e) => e.event === "stage" && e.data.status === "failed")
           expect(failedStage?.data).toMatchObject({ stage: "extract_graph", error: expect.any(String) })
-          // and once failed, the stream of that run is the final event alone
-          expect(names((yield* events(queued.json.remember_run_id)).events)).toEqual(["failed"])
+          // and once failed, the stream of that run is a 204
+          expect((yield* events(queued.json.remember_run_id)).status).toBe(204)
         }),
         { llmDelayMs: () => 200 }
       ))
@@ -225,8 +274,7 @@ describe("with [auth] tokens", () => {
       Effect.gen(function*() {
         const bobs = yield* remember("bob")
         const own = yield* events(bobs, SECRETS.bob)
-        expect(own.status).toBe(200)
-        expect(names(own.events)).toEqual(["succeeded"])
+        expect(own.status).toBe(204)
         const asAlice = yield* as("alice", HttpClientRequest.get(`/v1/gb/runs/${bobs}/events`))
         expectError(asAlice, 404)
         const missing = yield* as("alice", HttpClientRequest.get("/v1/gb/runs/999999/events"))
@@ -349,7 +397,8 @@ describe("the run's events", () => {
       yield* Fiber.interrupt(fiber)
       const after = reads
       expect(after).toBeGreaterThan(3)
-      expect(out[0]).toMatch(/^event: started\ndata: \{.*\}\n\n$/)
+      expect(out[0]).toBe("retry: 3000\n\n")
+      expect(out[1]).toMatch(/^id: 1\.0\.0\.0\nevent: started\ndata: \{.*\}\n\n$/)
       expect(out).toContain(": keep-alive\n\n")
       yield* Effect.sleep("100 millis")
       expect(reads).toBe(after)
@@ -377,12 +426,23 @@ describe("the run's events", () => {
         get: () => Effect.sync(() => Option.some(reads[Math.min(i++, 1)]!))
       } as unknown as RunLogRepo["Type"]
       const frames = yield* runEventFrames(log, run({}), { poll: "5 millis" }).pipe(Stream.runCollect)
-      expect([...frames].map((f) => f.split("\n")[0])).toEqual([
-        "event: queued",
-        "event: started",
-        "event: stage",
-        "event: stage",
-        "event: failed"
+      expect([...frames].map((f) => f.split("\n").slice(0, 2).join(" "))).toEqual([
+        "retry: 3000 ",
+        "id: 0.0.0.0 event: queued",
+        "id: 1.0.0.0 event: started",
+        "id: 1.1.1.0 event: stage",
+        "id: 1.1.3.0 event: stage",
+        "id: 1.2.0.0 event: failed"
+      ])
+      // a reconnect after the stage's start is sent the rest only
+      i = 0
+      const resumed = yield* runEventFrames(log, reads[0]!, { poll: "5 millis", after: "1.1.1.0" }).pipe(
+        Stream.runCollect
+      )
+      expect([...resumed].map((f) => f.split("\n").slice(0, 2).join(" "))).toEqual([
+        "retry: 3000 ",
+        "id: 1.1.3.0 event: stage",
+        "id: 1.2.0.0 event: failed"
       ])
     }))
 })

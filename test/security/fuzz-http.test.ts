@@ -514,7 +514,7 @@ describe("hostile request bodies", () => {
     ) {
       const before = await counts()
       const answer = await raw(
-        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
       )
       expect(statusOf(answer.text), answer.text.slice(0, 200)).toBe(413)
       expect(await counts()).toEqual(before)
@@ -547,7 +547,7 @@ describe("hostile request bodies", () => {
   it("a content-length shorter than the body: the first request is judged on its declared bytes", async () => {
     const body = JSON.stringify(VALID_REMEMBER)
     const answer = await raw(
-      `POST ${REMEMBER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n${body}`
+      `POST ${REMEMBER} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n${body}`
     )
     expect(statusOf(answer.text), answer.text.slice(0, 200)).toBe(400)
   })
@@ -555,7 +555,7 @@ describe("hostile request bodies", () => {
   it("a body cut short by the client (it closes its side) is answered or dropped, and stores nothing", async () => {
     const before = await counts()
     const answer = await raw(
-      `POST ${REMEMBER} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"user_id": "alice", "text": "x`,
+      `POST ${REMEMBER} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"user_id": "alice", "text": "x`,
       { end: true }
     )
     const status = statusOf(answer.text)
@@ -658,7 +658,7 @@ describe("slow clients, on a server with a short request timeout", () => {
     })
 
   const postHead = (path: string, length: number) =>
-    `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
 
   it("a body that stops coming is cut off with 408, and nothing is stored", async () => {
     const before = await rows()
@@ -672,7 +672,9 @@ describe("slow clients, on a server with a short request timeout", () => {
   })
 
   it("headers that never end are cut off", async () => {
-    expect(await stall(`POST ${REMEMBER} HTTP/1.1\r\nHost: x\r\nX-Slow: `, "a".repeat(200))).toMatch(/^HTTP\/1\.1 408/)
+    expect(await stall(`POST ${REMEMBER} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `, "a".repeat(200))).toMatch(
+      /^HTTP\/1\.1 408/
+    )
   })
 
   it("a slow pipeline is not cut off: the timeout is for receiving the request only", async () => {

@@ -11,9 +11,10 @@
  *   // or one server per test
  *   it.live("...", () => program.pipe(Effect.provide(serveTest(rememberLayer(sqliteLayer(), script)))))
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, Stream } from "effect"
+import { request as httpRequest } from "node:http"
 import { expect } from "vitest"
 import { HttpAppLive } from "../../src/http/Http.js"
 
@@ -85,3 +86,34 @@ export const expectError = (res: TestResponse, status: number, message?: RegExp)
   expect(res.json.error.length).toBeGreaterThan(0)
   if (message !== undefined) expect(res.json.error).toMatch(message)
 }
+
+/**
+ * A request with headers the HTTP client would not send as given (`Host`, `Origin`, any
+ * content type), through node:http to the test server's port.
+ */
+export const sendRaw = (options: {
+  readonly method: string
+  readonly path: string
+  readonly headers?: Readonly<Record<string, string>>
+  readonly body?: string
+}) =>
+  Effect.flatMap(HttpServer.HttpServer, (server) =>
+    Effect.async<TestResponse>((resume) => {
+      const port = (server.address as HttpServer.TcpAddress).port
+      const req = httpRequest(
+        { host: "127.0.0.1", port, method: options.method, path: options.path, headers: options.headers ?? {} },
+        (res) => {
+          let text = ""
+          res.setEncoding("utf8")
+          res.on("data", (chunk: string) => (text += chunk))
+          res.on("end", () => {
+            const headers = Object.fromEntries(
+              Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : v ?? ""])
+            )
+            resume(Effect.succeed({ status: res.statusCode ?? 0, headers, text, json: parse(text) }))
+          })
+        }
+      )
+      req.on("error", (e) => resume(Effect.die(e)))
+      req.end(options.body)
+    }))

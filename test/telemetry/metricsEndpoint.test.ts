@@ -5,6 +5,8 @@
 import { HttpClientRequest } from "@effect/platform"
 import { it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
+import { spawnSync } from "node:child_process"
+import { existsSync } from "node:fs"
 import { describe, expect } from "vitest"
 import { type LlmScript } from "../../layers/testing/ScriptedLlm.js"
 import { Authentication } from "../../src/auth/Authentication.js"
@@ -32,6 +34,12 @@ const withToken = (path: string, token: string | undefined) =>
     )
   )
 
+/** promtool: required in CI, where .ci/run installs it; skipped loudly elsewhere when missing */
+const PROMTOOL = "/usr/bin/promtool"
+if (!existsSync(PROMTOOL) && process.env.CI === "true") {
+  throw new Error("promtool is missing (Debian: apt-get install prometheus)")
+}
+
 describe("GET /metrics", () => {
   it.live("without auth: public, Prometheus text, counting the remembers", () =>
     Effect.gen(function*() {
@@ -44,6 +52,9 @@ describe("GET /metrics", () => {
       // metrics are per process: this file's only remember
       expect(sampleValue(all, "gligabao_remembers_total", { status: "succeeded" })).toBe(1)
       expect(sampleValue(all, "gligabao_stage_duration_seconds_count", { stage: "extract_graph" })).toBe(1)
+      // Prometheus' own linter accepts the page (Debian's prometheus package; .ci/run installs it)
+      const lint = spawnSync(PROMTOOL, ["check", "metrics"], { input: res.text, encoding: "utf8" })
+      expect({ status: lint.status, out: `${lint.stdout}${lint.stderr}` }).toEqual({ status: 0, out: "" })
     }).pipe(Effect.provide(serveTest(rememberLayer(sqliteLayer(), script)) as Layer.Layer<any, any, never>)))
 
   it.live("with tokens: 401 without one, 403 with a user's, 200 with the admin's, however the path is spelled", () =>
