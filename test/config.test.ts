@@ -316,7 +316,7 @@ layer(NodeContext.layer)("Config", (it) => {
       JEV_API_KEY: "jev-SECRET-4",
       DATABASE_URL: "postgres://user:SECRET-5@127.0.0.1/db",
       GLIGABAO_LLM_API_KEY: "llm-SECRET-6",
-      GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "tok-SECRET-7", user_id: "alice" }])
+      GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "tok-SECRET-7-0123456789abcdef", user_id: "alice" }])
     }
 
     it.scoped("are Redacted and absent from describeConfig and from the config's JSON", () =>
@@ -480,19 +480,19 @@ layer(NodeContext.layer)("Config", (it) => {
     it.scoped("user and admin tokens, plain or sha256 (normalized to lower case)", () =>
       Effect.gen(function*() {
         const config = yield* load(
-          `[auth]\ntokens = [\n  { token = "sha256:${digest}", user_id = "alice" },\n  { token = "root-token", admin = true },\n  { token = "bob-token", user_id = "bob", admin = false },\n]\n`
+          `[auth]\ntokens = [\n  { token = "sha256:${digest}", user_id = "alice" },\n  { token = "root-token-0123456789abcdef", admin = true },\n  { token = "bob-token-0123456789abcdefg", user_id = "bob", admin = false },\n]\n`
         )
         const tokens = config.auth.tokens.map((t) => ({ ...t, secret: Redacted.value(t.secret) }))
         expect(tokens).toEqual([
           { kind: "sha256", secret: digest.toLowerCase(), admin: false, userId: "alice" },
-          { kind: "plain", secret: "root-token", admin: true },
-          { kind: "plain", secret: "bob-token", admin: false, userId: "bob" }
+          { kind: "plain", secret: "root-token-0123456789abcdef", admin: true },
+          { kind: "plain", secret: "bob-token-0123456789abcdefg", admin: false, userId: "bob" }
         ])
       }))
 
     it.scoped("[[auth.tokens]] tables work too, and no tokens means auth is off", () =>
       Effect.gen(function*() {
-        const config = yield* load(`[[auth.tokens]]\ntoken = "t1"\nuser_id = "u"\n`)
+        const config = yield* load(`[[auth.tokens]]\ntoken = "t1-0123456789abcdefghijklmn"\nuser_id = "u"\n`)
         expect(config.auth.tokens).toHaveLength(1)
         expect((yield* load(`[auth]\ntokens = []\n`)).auth.tokens).toEqual([])
         expect(describeConfig(yield* load(`[auth]\n`))["auth.tokens"]).toBe("off")
@@ -501,30 +501,51 @@ layer(NodeContext.layer)("Config", (it) => {
     it.scoped("malformed entries are rejected, naming the entry", () =>
       Effect.gen(function*() {
         const entry = (body: string) => `[auth]\ntokens = [{ ${body} }]\n`
-        expect((yield* loadError(entry(`token = "t", user_id = "a", admin = true`))).message).toContain(
-          "auth.tokens[0] (from"
+        expect((yield* loadError(entry(`token = "t-0123456789abcdefghijklmno", user_id = "a", admin = true`))).message)
+          .toContain(
+            "auth.tokens[0] (from"
+          )
+        expect((yield* loadError(entry(`token = "t-0123456789abcdefghijklmno", user_id = "a", admin = true`))).message)
+          .toContain("not both")
+        expect((yield* loadError(entry(`token = "t-0123456789abcdefghijklmno"`))).message).toContain(
+          "expected user_id = \"...\" or admin = true"
         )
-        expect((yield* loadError(entry(`token = "t", user_id = "a", admin = true`))).message).toContain("not both")
-        expect((yield* loadError(entry(`token = "t"`))).message).toContain("expected user_id = \"...\" or admin = true")
         expect((yield* loadError(entry(`user_id = "a"`))).message).toContain("auth.tokens[0].token is missing")
         expect((yield* loadError(entry(`token = "sha256:abc", user_id = "a"`))).message).toContain(
           "auth.tokens[0].token = <redacted>"
         )
-        expect((yield* loadError(entry(`token = "t", user = "a"`))).message).toContain(
+        expect((yield* loadError(entry(`token = "t-0123456789abcdefghijklmno", user = "a"`))).message).toContain(
           "unknown key auth.tokens[0].user"
         )
         expect(
-          (yield* loadError(`[auth]\ntokens = [{ token = "same", user_id = "a" }, { token = "same", admin = true }]\n`))
+          (yield* loadError(
+            `[auth]\ntokens = [{ token = "same-0123456789abcdefghijk", user_id = "a" }, { token = "same-0123456789abcdefghijk", admin = true }]\n`
+          ))
             .message
         ).toContain("auth.tokens[1].token = <redacted>")
       }))
 
+    it.scoped("a plain token shorter than 24 characters stops startup; a sha256 one is not affected", () =>
+      Effect.gen(function*() {
+        const short = yield* loadError(`[auth]\ntokens = [{ token = "abcde", user_id = "a" }]\n`)
+        expect(short.message).toContain("auth.tokens[0].token = <redacted>")
+        expect(short.message).toContain("at least 24 characters")
+        expect(short.message).not.toContain("abcde")
+        const ok = yield* load(`[auth]\ntokens = [{ token = "sha256:${digest}", user_id = "a" }]\n`)
+        expect(ok.auth.tokens).toHaveLength(1)
+        expect((yield* load(`[auth]\ntokens = [{ token = "${"x".repeat(24)}", user_id = "a" }]\n`)).auth.tokens)
+          .toHaveLength(1)
+      }))
+
     it.scoped("GLIGABAO_AUTH_TOKENS (JSON) replaces the file's tokens; bad JSON is not echoed", () =>
       Effect.gen(function*() {
-        const config = yield* load(`[auth]\ntokens = [{ token = "file", admin = true }]\n`, {
-          GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "env", user_id: "carol" }])
+        const config = yield* load(`[auth]\ntokens = [{ token = "file-0123456789abcdefghijk", admin = true }]\n`, {
+          GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "env-0123456789abcdefghijkl", user_id: "carol" }])
         })
-        expect(config.auth.tokens.map((t) => [Redacted.value(t.secret), t.admin])).toEqual([["env", false]])
+        expect(config.auth.tokens.map((t) => [Redacted.value(t.secret), t.admin])).toEqual([[
+          "env-0123456789abcdefghijkl",
+          false
+        ]])
         const error = yield* loadError(undefined, { GLIGABAO_AUTH_TOKENS: "[{token: SECRET" })
         expect(error.message).toMatch(/^invalid config: auth\.tokens = <redacted> \(from GLIGABAO_AUTH_TOKENS\)/)
       }))

@@ -151,15 +151,18 @@ export const parseTimeseriesProviders = (
 
 const SHA256 = /^sha256:([0-9a-fA-F]{64})$/
 
+/** A plain token shorter than this is guessable; `openssl rand -hex 16` gives 32 characters. */
+export const MIN_TOKEN_LENGTH = 24
+
 const tokenSpec: V.ValueSpec<{ kind: "plain" | "sha256"; value: string }> = {
-  expected: "a token without whitespace, or \"sha256:\" and 64 hex digits",
+  expected: `a token of at least ${MIN_TOKEN_LENGTH} characters without whitespace, or "sha256:" and 64 hex digits`,
   decode: (raw) => {
     if (typeof raw !== "string" || !/^\S+$/.test(raw)) return Option.none()
     if (raw.toLowerCase().startsWith("sha256:")) {
       const match = SHA256.exec(raw)
       return match === null ? Option.none() : Option.some({ kind: "sha256", value: match[1]!.toLowerCase() })
     }
-    return Option.some({ kind: "plain", value: raw })
+    return raw.length >= MIN_TOKEN_LENGTH ? Option.some({ kind: "plain", value: raw }) : Option.none()
   }
 }
 

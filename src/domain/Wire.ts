@@ -21,7 +21,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
 
-const BODY_NOT_OBJECT = "the request body must be a JSON object"
+export const BODY_NOT_OBJECT = "the request body must be a JSON object"
 
 /** `items[2].text` */
 export const renderPath = (path: ReadonlyArray<PropertyKey>): string =>

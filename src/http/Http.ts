@@ -22,7 +22,7 @@ import {
 } from "@effect/platform"
 import { Cause, Effect, Equal, HashSet, Layer } from "effect"
 import { isDomainError } from "../domain/Errors.js"
-import { formatDecodeIssues } from "../domain/Wire.js"
+import { BODY_NOT_OBJECT, formatDecodeIssues } from "../domain/Wire.js"
 import { GligabaoApi } from "./Api.js"
 import { AuthenticationMiddlewareLive } from "./authentication.js"
 import { ApiHandlersLive } from "./Handlers.js"
@@ -61,7 +61,12 @@ export const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
       }
       // HttpApi decoding the path, URL parameters, headers or payload with the endpoint's schema
       if (failure instanceof HttpApiError.HttpApiDecodeError) {
-        return errorResponse(400, formatDecodeIssues(failure.issues))
+        // a payload that is not an object at all (`null`, an array, a number): Schema says
+        // "Expected Struct (Encoded side), actual null", which names nothing a client sent
+        const first = failure.issues[0]
+        const notAnObject = first !== undefined && first.path.length === 0 &&
+          /^Expected .*, actual /.test(first.message)
+        return errorResponse(400, notAnObject ? BODY_NOT_OBJECT : formatDecodeIssues(failure.issues))
       }
       if (isDomainError(failure)) return errorResponse(failure.httpStatus, failure.message)
       const unreadable = unreadableBody(failure)

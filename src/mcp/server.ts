@@ -13,7 +13,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit, Option, Runtime } from "effect"
@@ -37,6 +36,13 @@ export interface McpServerOptions {
   readonly protocolVersion: () => string | undefined
   readonly runtime: Runtime.Runtime<never>
 }
+
+/**
+ * A JSON-RPC error the SDK sends as it is: its code, and a message that says what is wrong once
+ * (the SDK's McpError puts "MCP error <code>: " before the message, and the code is sent anyway).
+ */
+const rpcError = (code: number, message: string): Error & { readonly code: number } =>
+  Object.assign(new Error(message), { code })
 
 const text = (value: unknown) => [{ type: "text" as const, text: JSON.stringify(value) }]
 
@@ -115,9 +121,9 @@ export const makeMcpServer = (options: McpServerOptions): Server => {
     const exit = await run(readGraphResource(options.deps, options.user, uri))
     if (Exit.isSuccess(exit)) return { contents: [{ uri, mimeType: "application/json", text: exit.value }] }
     const failure = Cause.failureOption(exit.cause)
-    if (Option.isSome(failure)) throw new McpError(ErrorCode.InvalidParams, failure.value.message)
+    if (Option.isSome(failure)) throw rpcError(ErrorCode.InvalidParams, failure.value.message)
     await run(Effect.logError("mcp: reading a resource failed", exit.cause))
-    throw new McpError(ErrorCode.InternalError, `internal error while reading ${uri}`)
+    throw rpcError(ErrorCode.InternalError, `internal error while reading ${uri}`)
   })
 
   return server

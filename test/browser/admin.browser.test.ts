@@ -486,14 +486,18 @@ describe("the admin page with [auth] tokens", { timeout: 120_000 }, () => {
   beforeAll(async () => {
     server = await startServer({
       env: {
-        GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "admin-secret", admin: true }, {
-          token: "u1-secret",
+        GLIGABAO_AUTH_TOKENS: JSON.stringify([{ token: "admin-secret-0123456789abcdef", admin: true }, {
+          token: "u1-secret-0123456789abcdefghi",
           user_id: "u1"
         }])
       }
     })
     // without a model key the call fails, but its run is logged: something for the list
-    const res = await remember(server.url, { user_id: "u1", text: "Alice lives in Berlin." }, "u1-secret")
+    const res = await remember(
+      server.url,
+      { user_id: "u1", text: "Alice lives in Berlin." },
+      "u1-secret-0123456789abcdefghi"
+    )
     expect(res.status, JSON.stringify(res.json)).toBe(503)
     page = await newPage()
   }, 120_000)
@@ -511,19 +515,19 @@ describe("the admin page with [auth] tokens", { timeout: 120_000 }, () => {
     await page.getByTestId("auth-token").waitFor()
     expect(await page.getByTestId("run-row").count()).toBe(0)
 
-    await page.getByTestId("auth-token").fill("u1-secret")
+    await page.getByTestId("auth-token").fill("u1-secret-0123456789abcdefghi")
     await page.getByTestId("auth-submit").click()
     await expect.poll(() => page.getByTestId("auth-message").innerText(), WAIT).toBe(
       "This token is not an admin token."
     )
     expect(await page.getByTestId("run-row").count()).toBe(0)
 
-    await page.getByTestId("auth-token").fill("admin-secret")
+    await page.getByTestId("auth-token").fill("admin-secret-0123456789abcdef")
     await page.getByTestId("auth-submit").click()
     await page.getByTestId("run-row").first().waitFor()
     expect(await page.getByTestId("run-row").count()).toBe(1)
     expect(await page.getByTestId("auth").isVisible()).toBe(false)
-    expect(apiAuth.at(-1)).toBe("Bearer admin-secret")
+    expect(apiAuth.at(-1)).toBe("Bearer admin-secret-0123456789abcdef")
 
     // the token outlives a reload of the tab
     await page.reload()

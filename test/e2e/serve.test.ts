@@ -368,7 +368,7 @@ describe.concurrent("one-shot commands", () => {
       const digest = createHash("sha256").update("alice-secret").digest("hex")
       writeFileSync(
         config,
-        `[auth]\ntokens = [{ token = "sha256:${digest}", user_id = "alice" }, { token = "ops", admin = true }]\n`
+        `[auth]\ntokens = [{ token = "sha256:${digest}", user_id = "alice" }, { token = "ops-0123456789abcdefghijklm", admin = true }]\n`
       )
       const server = await startServer({ args: ["--config", config] })
       try {
@@ -383,7 +383,7 @@ describe.concurrent("one-shot commands", () => {
         expect(other.status).toBe(403)
         expect(await other.json()).toEqual({ error: expect.stringContaining("user_id") })
         const admin = await fetch(`${server.url}/v1/gb/admin/api/databases`, {
-          headers: { authorization: "Bearer ops" }
+          headers: { authorization: "Bearer ops-0123456789abcdefghijklm" }
         })
         expect(admin.status).toBe(200)
         expect((await fetch(`${server.url}/v1/gb/admin/api/databases`, { headers: alice })).status).toBe(403)

@@ -13,7 +13,7 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { expectFullTextConsistent } from "../support/fullText.js"
-import { expectError, postJson, send, serveTest } from "../support/http.js"
+import { expectError, postJson, postRaw, send, serveTest } from "../support/http.js"
 
 const withApp = <A, E>(storage: StorageLayer, program: Effect.Effect<A, E, any>) =>
   program.pipe(
@@ -147,6 +147,35 @@ forEachDialect((dialect, makeLayer) => {
           expect(yield* rows<any>(`SELECT id FROM gb_entities WHERE id = ${ali}`)).toEqual([])
           // the merged entity's words left the full-text index with it (SQLite's tables per dataset)
           if (dialect === "sqlite") yield* expectFullTextConsistent
+        })
+      ))
+
+    it.live("a body that is not an object, or lacks a field, is a 400 naming what is wrong", () =>
+      withApp(
+        makeLayer(),
+        Effect.gen(function*() {
+          const fact = (yield* remember("Alice Novak lives in Berlin in 2020.")).edges[0].id
+          for (
+            const path of [`/v1/gb/facts/${fact}/invalidate`, `/v1/gb/facts/${fact}/reopen`, "/v1/gb/entities/merge"]
+          ) {
+            for (const body of ["null", "[]", "7", "\"x\""]) {
+              const res = yield* postRaw(path, body)
+              expect({ path, body, status: res.status, json: res.json }).toEqual({
+                path,
+                body,
+                status: 400,
+                json: { error: "the request body must be a JSON object" }
+              })
+            }
+            expectError(yield* postJson(path, {}), 400, /user_id/)
+          }
+          expectError(yield* postJson("/v1/gb/entities/merge", { user_id: "alice", from: [1] }), 400, /into/)
+          expectError(yield* postJson("/v1/gb/entities/merge", { user_id: "alice", into: 1 }), 400, /from/)
+          expectError(
+            yield* postJson(`/v1/gb/facts/${fact}/invalidate`, { user_id: "alice", invalid_at: 5 }),
+            400,
+            /invalid_at/
+          )
         })
       ))
 

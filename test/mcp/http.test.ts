@@ -269,6 +269,13 @@ forEachDialect((_dialect, makeLayer) => {
           const graph = yield* Effect.promise(() => alice.readResource({ uri: "gligabao://datasets/main/graph" }))
           const exported = JSON.parse((graph.contents[0] as { text: string }).text)
           expect(exported.edges.map((f: any) => f.id)).toEqual(stored.edges.map((e: any) => e.id))
+          // an error says what is wrong once: the SDK client adds its "MCP error <code>: " itself
+          const missing = yield* Effect.flip(
+            Effect.tryPromise(() => alice.readResource({ uri: "gligabao://datasets/nope/graph" }))
+          )
+          const message = String((missing.cause as Error).message)
+          expect(message.match(/MCP error/g)).toHaveLength(1)
+          expect(message).toMatch(/^MCP error -32602: /)
         })), TOKENS))
   })
 })

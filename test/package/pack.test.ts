@@ -212,10 +212,15 @@ describe("the packed library", () => {
     try {
       expect(await (await fetch(`${served.url}/hello`)).text()).toBe("hello")
       expect(await (await fetch(`${served.url}/healthz`)).json()).toEqual({ status: "ok" })
-      const bad = await fetch(`${served.url}/v1/gb/search`, { method: "POST", body: JSON.stringify({ user_id: "a" }) })
+      const bad = await fetch(`${served.url}/v1/gb/search`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ user_id: "a" })
+      })
       expect([bad.status, await bad.json()]).toEqual([400, { error: "query is required" }])
       const stored = await fetch(`${served.url}/v1/gb/remember`, {
         method: "POST",
+        headers: { "content-type": "application/json" },
         body: JSON.stringify({ user_id: "alice", text: "Alice Smith lives in Paris." })
       })
       expect(stored.status).toBe(200)

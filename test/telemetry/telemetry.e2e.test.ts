@@ -14,8 +14,8 @@ import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../supp
 import { families, type Sample, samples, sampleValue } from "../support/prometheusText.js"
 
 const API_KEY = "sk-ant-TELEMETRY-KEY-4242"
-const ADMIN = "tok-admin-TELEMETRY-1"
-const ALICE = "tok-alice-TELEMETRY-2"
+const ADMIN = "tok-admin-TELEMETRY-1-0123456789"
+const ALICE = "tok-alice-TELEMETRY-2-0123456789"
 /** a text and a name found nowhere but in the request, so a leak into telemetry is unmistakable */
 const TEXT = "Quorvalda Zentrith moved to Lisbon in March 2024."
 
