@@ -6,3 +6,4 @@
 export { GligabaoApi } from "./Api.js"
 export { ApiLive, GligabaoRoutes, HttpAppLive, jsonErrors, MOUNTED_PATHS, openApiDocument } from "./Http.js"
 export { createStartupAwareServer } from "./nodeServer.js"
+export { LOOPBACK_ONLY, type RequestPolicy, RequestPolicyTag } from "./requestGuard.js"
