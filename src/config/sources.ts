@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
 import * as Toml from "smol-toml"
 import type { ConfigFlags } from "../Config.js"
+import { closest } from "../domain/didYouMean.js"
 import { ConfigInvalid, type ConfigSource, invalidValue, sourceName } from "./ConfigInvalid.js"
 import type { ValueSpec } from "./values.js"
 
@@ -177,31 +178,4 @@ export const checkKnownKeys = (file: ConfigFile, known: KnownKeys): Effect.Effec
   }
   const error = walk(file.doc, "")
   return error === undefined ? Effect.void : Effect.fail(error)
-}
-
-const distance = (a: string, b: string): number => {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!
-    row[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!
-      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1))
-      diagonal = above
-    }
-  }
-  return row[b.length]!
-}
-
-const closest = (path: string, candidates: ReadonlyArray<string>): string | undefined => {
-  let best: string | undefined
-  let bestDistance = 3 // further than two edits is a different word, not a typo
-  for (const candidate of candidates) {
-    const d = distance(path, candidate)
-    if (d < bestDistance) {
-      best = candidate
-      bestDistance = d
-    }
-  }
-  return best
 }

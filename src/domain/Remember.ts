@@ -2,7 +2,7 @@
  * The remember request (spec/contracts.md section 9) as one schema: the handler decodes the
  * body with it, the HttpApi endpoint takes it as its payload (so it is the OpenAPI document),
  * and its Type is the normalized request the pipeline runs on. Every problem names the field;
- * unknown fields are ignored.
+ * a field the contract does not have is refused, named with the closest known one.
  */
 import { Array as Arr, Either, Schema } from "effect"
 import { createHash } from "node:crypto"
@@ -26,6 +26,7 @@ import {
   RawObject,
   required,
   Rfc3339,
+  STRICT,
   Text,
   UserId,
   utf8Bytes,
@@ -233,11 +234,11 @@ const documented = (
   examples: Arr.NonEmptyReadonlyArray<Record<string, unknown>>
 ) =>
   checkedFirst(TextOrImage, Fields.annotations({ description, examples: Arr.map(examples, (e) => decodeExample(e)) }))
-    .annotations({ identifier })
+    .annotations({ identifier, ...STRICT })
 
 export const RememberRequest = documented(
   "RememberRequest",
-  "A text (or an image) to remember for a user. Unknown fields are ignored.",
+  "A text (or an image) to remember for a user. A field the contract does not have is a 400 naming it.",
   [
     { user_id: "alice", text: "Alice moved from Paris to Berlin in March 2024 and works at Acme." },
     {
@@ -295,9 +296,10 @@ const BatchFields = Schema.Struct({
 const decodeBatchExample = Schema.decodeUnknownSync(BatchFields)
 
 export const RememberBatchRequest = BatchFields.annotations({
+  ...STRICT,
   identifier: "RememberBatchRequest",
   description: "Many texts (or images) of one user and dataset, one run each, queued in order in one transaction. " +
-    "Every item is validated before any is queued. Unknown fields are ignored.",
+    "Every item is validated before any is queued. A field the contract does not have is a 400 naming it.",
   examples: [
     decodeBatchExample({
       user_id: "alice",

@@ -7,6 +7,7 @@
  * any depth and every door (HTTP, MCP, CLI, library) words a problem the same way.
  */
 import { Either, JSONSchema, Option, ParseResult, Schema, SchemaAST as AST } from "effect"
+import { closest } from "./didYouMean.js"
 import { InvalidRequest } from "./Errors.js"
 import { parseRfc3339 } from "./time.js"
 import { hasLoneSurrogate } from "./unicode.js"
@@ -60,7 +61,7 @@ export const formatParseError = (error: ParseResult.ParseError): string =>
 
 /** Decodes a request with its schema; the error is the 400 of the contract. */
 export const decodeRequest = <A, I>(schema: Schema.Schema<A, I, never>) => {
-  const decode = Schema.decodeUnknownEither(schema, { errors: "first", onExcessProperty: "ignore" })
+  const decode = Schema.decodeUnknownEither(schema, { errors: "first", onExcessProperty: "error" })
   return (input: unknown): Either.Either<A, InvalidRequest> => {
     if (!isRecord(input)) return Either.left(new InvalidRequest({ message: BODY_NOT_OBJECT }))
     return Either.mapLeft(decode(input), (e) => new InvalidRequest({ message: formatParseError(e) }))
@@ -73,8 +74,29 @@ export const formatDecodeIssues = (
 ) => {
   const first = issues[0]
   if (first === undefined) return "the request is invalid"
+  const unknown = unknownField(first.path, first.message)
+  if (unknown !== undefined) return unknown
   return first.path.length === 0 ? first.message : `${renderPath(first.path)} ${first.message}`
 }
+
+/**
+ * A field the contract does not have (Schema's "is unexpected, expected: ..."), named with the
+ * closest known one: `unknown field "refrence_time" (did you mean "reference_time"?)`. A typo
+ * must not silently do nothing (docs/DECISIONS.md, Refusing what it should).
+ */
+const unknownField = (path: ReadonlyArray<PropertyKey>, message: string): string | undefined => {
+  const m = /^is unexpected, expected: (.*)$/.exec(message)
+  if (m === null || path.length === 0) return undefined
+  const known = [...m[1]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((k) => k[1]!)
+  const name = String(path[path.length - 1])
+  const guess = closest(name, known)
+  const at = path.slice(0, -1)
+  return `unknown field ${JSON.stringify(renderPath(path))}` +
+    (guess === undefined ? "" : ` (did you mean ${JSON.stringify(renderPath([...at, guess]))}?)`)
+}
+
+/** Decoding refuses fields the contract does not have, wherever the schema is decoded (HTTP, MCP, the library). */
+export const STRICT = { parseOptions: { onExcessProperty: "error" } } as const
 
 // -- field schemas ----------------------------------------------------------------------------
 
@@ -459,8 +481,17 @@ export const UrlParams = <A, I>(
   )
   const raw = Schema.Record({ key: Schema.String, value: Schema.Unknown })
   return Schema.compose(
-    Schema.transform(raw, raw, { strict: true, decode: firstValues(options.blankIsAbsent === true), encode: asParams }),
-    schema,
+    Schema.transformOrFail(raw, raw, {
+      strict: true,
+      decode: (params, _, ast) => {
+        const repeated = Object.entries(params).find(([, v]) => Array.isArray(v) && v.length > 1)
+        return repeated === undefined
+          ? ParseResult.succeed(firstValues(options.blankIsAbsent === true)(params))
+          : ParseResult.fail(new ParseResult.Type(ast, params, `${repeated[0]} is given more than once`))
+      },
+      encode: (values) => ParseResult.succeed(asParams(values))
+    }),
+    schema.annotations(STRICT),
     { strict: false }
   ).annotations({
     jsonSchema: { ...document, properties },

@@ -10,6 +10,7 @@ import {
   optional,
   required,
   Rfc3339,
+  STRICT,
   UserId,
   withDefault
 } from "../domain/Wire.js"
@@ -55,11 +56,12 @@ const scope = {
 export const InvalidateFactRequest = Schema.Struct({
   ...scope,
   invalid_at: optional(documented(Rfc3339, "when the fact stopped being true (default now); after its valid_at"))
-}).annotations({ examples: [{ user_id: "alice", dataset: "main" }] })
+}).annotations({ ...STRICT, examples: [{ user_id: "alice", dataset: "main" }] })
 export type InvalidateFactRequest = Schema.Schema.Type<typeof InvalidateFactRequest>
 
 /** `POST /v1/gb/facts/{id}/reopen`: undo a closing by hand. */
 export const ReopenFactRequest = Schema.Struct(scope).annotations({
+  ...STRICT,
   examples: [{ user_id: "alice", dataset: "main" }]
 })
 export type ReopenFactRequest = Schema.Schema.Type<typeof ReopenFactRequest>
@@ -83,7 +85,7 @@ export const MergeEntitiesRequest = Schema.Struct({
     }),
     "the entities merged into `into` and then deleted (1 to 100, distinct, not `into`)"
   ))
-}).annotations({ examples: [{ user_id: "alice", dataset: "main", into: 1, from: [2] }] })
+}).annotations({ ...STRICT, examples: [{ user_id: "alice", dataset: "main", into: 1, from: [2] }] })
 export type MergeEntitiesRequest = Schema.Schema.Type<typeof MergeEntitiesRequest>
 
 export const MergeEntitiesResponse = Schema.Struct({

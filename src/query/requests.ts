@@ -22,6 +22,7 @@ import {
   PathId,
   required,
   Rfc3339,
+  STRICT,
   Text,
   UrlParams,
   UserId,
@@ -76,10 +77,11 @@ export type ReadScope = Schema.Schema.Type<typeof ReadScope>
 export const ReadOptions = Schema.Struct(optionFields)
 export type ReadOptions = Schema.Schema.Type<typeof ReadOptions>
 
-/** `POST /v1/gb/search`; unknown fields are ignored. */
+/** `POST /v1/gb/search`; a field it does not have is a 400 naming it. */
 export const SearchRequest = Schema.Struct(searchFields(DEFAULT_SEARCH_LIMIT)).annotations({
+  ...STRICT,
   identifier: "SearchRequest",
-  description: "Ranked facts, entities and chunks for a text; unknown fields are ignored.",
+  description: "Ranked facts, entities and chunks for a text; a field it does not have is a 400 naming it.",
   examples: [{
     user_id: "alice",
     dataset: "main",
@@ -141,8 +143,9 @@ export const QueryRequest = Schema.transform(QueryBody, QueryDecoded, {
     reasoning: { query: reasoning }
   })
 }).annotations({
+  ...STRICT,
   identifier: "QueryRequest",
-  description: "An answer from the stored facts; unknown fields are ignored."
+  description: "An answer from the stored facts; a field it does not have is a 400 naming it."
 })
 export type QueryRequest = Schema.Schema.Type<typeof QueryRequest>
 
@@ -278,7 +281,7 @@ const storyExample = { user_id: "alice", dataset: "main", name: "Alice", include
 export const EntityStoryRequest = EntityStoryChecked.annotations({
   identifier: "EntityStoryRequest",
   description:
-    "One entity by id or by name (exactly one), with every fact that touches it; unknown fields are ignored.",
+    "One entity by id or by name (exactly one), with every fact that touches it; a field it does not have is a 400 naming it.",
   examples: [storyExample]
 })
 export type EntityStoryRequest = Schema.Schema.Type<typeof EntityStoryRequest>
@@ -325,8 +328,10 @@ export const ContextFields = {
  * and the entities they concern, cut to `max_tokens`. Unknown fields are ignored.
  */
 export const ContextRequest = Schema.Struct(ContextFields).annotations({
+  ...STRICT,
   identifier: "ContextRequest",
-  description: "A context block for a prompt, of at most max_tokens tokens (no LLM); unknown fields are ignored.",
+  description:
+    "A context block for a prompt, of at most max_tokens tokens (no LLM); a field it does not have is a 400 naming it.",
   examples: [
     { user_id: "alice", dataset: "main", query: "Where does Alice live?", max_tokens: 800 },
     { user_id: "alice", dataset: "main", max_tokens: 300 }
@@ -379,8 +384,9 @@ export const FactViewFields = {
  * Unknown fields are ignored.
  */
 export const FactViewRequest = Schema.Struct(FactViewFields).annotations({
+  ...STRICT,
   identifier: "FactViewRequest",
-  description: "One fact by id, with its sources and what closed it; unknown fields are ignored.",
+  description: "One fact by id, with its sources and what closed it; a field it does not have is a 400 naming it.",
   examples: [{ user_id: "alice", dataset: "main", id: 1 }]
 })
 export type FactViewRequest = Schema.Schema.Type<typeof FactViewRequest>

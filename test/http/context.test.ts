@@ -279,7 +279,7 @@ forEachDialect((_dialect, makeLayer) => {
           }
         })))
 
-    it.live("bad input is a 400 naming the field; unknown fields are ignored; another user's dataset a 404", () =>
+    it.live("bad input is a 400 naming the field; an unknown field too, with the closest known one; another user's dataset a 404", () =>
       withApp(makeLayer(), () =>
         Effect.gen(function*() {
           yield* remember("Alice Novak lives in Berlin in 2020.")
@@ -309,14 +309,23 @@ forEachDialect((_dialect, makeLayer) => {
               : yield* postJson("/v1/gb/context", body)
             expectError(res, 400, message)
           }
-          // null reads as absent; unknown fields are ignored
+          // an unknown field is a 400 naming it, with the closest known one
+          expectError(
+            yield* postJson("/v1/gb/context", { user_id: "alice", max_token: 10 }),
+            400,
+            /^unknown field "max_token" \(did you mean "max_tokens"\?\)$/
+          )
+          expectError(
+            yield* postJson("/v1/gb/context", { user_id: "alice", include_expired: true }),
+            400,
+            /^unknown field "include_expired"$/
+          )
+          // null reads as absent
           const lenient = blockOf(
             yield* postJson("/v1/gb/context", {
               user_id: "alice",
               query: null,
-              max_tokens: null,
-              include_expired: "whatever",
-              limit: 0
+              max_tokens: null
             })
           )
           expect(lenient.facts.map((f) => f.target)).toEqual(["Berlin"])

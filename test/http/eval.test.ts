@@ -7,7 +7,7 @@ import { it } from "@effect/vitest"
 import { Effect, Either, type Layer, Option, Schema } from "effect"
 import { expect } from "vitest"
 import type { LlmScript } from "../../layers/testing/ScriptedLlm.js"
-import { EvalRememberResponse, RememberResponse } from "../../src/domain/Responses.js"
+import { EvalRememberResponse } from "../../src/domain/Responses.js"
 import { validateTrajectory } from "../../src/eval/Atif.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { graph } from "../support/app.js"
@@ -92,7 +92,7 @@ it.live("a request rejected before any run is a plain {error}, as for remember",
     })
   ))
 
-it.live("the public endpoint ignores an `eval` field: no trajectory, no eval run", () =>
+it.live("the public endpoint refuses an `eval` field: no trajectory, no eval run, nothing stored", () =>
   withApp(
     { extract_graph: [ALICE] },
     Effect.gen(function*() {
@@ -101,11 +101,9 @@ it.live("the public endpoint ignores an `eval` field: no trajectory, no eval run
         text: "Alice Smith lives in Berlin.",
         eval: true
       })
-      expect(res.status).toBe(200)
+      expect(res.status).toBe(400)
+      expect(res.json).toEqual({ error: "unknown field \"eval\"" })
       expect(res.json).not.toHaveProperty("trajectory")
-      expect(yield* runParams(Schema.decodeUnknownSync(RememberResponse)(res.json).remember_run_id)).not.toHaveProperty(
-        "eval"
-      )
     })
   ))
 

@@ -240,8 +240,7 @@ describe("remember over HTTP", () => {
       Effect.gen(function*() {
         const first = yield* postJson(REMEMBER, {
           ...valid,
-          reference_time: "2025-02-01T00:00:00Z",
-          unknown_field: true
+          reference_time: "2025-02-01T00:00:00Z"
         })
         expect(first.status, first.text).toBe(200)
         expect(first.headers["content-type"]).toContain("application/json")

@@ -95,9 +95,14 @@ describe("the documented examples", () => {
 })
 
 describe("URL parameters", () => {
-  it("a repeated parameter counts by its first value", () => {
-    expect(ok(decodeRequest(GraphRequest)({ user_id: ["alice", "mallory"], include_expired: ["1", "0"] })))
-      .toMatchObject({ user_id: "alice", include_expired: true, format: "json", dataset: "main" })
+  it("a repeated parameter is refused, naming it; an unknown one too, with the closest known one", () => {
+    expect(problem(decodeRequest(GraphRequest)({ user_id: ["alice", "mallory"] }))).toBe(
+      "user_id is given more than once"
+    )
+    expect(ok(decodeRequest(GraphRequest)({ user_id: ["alice"] }))).toMatchObject({ user_id: "alice" })
+    expect(problem(decodeRequest(GraphRequest)({ user_id: "alice", include_expird: "1" }))).toBe(
+      "unknown field \"include_expird\" (did you mean \"include_expired\"?)"
+    )
   })
 
   it("read endpoints: an empty parameter is a value; admin endpoints: an absent one", () => {

@@ -100,9 +100,14 @@ describe("validateRememberRequest", () => {
     expect(r.reference_time).toBe("2025-01-31T12:00:00.000Z")
   })
 
-  it("treats an empty model name as the default model and ignores unknown fields", () => {
-    const r = ok({ user_id: "u", text: "x", models: { extract_graph: "", resolve_edges: "claude-x" }, surprise: 1 })
+  it("treats an empty model name as the default model, and refuses an unknown field naming the closest known one", () => {
+    const r = ok({ user_id: "u", text: "x", models: { extract_graph: "", resolve_edges: "claude-x" } })
     expect(r.models).toEqual({ resolve_edges: "claude-x" })
+    expect(error({ user_id: "u", text: "x", refrence_time: "2020-01-01T00:00:00Z" })).toBe(
+      "unknown field \"refrence_time\" (did you mean \"reference_time\"?)"
+    )
+    expect(error({ user_id: "u", text: "x", models: { extract_grap: "m" } })).toMatch(/^models\.extract_grap /)
+    expect(error({ user_id: "u", text: "x", surprise: 1 })).toBe("unknown field \"surprise\"")
   })
 
   it("accepts an image request with session_id", () => {
