@@ -9,6 +9,7 @@
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { JSONSchema, Schema, SchemaAST as AST } from "effect"
+import { GLIGABAO_VERSION } from "../Config.js"
 import { ImageQuery } from "../domain/Image.js"
 import { EvalRememberRequest, RememberBatchRequest, RememberRequest } from "../domain/Remember.js"
 import {
@@ -253,7 +254,53 @@ const withoutDecodeErrorBody = (spec: Record<string, any>): Record<string, any> 
     delete spec.components.schemas.HttpApiDecodeError
     delete spec.components.schemas.Issue
   }
+  return strictRequestBodies(withoutRepeatedIds(spec))
+}
+
+/**
+ * Request bodies refuse unknown fields (STRICT in src/domain/Wire.ts) while responses may grow, so
+ * the objects a request body reaches say `additionalProperties: false`; the document is built
+ * with "allow" for the responses' sake.
+ */
+const strictRequestBodies = (spec: Record<string, any>): Record<string, any> => {
+  const components: Record<string, any> = spec.components?.schemas ?? {}
+  const seen = new Set<string>()
+  const visit = (node: any): void => {
+    if (Array.isArray(node)) return node.forEach(visit)
+    if (node === null || typeof node !== "object") return
+    if (typeof node.$ref === "string") {
+      const name = node.$ref.replace("#/components/schemas/", "")
+      if (!seen.has(name) && components[name] !== undefined) {
+        seen.add(name)
+        visit(components[name])
+      }
+    }
+    // a record (additionalProperties a schema) stays open: its keys are the caller's
+    if (node.type === "object" && node.properties !== undefined && node.additionalProperties === true) {
+      node.additionalProperties = false
+    }
+    for (const [key, child] of Object.entries(node)) if (key !== "$ref") visit(child)
+  }
+  for (const operations of Object.values<Record<string, any>>(spec.paths ?? {})) {
+    for (const operation of Object.values<any>(operations)) visit(operation?.requestBody)
+  }
   return spec
+}
+
+/**
+ * Effect's JSON Schema of `Schema.Unknown` carries `"$id": "/schemas/unknown"`, once per use; an
+ * `$id` must be unique in an OpenAPI 3.1 document, so validators refuse it. Dropped: `{}` already
+ * says "anything".
+ */
+const withoutRepeatedIds = <A>(node: A): A => {
+  if (Array.isArray(node)) return node.map(withoutRepeatedIds) as A
+  if (node === null || typeof node !== "object") return node
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "$id" && typeof value === "string" && value.startsWith("/schemas/")) continue
+    out[key] = withoutRepeatedIds(value)
+  }
+  return out as A
 }
 
 export class GligabaoApi extends HttpApi.make("gligabao")
@@ -270,5 +317,6 @@ export class GligabaoApi extends HttpApi.make("gligabao")
   .add(RunEventsGroup)
   .annotate(OpenApi.Transform, withoutDecodeErrorBody)
   .annotate(OpenApi.Title, "gligabao")
+  .annotate(OpenApi.Version, GLIGABAO_VERSION)
   .annotate(OpenApi.Description, "A memory server for AI agents: texts in, a bi-temporal knowledge graph out.")
 {}

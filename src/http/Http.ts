@@ -76,8 +76,9 @@ export const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
     }))
 
 /**
- * The OpenAPI document. Unknown request fields are ignored by every endpoint, so the document
- * allows them (`additionalProperties: true`) instead of HttpApi's default `false`. Built here,
+ * The OpenAPI document. Responses may grow, so their objects allow more fields
+ * (`additionalProperties: true`, HttpApi's "allow"); request bodies refuse unknown fields and say
+ * so (Api.ts, strictRequestBodies). Built here,
  * when this module loads: `OpenApi.fromApi` caches its first document per API whatever the
  * options of a later call, and the docs page (HttpApiSwagger) calls it without any.
  */

@@ -1,7 +1,7 @@
 /**
  * The served OpenAPI document (`GET /openapi.json`) against the server that serves it (issue 19):
- * it is a valid OpenAPI 3.1 document (@readme/openapi-parser), it allows the unknown request
- * fields the server ignores, every endpoint that needs a body or parameters documents an example
+ * it is a valid OpenAPI 3.1 document (@readme/openapi-parser, and @seriousme/openapi-schema-validator,
+ * which checks `$id` uniqueness), its request bodies refuse unknown fields as the server does, every endpoint that needs a body or parameters documents an example
  * request, and every documented example request, sent to the in-process app (SQLite, the
  * scripted LLM), gets one of its endpoint's documented 2xx statuses.
  *
@@ -14,7 +14,9 @@
 import { HttpClientRequest } from "@effect/platform"
 import { layer } from "@effect/vitest"
 import { compileErrors, validate } from "@readme/openapi-parser"
+import { Validator } from "@seriousme/openapi-schema-validator"
 import { Effect } from "effect"
+import { readFileSync } from "node:fs"
 import { expect } from "vitest"
 import { type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
@@ -206,21 +208,34 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
         expect(result.warnings).toEqual([])
       }))
 
-    it.effect("allows the unknown request fields the server ignores", () =>
+    it.effect("passes an independent validator that checks $id uniqueness; its version is the package's", () =>
       Effect.gen(function*() {
         const doc = yield* servedDocument
-        const strict: Array<string> = []
-        // every object schema of the document, request or response: none says additionalProperties false
-        const visit = (node: Json, where: string) => {
-          if (node === null || typeof node !== "object") return
-          if (node.additionalProperties === false) strict.push(where)
-          for (const [key, child] of Object.entries(node)) visit(child, `${where}/${key}`)
+        const result = yield* Effect.promise(() => new Validator().validate(structuredClone(doc)))
+        expect(result.valid ? "valid" : JSON.stringify(result.errors)).toBe("valid")
+        const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+          version: string
         }
-        visit(doc.paths, "#/paths")
-        visit(doc.components?.schemas, "#/components/schemas")
-        expect(strict).toEqual([])
+        expect(doc.info.version).toBe(pkg.version)
+      }))
+
+    it.effect("request bodies refuse unknown fields, as the server does; responses may grow", () =>
+      Effect.gen(function*() {
+        const doc = yield* servedDocument
         const remember = resolve(doc, doc.paths["/v1/gb/remember"].post.requestBody.content[JSON_TYPE].schema)
-        expect(remember.additionalProperties).toBe(true)
+        expect(remember.additionalProperties).toBe(false)
+        const search = resolve(doc, doc.paths["/v1/gb/search"].post.requestBody.content[JSON_TYPE].schema)
+        expect(search.additionalProperties).toBe(false)
+        const answer = resolve(doc, doc.paths["/v1/gb/search"].post.responses["200"].content[JSON_TYPE].schema)
+        expect(answer.additionalProperties).not.toBe(false)
+        // and the server agrees: the field the document refuses is a 400 naming it
+        const res = yield* send(
+          HttpClientRequest.post("/v1/gb/search").pipe(
+            HttpClientRequest.bodyUnsafeJson({ user_id: "alice", query: "q", limt: 3 })
+          )
+        )
+        expect(res.status).toBe(400)
+        expect(res.json).toEqual({ error: "unknown field \"limt\" (did you mean \"limit\"?)" })
       }))
 
     it.effect("documents an example request for every endpoint that needs a body or parameters", () =>
