@@ -32,8 +32,8 @@ const KEYS = {
   openai: "sk-fake-SECRET-5678",
   pinecone: "pc-fake-SECRET-9012",
   jev: "jev-fake-SECRET-3456",
-  userToken: "tok-user-SECRET-7788",
-  adminToken: "tok-admin-SECRET-9900"
+  userToken: "tok-user-SECRET-7788-0123456789",
+  adminToken: "tok-admin-SECRET-9900-0123456789"
 } as const
 const SECRETS: ReadonlyArray<string> = Object.values(KEYS)
 /** In every secret: finds a partial leak too (a key cut short, or a token in a URL). */
