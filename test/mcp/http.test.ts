@@ -276,6 +276,10 @@ forEachDialect((_dialect, makeLayer) => {
           const message = String((missing.cause as Error).message)
           expect(message.match(/MCP error/g)).toHaveLength(1)
           expect(message).toMatch(/^MCP error -32602: /)
+          // tool arguments are the contract too: an unknown one is refused, named with the closest known one
+          expect(errorOf(yield* call(alice, "search", { query: "Berlin", limt: 3 }))).toBe(
+            "unknown field \"limt\" (did you mean \"limit\"?)"
+          )
         })), TOKENS))
   })
 })
