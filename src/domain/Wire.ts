@@ -159,15 +159,8 @@ export const Rfc3339 = Schema.transformOrFail(Schema.Unknown, Schema.String, {
 /** JSON true/false; in a URL also true/false/1/0 (and a bare flag). */
 export const Flag = Schema.transformOrFail(Schema.Unknown, Schema.Boolean, {
   strict: true,
-  decode: (u, _, ast) => {
-    if (typeof u === "boolean") return ParseResult.succeed(u)
-    if (typeof u === "string") {
-      const v = u.trim().toLowerCase()
-      if (v === "true" || v === "1" || v === "") return ParseResult.succeed(true)
-      if (v === "false" || v === "0") return ParseResult.succeed(false)
-    }
-    return typeIssue(ast, u, "must be a boolean")
-  },
+  // JSON true/false; a URL's words were read as a boolean by UrlParams already
+  decode: (u, _, ast) => typeof u === "boolean" ? ParseResult.succeed(u) : typeIssue(ast, u, "must be a boolean"),
   encode: ParseResult.succeed
 }).annotations({ jsonSchema: { type: "boolean" } })
 
@@ -178,12 +171,11 @@ export const JsonBoolean = Schema.Boolean.annotations({ message: () => "must be 
 export const IntegerIn = (min: number, max: number) =>
   Schema.transformOrFail(Schema.Unknown, Schema.Number, {
     strict: true,
-    decode: (u, _, ast) => {
-      const n = typeof u === "string" && /^\s*-?\d+\s*$/.test(u) ? Number(u) : u
-      return typeof n === "number" && Number.isInteger(n) && n >= min && n <= max
-        ? ParseResult.succeed(n)
-        : typeIssue(ast, u, `must be an integer from ${min} to ${max}`)
-    },
+    // a JSON number; a URL's digits were read as one by UrlParams already ("10" in JSON is a 400)
+    decode: (u, _, ast) =>
+      typeof u === "number" && Number.isInteger(u) && u >= min && u <= max
+        ? ParseResult.succeed(u)
+        : typeIssue(ast, u, `must be an integer from ${min} to ${max}`),
     encode: ParseResult.succeed
   }).annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } })
 
@@ -442,6 +434,28 @@ const firstValues = (blankIsAbsent: boolean) => (params: Readonly<Record<string,
   return out
 }
 
+/**
+ * A URL carries text only: the values of the fields the contract says are integers or booleans
+ * are read as such here (`10`, `true`, `1`, an empty value for true), so that the fields' schemas
+ * take JSON's types alone and `"10"` in a JSON body is a 400. A value that does not read is left
+ * as text, for the field to name.
+ */
+const typedValues = (types: Readonly<Record<string, unknown>>, values: Record<string, unknown>) => {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(values)) {
+    if (typeof value !== "string") {
+      out[key] = value
+      continue
+    }
+    const word = value.trim().toLowerCase()
+    if (types[key] === "integer" && /^-?\d+$/.test(word)) out[key] = Number(word)
+    else if (types[key] === "boolean" && ["true", "1", ""].includes(word)) out[key] = true
+    else if (types[key] === "boolean" && ["false", "0"].includes(word)) out[key] = false
+    else out[key] = value
+  }
+  return out
+}
+
 const asParams = (values: Readonly<Record<string, unknown>>) => {
   const out: Record<string, string> = {}
   for (const [key, value] of Object.entries(values)) if (value !== undefined && value !== null) out[key] = String(value)
@@ -479,6 +493,9 @@ export const UrlParams = <A, I>(
       example[key] === undefined ? withoutNull(property) : { ...withoutNull(property), examples: [example[key]] }
     ])
   )
+  const types = Object.fromEntries(
+    Object.entries(properties).map(([key, property]) => [key, (property as JsonObject).type])
+  )
   const raw = Schema.Record({ key: Schema.String, value: Schema.Unknown })
   return Schema.compose(
     Schema.transformOrFail(raw, raw, {
@@ -486,7 +503,7 @@ export const UrlParams = <A, I>(
       decode: (params, _, ast) => {
         const repeated = Object.entries(params).find(([, v]) => Array.isArray(v) && v.length > 1)
         return repeated === undefined
-          ? ParseResult.succeed(firstValues(options.blankIsAbsent === true)(params))
+          ? ParseResult.succeed(typedValues(types, firstValues(options.blankIsAbsent === true)(params)))
           : ParseResult.fail(new ParseResult.Type(ast, params, `${repeated[0]} is given more than once`))
       },
       encode: (values) => ParseResult.succeed(asParams(values))

@@ -95,6 +95,22 @@ describe("the documented examples", () => {
 })
 
 describe("URL parameters", () => {
+  it("in a JSON body an integer or a boolean is JSON's own: \"10\" and \"true\" are 400s; a URL's words are read", () => {
+    expect(problem(decodeRequest(SearchRequest)({ user_id: "u", query: "q", limit: "10" }))).toMatch(
+      /^limit must be an integer/
+    )
+    expect(problem(decodeRequest(SearchRequest)({ user_id: "u", query: "q", include_expired: "true" }))).toBe(
+      "include_expired must be a boolean"
+    )
+    expect(ok(decodeRequest(SearchRequest)({ user_id: "u", query: "q", limit: 10, include_expired: true })))
+      .toMatchObject({ limit: 10, include_expired: true })
+    expect(ok(decodeRequest(GraphRequest)({ user_id: "u", include_expired: "true" })).include_expired).toBe(true)
+    expect(ok(decodeRequest(GraphRequest)({ user_id: "u", include_expired: "0" })).include_expired).toBe(false)
+    expect(problem(decodeRequest(GraphRequest)({ user_id: "u", include_expired: "perhaps" }))).toBe(
+      "include_expired must be a boolean"
+    )
+  })
+
   it("a repeated parameter is refused, naming it; an unknown one too, with the closest known one", () => {
     expect(problem(decodeRequest(GraphRequest)({ user_id: ["alice", "mallory"] }))).toBe(
       "user_id is given more than once"
