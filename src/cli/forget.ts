@@ -68,7 +68,12 @@ export const forgetCommand = <R>(shared: ForgetCommandShared<R>) => {
       shared.run(
         o,
         Effect.flatMap(
-          forgetArtifactMemory({ user_id: o.userId, dataset: Option.getOrUndefined(o.dataset), artifact_id: o.id }),
+          forgetArtifactMemory({
+            user_id: o.userId,
+            dataset: Option.getOrUndefined(o.dataset),
+            // the command line is text: digits are the id; anything else is left for the contract to name
+            artifact_id: /^\s*\d+\s*$/.test(o.id) ? Number(o.id) : o.id
+          }),
           printJson
         )
       )
