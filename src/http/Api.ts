@@ -22,6 +22,7 @@ import {
 import { RememberRun, RunsParams, RunsResponse } from "../domain/runView.js"
 import { PathId } from "../domain/Wire.js"
 import { Trajectory } from "../eval/Atif.js"
+import { GRAPHML_MEDIA_TYPE } from "../query/export.js"
 import { AdminApiGroup, AdminPageGroup } from "./AdminApi.js"
 import { CorrectGroup } from "./CorrectApi.js"
 import {
@@ -254,7 +255,18 @@ const withoutDecodeErrorBody = (spec: Record<string, any>): Record<string, any> 
     delete spec.components.schemas.HttpApiDecodeError
     delete spec.components.schemas.Issue
   }
-  return strictRequestBodies(withoutRepeatedIds(spec))
+  return withGraphMl(strictRequestBodies(withoutRepeatedIds(spec)))
+}
+
+/** The export's other media type: `format=graphml` answers GraphML, which HttpApi cannot declare beside the JSON. */
+const withGraphMl = (spec: Record<string, any>): Record<string, any> => {
+  const ok = spec.paths?.["/v1/gb/graph"]?.get?.responses?.["200"]
+  if (ok?.content !== undefined) {
+    ok.content[GRAPHML_MEDIA_TYPE] = {
+      schema: { type: "string", description: "GraphML 1.0 (with format=graphml), streamed" }
+    }
+  }
+  return spec
 }
 
 /**

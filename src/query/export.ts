@@ -15,6 +15,9 @@ import { artifactNode, entityNode, factEdge, graphmlFooter, graphmlHeader, menti
 import type { GraphFormat, GraphRequest } from "./requests.js"
 import { artifactOut, entityOut, factOut } from "./views.js"
 
+/** The GraphML export's media type (documented in the OpenAPI document beside the JSON). */
+export const GRAPHML_MEDIA_TYPE = "application/graphml+xml"
+
 /** Rows per page (and per SQL statement of links). */
 export const EXPORT_PAGE = 500
 
@@ -142,7 +145,7 @@ export const runExportGraph = (deps: ReadDeps, request: GraphRequest): Effect.Ef
     if (request.format === "graphml") {
       return {
         format: "graphml",
-        contentType: "application/graphml+xml; charset=utf-8",
+        contentType: `${GRAPHML_MEDIA_TYPE}; charset=utf-8`,
         filename: `${safeName}.graphml`,
         body: asGraphml(deps, dataset.id, filters, {
           id: `dataset-${dataset.id}`,

@@ -217,6 +217,11 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
           version: string
         }
         expect(doc.info.version).toBe(pkg.version)
+        // the export's second media type is documented, and is what the server sends
+        expect(Object.keys(doc.paths["/v1/gb/graph"].get.responses["200"].content).sort()).toEqual([
+          "application/graphml+xml",
+          JSON_TYPE
+        ])
       }))
 
     it.effect("request bodies refuse unknown fields, as the server does; responses may grow", () =>
