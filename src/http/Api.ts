@@ -255,7 +255,17 @@ const withoutDecodeErrorBody = (spec: Record<string, any>): Record<string, any> 
     delete spec.components.schemas.HttpApiDecodeError
     delete spec.components.schemas.Issue
   }
-  return withGraphMl(strictRequestBodies(withoutRepeatedIds(spec)))
+  return withExclusiveInputs(withGraphMl(strictRequestBodies(withoutRepeatedIds(spec))))
+}
+
+/** `text`, `image` and `messages` exclude each other, and one is required (src/domain/Remember.ts, textOrImage). */
+const withExclusiveInputs = (spec: Record<string, any>): Record<string, any> => {
+  for (const name of ["RememberRequest", "EvalRememberRequest"]) {
+    const schema = spec.components?.schemas?.[name]
+    if (schema?.properties?.text === undefined) continue
+    schema.oneOf = ["text", "image", "messages"].map((field) => ({ required: [field] }))
+  }
+  return spec
 }
 
 /** The export's other media type: `format=graphml` answers GraphML, which HttpApi cannot declare beside the JSON. */

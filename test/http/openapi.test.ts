@@ -229,6 +229,8 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
         const doc = yield* servedDocument
         const remember = resolve(doc, doc.paths["/v1/gb/remember"].post.requestBody.content[JSON_TYPE].schema)
         expect(remember.additionalProperties).toBe(false)
+        // text, image and messages exclude each other, one required
+        expect(remember.oneOf).toEqual([{ required: ["text"] }, { required: ["image"] }, { required: ["messages"] }])
         const search = resolve(doc, doc.paths["/v1/gb/search"].post.requestBody.content[JSON_TYPE].schema)
         expect(search.additionalProperties).toBe(false)
         const answer = resolve(doc, doc.paths["/v1/gb/search"].post.responses["200"].content[JSON_TYPE].schema)
