@@ -16,7 +16,16 @@ import { jsonErrors } from "../../src/http/Http.js"
 import { get, postJson, postRaw, send, type TestResponse } from "../support/http.js"
 
 /** A path parameter must be encodeable to a string: IntegerIn's own encoded side is unknown. */
-const ItemId = Schema.compose(Schema.String, IntegerIn(1, 1000), { strict: false })
+const ItemId = Schema.compose(
+  // a path is text: its digits are read as the number IntegerIn takes (as UrlParams reads a URL's)
+  Schema.transform(Schema.String, Schema.Unknown, {
+    strict: true,
+    decode: (s) => (/^\d+$/.test(s) ? Number(s) : s),
+    encode: (u) => String(u)
+  }),
+  IntegerIn(1, 1000),
+  { strict: false }
+)
 
 const Item = Schema.Struct({ id: Schema.Number, user_id: Schema.String })
 
