@@ -22,6 +22,9 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/
 
+/** CONTROL as the JSON Schema `pattern` of a field that refuses it (ECMA-262 syntax, as JSON Schema's). */
+const NO_CONTROL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+
 export const BODY_NOT_OBJECT = "the request body must be a JSON object"
 
 /** `items[2].text` */
@@ -116,7 +119,14 @@ export const Label = (maxBytes = MAX_LABEL_BYTES) =>
     Schema.filter((s) => !CONTROL.test(s), { message: () => "must not contain control characters" }),
     Schema.filter((s) => !hasLoneSurrogate(s), { message: () => "must be valid Unicode: it has a lone surrogate" }),
     Schema.annotations({
-      jsonSchema: { type: "string", minLength: 1, description: `at most ${maxBytes} bytes, no control characters` }
+      // bytes cannot be said in JSON Schema: maxLength (characters) is the bound every valid value meets
+      jsonSchema: {
+        type: "string",
+        minLength: 1,
+        maxLength: maxBytes,
+        pattern: NO_CONTROL_PATTERN,
+        description: `at most ${maxBytes} bytes (UTF-8), no control characters`
+      }
     })
   )
 
@@ -126,7 +136,14 @@ export const UserId = Str.pipe(
   Schema.compose(Label(MAX_USER_ID_BYTES), { strict: true }),
   Schema.annotations({
     description: "the user who owns the dataset",
-    jsonSchema: { type: "string", minLength: 1, maxLength: 256 }
+    jsonSchema: {
+      type: "string",
+      minLength: 1,
+      maxLength: MAX_USER_ID_BYTES,
+      pattern: NO_CONTROL_PATTERN,
+      description:
+        `the user who owns the dataset: at most ${MAX_USER_ID_BYTES} bytes (UTF-8; maxLength counts characters), no control characters`
+    }
   })
 )
 
@@ -218,7 +235,14 @@ export const ModelName = Str.pipe(
   Schema.filter((s) => !WHITESPACE_OR_CONTROL.test(s) && !hasLoneSurrogate(s), {
     message: () => "must not contain whitespace, control characters or lone surrogates"
   }),
-  Schema.annotations({ jsonSchema: { type: "string", maxLength: MAX_LABEL_BYTES } })
+  Schema.annotations({
+    jsonSchema: {
+      type: "string",
+      maxLength: MAX_LABEL_BYTES,
+      pattern: "^[^\\s\\u0000-\\u001f\\u007f-\\u009f]*$",
+      description: `at most ${MAX_LABEL_BYTES} bytes (UTF-8), no whitespace or control characters`
+    }
+  })
 )
 
 /** An array of `item`, with a length the messages name. */

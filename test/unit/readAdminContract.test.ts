@@ -4,7 +4,7 @@
  * browser or form sends them, and a decode failure words its message as the hand validators did.
  */
 import { OpenApi } from "@effect/platform"
-import { Either, Schema } from "effect"
+import { Either, JSONSchema, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   AdminGraphRequest,
@@ -13,7 +13,7 @@ import {
   UsageRequest,
   validateUsageRequest
 } from "../../src/admin/requests.js"
-import { decodeRequest, formatParseError } from "../../src/domain/Wire.js"
+import { decodeRequest, formatParseError, UserId } from "../../src/domain/Wire.js"
 import { AdminApiGroup } from "../../src/http/AdminApi.js"
 import { GligabaoApi } from "../../src/http/Api.js"
 import { ReadGroup } from "../../src/http/ReadApi.js"
@@ -95,6 +95,17 @@ describe("the documented examples", () => {
 })
 
 describe("URL parameters", () => {
+  it("the documented limits of a user_id say what the server enforces: control characters by a pattern", () => {
+    const doc = JSONSchema.make(UserId) as { pattern: string; maxLength: number; description: string }
+    const pattern = new RegExp(doc.pattern, "u")
+    expect(pattern.test("alice")).toBe(true)
+    expect(pattern.test("ali\u0007ce")).toBe(false)
+    expect(pattern.test("ali\u0085ce")).toBe(false)
+    expect(doc.maxLength).toBe(256)
+    expect(doc.description).toMatch(/256 bytes/)
+    expect(problem(decodeRequest(UserParams)({ user_id: "ali\u0007ce" }))).toMatch(/control characters/)
+  })
+
   it("in a JSON body an integer or a boolean is JSON's own: \"10\" and \"true\" are 400s; a URL's words are read", () => {
     expect(problem(decodeRequest(SearchRequest)({ user_id: "u", query: "q", limit: "10" }))).toMatch(
       /^limit must be an integer/
