@@ -8,6 +8,7 @@ import { Clock, Effect, type Either, ParseResult, Schema } from "effect"
 import { InvalidRequest } from "../domain/Errors.js"
 import { RUN_STATUSES } from "../domain/Stages.js"
 import { parseRfc3339, toIso } from "../domain/time.js"
+import { UrlParams, type UrlParamsInput } from "../domain/UrlParams.js"
 import {
   decodeRequest,
   documented,
@@ -17,8 +18,6 @@ import {
   PathId,
   required,
   Str,
-  UrlParams,
-  type UrlParamsInput,
   withDefault
 } from "../domain/Wire.js"
 import { entityChoiceProblem, EntityStoryFields, FactViewFields, SearchRequest } from "../query/requests.js"

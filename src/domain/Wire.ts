@@ -6,7 +6,7 @@
  * the field's path in front ("items[2].text must be a string"), so one field schema serves at
  * any depth and every door (HTTP, MCP, CLI, library) words a problem the same way.
  */
-import { Either, JSONSchema, Option, ParseResult, Schema, SchemaAST as AST } from "effect"
+import { Either, Option, ParseResult, Schema, SchemaAST as AST } from "effect"
 import { closest } from "./didYouMean.js"
 import { InvalidRequest } from "./Errors.js"
 import { parseRfc3339 } from "./time.js"
@@ -443,99 +443,4 @@ export const documented = <S extends Schema.Schema.Any>(schema: S, description: 
   return schema.annotations({
     jsonSchema: { ...own.value, description: typeof detail === "string" ? `${description}; ${detail}` : description }
   }) as S
-}
-
-/** Query parameters as HttpApi hands them over: a repeated one is an array. */
-export type UrlParamsInput = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-
-const firstValues = (blankIsAbsent: boolean) => (params: Readonly<Record<string, unknown>>) => {
-  const out: Record<string, unknown> = {}
-  for (const [key, raw] of Object.entries(params)) {
-    const value = Array.isArray(raw) ? raw[0] : raw
-    if (value === undefined || (blankIsAbsent && value === "")) continue
-    out[key] = value
-  }
-  return out
-}
-
-/**
- * A URL carries text only: the values of the fields the contract says are integers or booleans
- * are read as such here (`10`, `true`, `1`, an empty value for true), so that the fields' schemas
- * take JSON's types alone and `"10"` in a JSON body is a 400. A value that does not read is left
- * as text, for the field to name.
- */
-const typedValues = (types: Readonly<Record<string, unknown>>, values: Record<string, unknown>) => {
-  const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(values)) {
-    if (typeof value !== "string") {
-      out[key] = value
-      continue
-    }
-    const word = value.trim().toLowerCase()
-    if (types[key] === "integer" && /^-?\d+$/.test(word)) out[key] = Number(word)
-    else if (types[key] === "boolean" && ["true", "1", ""].includes(word)) out[key] = true
-    else if (types[key] === "boolean" && ["false", "0"].includes(word)) out[key] = false
-    else out[key] = value
-  }
-  return out
-}
-
-const asParams = (values: Readonly<Record<string, unknown>>) => {
-  const out: Record<string, string> = {}
-  for (const [key, value] of Object.entries(values)) if (value !== undefined && value !== null) out[key] = String(value)
-  return out
-}
-
-type JsonObject = Readonly<Record<string, unknown>>
-
-/** A property's JSON schema without its `null` alternative (the body fields take null as absent; a URL has none). */
-const withoutNull = (property: JsonObject): JsonObject => {
-  const anyOf = property.anyOf
-  if (!Array.isArray(anyOf)) return property
-  const { anyOf: _, ...rest } = property
-  const kept = (anyOf as ReadonlyArray<JsonObject>).filter((s) => s.type !== "null")
-  return kept.length === 1 ? { ...kept[0], ...rest } : { ...rest, anyOf: kept }
-}
-
-/**
- * The query parameters of a URL decoded with `schema`, a struct of field schemas: a repeated
- * parameter counts by its first value and, with `blankIsAbsent`, an empty one (a form field
- * left blank) is absent. The OpenAPI document lists the struct's fields as the parameters, each
- * with its value in the first of `examples` (requests of the decoded type, valid ones).
- */
-export const UrlParams = <A, I>(
-  schema: Schema.Schema<A, I, never>,
-  options: { readonly blankIsAbsent?: boolean; readonly examples?: readonly [NoInfer<A>, ...Array<NoInfer<A>>] } = {}
-): Schema.Schema<A, UrlParamsInput> => {
-  const { $schema: _, ...document } = JSONSchema.make(schema) as unknown as JsonObject
-  const example: JsonObject = options.examples === undefined
-    ? {}
-    : Schema.encodeSync(schema)(options.examples[0]) as never
-  const properties = Object.fromEntries(
-    Object.entries(document.properties as Record<string, JsonObject>).map(([key, property]) => [
-      key,
-      example[key] === undefined ? withoutNull(property) : { ...withoutNull(property), examples: [example[key]] }
-    ])
-  )
-  const types = Object.fromEntries(
-    Object.entries(properties).map(([key, property]) => [key, (property as JsonObject).type])
-  )
-  const raw = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  return Schema.compose(
-    Schema.transformOrFail(raw, raw, {
-      strict: true,
-      decode: (params, _, ast) => {
-        const repeated = Object.entries(params).find(([, v]) => Array.isArray(v) && v.length > 1)
-        return repeated === undefined
-          ? ParseResult.succeed(typedValues(types, firstValues(options.blankIsAbsent === true)(params)))
-          : ParseResult.fail(new ParseResult.Type(ast, params, `${repeated[0]} is given more than once`))
-      },
-      encode: (values) => ParseResult.succeed(asParams(values))
-    }),
-    schema.annotations(STRICT),
-    { strict: false }
-  ).annotations({
-    jsonSchema: { ...document, properties },
-    ...(options.examples === undefined ? {} : { examples: options.examples })
-  }) as unknown as Schema.Schema<A, UrlParamsInput>
 }

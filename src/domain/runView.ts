@@ -2,7 +2,8 @@ import { Either, Schema } from "effect"
 import { RememberSuccess } from "./Responses.js"
 import type { RunWithStages } from "./Rows.js"
 import { IMAGE_STAGES, RUN_STATUSES, TEXT_STAGES } from "./Stages.js"
-import { Dataset, documented, IntegerIn, OneOf, optional, required, UrlParams, UserId, withDefault } from "./Wire.js"
+import { UrlParams } from "./UrlParams.js"
+import { Dataset, documented, IntegerIn, OneOf, optional, required, UserId, withDefault } from "./Wire.js"
 
 const RunStage = Schema.Struct({
   status: Schema.Literal("not_started", ...RUN_STATUSES),

@@ -63,7 +63,7 @@ export const stateOf = (
 ): { readonly invalid_at: string | null; readonly expired_at: string | null } => {
   let best: { readonly at: string; readonly expired_at: string } | undefined
   const consider = (at: string, expired_at: string) => {
-    if (best === undefined || startOf(at) < startOf(best.at)) best = { at, expired_at }
+    if (best === undefined || endOf(at) < endOf(best.at)) best = { at, expired_at }
   }
   for (const c of holding) {
     if (PAIR_KINDS.has(c.kind) && c.by_edge_id !== null) {

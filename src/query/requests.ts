@@ -7,6 +7,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import type { InvalidRequest } from "../domain/Errors.js"
 import { ARTIFACT_KINDS, REASONING_LEVELS } from "../domain/Stages.js"
+import { UrlParams } from "../domain/UrlParams.js"
 import {
   Dataset,
   decodeRequest,
@@ -24,7 +25,6 @@ import {
   Rfc3339,
   STRICT,
   Text,
-  UrlParams,
   UserId,
   withDefault
 } from "../domain/Wire.js"
