@@ -90,9 +90,9 @@ export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effec
 
 export const findDatabase = (
   databases: ReadonlyArray<AdminDatabase>,
-  name: string
+  name: string | undefined
 ): Effect.Effect<AdminDatabase, NotFound> => {
-  const found = databases.find((d) => d.name === name)
+  const found = name === undefined ? databases.find((d) => d.primary) : databases.find((d) => d.name === name)
   return found === undefined
     ? Effect.fail(
       new NotFound({

@@ -14,7 +14,7 @@ import { type AdminDatabase, findDatabase } from "./AdminDatabases.js"
 import type { MemoryEntityRequest, MemoryFactRequest, MemorySearchRequest } from "./requests.js"
 
 /** The program run over the request's database, the request without its `db`. */
-const inDatabase = <R extends { readonly db: string }, A, Err>(
+const inDatabase = <R extends { readonly db?: string | undefined }, A, Err>(
   databases: ReadonlyArray<AdminDatabase>,
   { db, ...request }: R,
   program: (database: AdminDatabase, request: Omit<R, "db">) => Effect.Effect<A, Err>

@@ -36,9 +36,10 @@ export const DEFAULT_USAGE_PERIOD_MS = 7 * DAY_MS
 
 const blankIsAbsent = true
 
-const db = Schema.propertySignature(
-  documented(Str, "the database's name (see /v1/gb/admin/api/databases)")
-).annotations({ missingMessage: () => "is required: the name of one of the server's databases" })
+/** Absent means the server's own database, whatever its name (the file's or the URL's). */
+const db = Schema.optional(
+  documented(Str, "the database's name (see /v1/gb/admin/api/databases); the server's own database when absent")
+)
 
 const pageFields = {
   limit: withDefault(documented(IntegerIn(1, MAX_PAGE), `page size, default ${DEFAULT_PAGE}`), () => DEFAULT_PAGE),
@@ -54,7 +55,7 @@ export const RunsRequest = UrlParams(
     user_id: Schema.optional(documented(Str, "only runs of this user")),
     ...pageFields
   }),
-  { blankIsAbsent, examples: [{ db: "default", limit: DEFAULT_PAGE, offset: 0 }] }
+  { blankIsAbsent, examples: [{ limit: DEFAULT_PAGE, offset: 0 }] }
 )
 export type RunsRequest = Schema.Schema.Type<typeof RunsRequest>
 
@@ -67,10 +68,10 @@ export const RunPath = Schema.Struct({
 }).annotations({ examples: [{ id: 1 }] })
 
 /** `GET /remember-runs/{id}?db`. */
-export const RunParams = UrlParams(Schema.Struct({ db }), { blankIsAbsent, examples: [{ db: "default" }] })
+export const RunParams = UrlParams(Schema.Struct({ db }), { blankIsAbsent })
 
 export interface RunRequest {
-  readonly db: string
+  readonly db?: string | undefined
   readonly id: number
 }
 
@@ -101,7 +102,12 @@ const UsageParams = Schema.Struct({
   )
 })
 
-const UsageResolved = Schema.Struct({ db: Schema.String, from: Schema.String, to: Schema.String, bucket: UsageBucket })
+const UsageResolved = Schema.Struct({
+  db: Schema.optional(Schema.String),
+  from: Schema.String,
+  to: Schema.String,
+  bucket: UsageBucket
+})
 
 const spanOf = (period: { readonly from: string; readonly to: string }) =>
   Date.parse(period.to) - Date.parse(period.from)
@@ -133,7 +139,7 @@ export const UsageRequest = UrlParams(
   ),
   {
     blankIsAbsent,
-    examples: [{ db: "default", from: "2026-01-01T00:00:00.000Z", to: "2026-01-08T00:00:00.000Z", bucket: "day" }]
+    examples: [{ from: "2026-01-01T00:00:00.000Z", to: "2026-01-08T00:00:00.000Z", bucket: "day" }]
   }
 )
 export type UsageRequest = Schema.Schema.Type<typeof UsageRequest>
@@ -141,7 +147,7 @@ export type UsageRequest = Schema.Schema.Type<typeof UsageRequest>
 /** `GET /datasets`. */
 export const DatasetsRequest = UrlParams(Schema.Struct({ db, ...pageFields }), {
   blankIsAbsent,
-  examples: [{ db: "default", limit: DEFAULT_PAGE, offset: 0 }]
+  examples: [{ limit: DEFAULT_PAGE, offset: 0 }]
 })
 export type DatasetsRequest = Schema.Schema.Type<typeof DatasetsRequest>
 
@@ -160,7 +166,7 @@ export const AdminGraphRequest = UrlParams(
       () => DEFAULT_GRAPH_LIMIT
     )
   }),
-  { blankIsAbsent, examples: [{ db: "default", dataset_id: 1, limit: DEFAULT_GRAPH_LIMIT }] }
+  { blankIsAbsent, examples: [{ dataset_id: 1, limit: DEFAULT_GRAPH_LIMIT }] }
 )
 export type AdminGraphRequest = Schema.Schema.Type<typeof AdminGraphRequest>
 
@@ -202,7 +208,6 @@ const fixedClock = (ms: number): Clock.Clock => ({
 export const MemorySearchRequest = UrlParams(Schema.Struct({ db, ...SearchRequest.fields }), {
   blankIsAbsent,
   examples: [{
-    db: "default",
     user_id: "alice",
     dataset: "main",
     query: "Where does Alice live?",
@@ -216,13 +221,13 @@ export type MemorySearchRequest = Schema.Schema.Type<typeof MemorySearchRequest>
 /** `GET /memory/entity`: `GET /v1/gb/entities`'s parameters (exactly one of id and name), with `db`. */
 export const MemoryEntityRequest = UrlParams(
   Schema.Struct({ db, ...EntityStoryFields }).pipe(Schema.filter((request) => entityChoiceProblem(request) ?? true)),
-  { blankIsAbsent, examples: [{ db: "default", user_id: "alice", dataset: "main", id: 1, include_expired: true }] }
+  { blankIsAbsent, examples: [{ user_id: "alice", dataset: "main", id: 1, include_expired: true }] }
 )
 export type MemoryEntityRequest = Schema.Schema.Type<typeof MemoryEntityRequest>
 
 /** `GET /memory/fact`: `GET /v1/gb/facts/{id}`'s parameters and id, with `db`. */
 export const MemoryFactRequest = UrlParams(Schema.Struct({ db, ...FactViewFields }), {
   blankIsAbsent,
-  examples: [{ db: "default", user_id: "alice", dataset: "main", id: 1 }]
+  examples: [{ user_id: "alice", dataset: "main", id: 1 }]
 })
 export type MemoryFactRequest = Schema.Schema.Type<typeof MemoryFactRequest>

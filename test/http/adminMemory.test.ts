@@ -81,7 +81,6 @@ forEachDialect((_dialect, makeLayer) => {
           expect(view.closed_by.map((c) => c.kind)).toEqual(["close"])
 
           const cases: ReadonlyArray<readonly [string, RegExp]> = [
-            [`${API}/search?user_id=alice&query=x`, /^db is required/],
             [`${API}/search?db=default&query=x`, /^user_id is required/],
             [`${API}/search?db=default&user_id=alice`, /^query is required/],
             [`${API}/search?db=default&user_id=alice&query=x&as_of=soon`, /^as_of /],
@@ -147,6 +146,8 @@ describe("the Memory view's admin API over two databases", () => {
         })
         expectError(yield* get(`${API}/fact?db=beta&user_id=alice&id=1`), 404, /fact 1 not found/)
         expectError(yield* get(`${API}/search?db=default&${query}`), 404, /no database named "default"/)
+        // no db: the first, the server's own
+        expect(ok(yield* get(`${API}/search?${query}`), SearchResponse).facts).toHaveLength(1)
       })
     ))
 })
