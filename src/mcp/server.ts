@@ -111,6 +111,8 @@ export const makeMcpServer = (options: McpServerOptions): Server => {
       resources: datasets.map((d) => ({
         uri: GRAPH_TEMPLATE.replace("{dataset}", encodeURIComponent(d.name)),
         name: `${d.name} graph`,
+        // optional in the schema, but the conformance suite's resources-list asks every resource for one
+        description: `The dataset ${d.name}: its entities, live facts and artifacts (GET /v1/gb/graph).`,
         mimeType: "application/json"
       }))
     }

@@ -266,6 +266,7 @@ forEachDialect((_dialect, makeLayer) => {
           // the fixed user's datasets are resources too, and the graph is the JSON export
           const listed = yield* Effect.promise(() => alice.listResources())
           expect(listed.resources.map((r) => r.uri)).toEqual(["gligabao://datasets/main/graph"])
+          expect(listed.resources[0]!.description).toMatch(/^The dataset main: /)
           const graph = yield* Effect.promise(() => alice.readResource({ uri: "gligabao://datasets/main/graph" }))
           const exported = JSON.parse((graph.contents[0] as { text: string }).text)
           expect(exported.edges.map((f: any) => f.id)).toEqual(stored.edges.map((e: any) => e.id))
