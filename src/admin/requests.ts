@@ -1,8 +1,7 @@
 /**
  * The admin API's requests as schemas of their query parameters (and path): each decodes into
  * the request its program takes, with a message naming the parameter (a 400), and is the HTTP
- * contract's URL parameters (src/http/AdminApi.ts). An empty parameter is an absent one, as a
- * form field left blank is.
+ * contract's URL parameters (src/http/AdminApi.ts).
  */
 import { Clock, Effect, type Either, ParseResult, Schema } from "effect"
 import { InvalidRequest } from "../domain/Errors.js"
@@ -34,8 +33,6 @@ const HOUR_MS = 3_600_000
 const DAY_MS = 24 * HOUR_MS
 export const DEFAULT_USAGE_PERIOD_MS = 7 * DAY_MS
 
-const blankIsAbsent = true
-
 /** Absent means the server's own database, whatever its name (the file's or the URL's). */
 const db = Schema.optional(
   documented(Str, "the database's name (see /v1/gb/admin/api/databases); the server's own database when absent")
@@ -55,7 +52,7 @@ export const RunsRequest = UrlParams(
     user_id: Schema.optional(documented(Str, "only runs of this user")),
     ...pageFields
   }),
-  { blankIsAbsent, examples: [{ limit: DEFAULT_PAGE, offset: 0 }] }
+  { examples: [{ limit: DEFAULT_PAGE, offset: 0 }] }
 )
 export type RunsRequest = Schema.Schema.Type<typeof RunsRequest>
 
@@ -68,7 +65,7 @@ export const RunPath = Schema.Struct({
 }).annotations({ examples: [{ id: 1 }] })
 
 /** `GET /remember-runs/{id}?db`. */
-export const RunParams = UrlParams(Schema.Struct({ db }), { blankIsAbsent })
+export const RunParams = UrlParams(Schema.Struct({ db }))
 
 export interface RunRequest {
   readonly db?: string | undefined
@@ -138,7 +135,6 @@ export const UsageRequest = UrlParams(
     )
   ),
   {
-    blankIsAbsent,
     examples: [{ from: "2026-01-01T00:00:00.000Z", to: "2026-01-08T00:00:00.000Z", bucket: "day" }]
   }
 )
@@ -146,7 +142,6 @@ export type UsageRequest = Schema.Schema.Type<typeof UsageRequest>
 
 /** `GET /datasets`. */
 export const DatasetsRequest = UrlParams(Schema.Struct({ db, ...pageFields }), {
-  blankIsAbsent,
   examples: [{ limit: DEFAULT_PAGE, offset: 0 }]
 })
 export type DatasetsRequest = Schema.Schema.Type<typeof DatasetsRequest>
@@ -166,7 +161,7 @@ export const AdminGraphRequest = UrlParams(
       () => DEFAULT_GRAPH_LIMIT
     )
   }),
-  { blankIsAbsent, examples: [{ dataset_id: 1, limit: DEFAULT_GRAPH_LIMIT }] }
+  { examples: [{ dataset_id: 1, limit: DEFAULT_GRAPH_LIMIT }] }
 )
 export type AdminGraphRequest = Schema.Schema.Type<typeof AdminGraphRequest>
 
@@ -206,7 +201,6 @@ const fixedClock = (ms: number): Clock.Clock => ({
 
 /** `GET /memory/search`: `POST /v1/gb/search`'s fields as parameters, with `db`. */
 export const MemorySearchRequest = UrlParams(Schema.Struct({ db, ...SearchRequest.fields }), {
-  blankIsAbsent,
   examples: [{
     user_id: "alice",
     dataset: "main",
@@ -221,13 +215,12 @@ export type MemorySearchRequest = Schema.Schema.Type<typeof MemorySearchRequest>
 /** `GET /memory/entity`: `GET /v1/gb/entities`'s parameters (exactly one of id and name), with `db`. */
 export const MemoryEntityRequest = UrlParams(
   Schema.Struct({ db, ...EntityStoryFields }).pipe(Schema.filter((request) => entityChoiceProblem(request) ?? true)),
-  { blankIsAbsent, examples: [{ user_id: "alice", dataset: "main", id: 1, include_expired: true }] }
+  { examples: [{ user_id: "alice", dataset: "main", id: 1, include_expired: true }] }
 )
 export type MemoryEntityRequest = Schema.Schema.Type<typeof MemoryEntityRequest>
 
 /** `GET /memory/fact`: `GET /v1/gb/facts/{id}`'s parameters and id, with `db`. */
 export const MemoryFactRequest = UrlParams(Schema.Struct({ db, ...FactViewFields }), {
-  blankIsAbsent,
   examples: [{ user_id: "alice", dataset: "main", id: 1 }]
 })
 export type MemoryFactRequest = Schema.Schema.Type<typeof MemoryFactRequest>

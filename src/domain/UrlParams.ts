@@ -8,33 +8,27 @@ import { STRICT } from "./Wire.js"
 /** Query parameters as HttpApi hands them over: a repeated one is an array. */
 export type UrlParamsInput = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
-const firstValues = (blankIsAbsent: boolean) => (params: Readonly<Record<string, unknown>>) => {
+const firstValues = (params: Readonly<Record<string, unknown>>) => {
   const out: Record<string, unknown> = {}
   for (const [key, raw] of Object.entries(params)) {
     const value = Array.isArray(raw) ? raw[0] : raw
-    if (value === undefined || (blankIsAbsent && value === "")) continue
-    out[key] = value
+    if (value !== undefined) out[key] = value
   }
   return out
 }
 
 /**
  * A URL carries text only: the values of the fields the contract says are integers or booleans
- * are read as such here (`10`, `true`, `1`, an empty value for true), so that the fields' schemas
- * take JSON's types alone and `"10"` in a JSON body is a 400. A value that does not read is left
- * as text, for the field to name.
+ * are read as such here (`10`, `true`, `false`), as a validating proxy reads them, so that the
+ * fields' schemas take JSON's types alone and `"10"` in a JSON body is a 400. A value that does
+ * not read (` 10`, `1`, `yes`) is left as text, for the field to name.
  */
 const typedValues = (types: Readonly<Record<string, unknown>>, values: Record<string, unknown>) => {
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(values)) {
-    if (typeof value !== "string") {
-      out[key] = value
-      continue
-    }
-    const word = value.trim().toLowerCase()
-    if (types[key] === "integer" && /^-?\d+$/.test(word)) out[key] = Number(word)
-    else if (types[key] === "boolean" && ["true", "1", ""].includes(word)) out[key] = true
-    else if (types[key] === "boolean" && ["false", "0"].includes(word)) out[key] = false
+    if (typeof value !== "string") out[key] = value
+    else if (types[key] === "integer" && /^-?\d+$/.test(value)) out[key] = Number(value)
+    else if (types[key] === "boolean" && (value === "true" || value === "false")) out[key] = value === "true"
     else out[key] = value
   }
   return out
@@ -59,13 +53,13 @@ const withoutNull = (property: JsonObject): JsonObject => {
 
 /**
  * The query parameters of a URL decoded with `schema`, a struct of field schemas: a repeated
- * parameter counts by its first value and, with `blankIsAbsent`, an empty one (a form field
- * left blank) is absent. The OpenAPI document lists the struct's fields as the parameters, each
+ * parameter is refused and an empty one is a value like any other (judged by its field, as a
+ * validating proxy judges it). The OpenAPI document lists the struct's fields as the parameters, each
  * with its value in the first of `examples` (requests of the decoded type, valid ones).
  */
 export const UrlParams = <A, I>(
   schema: Schema.Schema<A, I, never>,
-  options: { readonly blankIsAbsent?: boolean; readonly examples?: readonly [NoInfer<A>, ...Array<NoInfer<A>>] } = {}
+  options: { readonly examples?: readonly [NoInfer<A>, ...Array<NoInfer<A>>] } = {}
 ): Schema.Schema<A, UrlParamsInput> => {
   const { $schema: _, ...document } = JSONSchema.make(schema) as unknown as JsonObject
   const example: JsonObject = options.examples === undefined
@@ -87,7 +81,7 @@ export const UrlParams = <A, I>(
       decode: (params, _, ast) => {
         const repeated = Object.entries(params).find(([, v]) => Array.isArray(v) && v.length > 1)
         return repeated === undefined
-          ? ParseResult.succeed(typedValues(types, firstValues(options.blankIsAbsent === true)(params)))
+          ? ParseResult.succeed(typedValues(types, firstValues(params)))
           : ParseResult.fail(new ParseResult.Type(ast, params, `${repeated[0]} is given more than once`))
       },
       encode: (values) => ParseResult.succeed(asParams(values))

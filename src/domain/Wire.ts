@@ -173,7 +173,7 @@ export const Rfc3339 = Schema.transformOrFail(Schema.Unknown, Schema.String, {
   jsonSchema: { type: "string", format: "date-time", description: "RFC 3339, e.g. 2025-01-31T12:00:00Z" }
 })
 
-/** JSON true/false; in a URL also true/false/1/0 (and a bare flag). */
+/** JSON true/false; in a URL the words true and false. */
 export const Flag = Schema.transformOrFail(Schema.Unknown, Schema.Boolean, {
   strict: true,
   // JSON true/false; a URL's words were read as a boolean by UrlParams already
@@ -196,7 +196,7 @@ export const IntegerIn = (min: number, max: number) =>
     encode: ParseResult.succeed
   }).annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } })
 
-/** One of `values`, matched after trimming and lower-casing. */
+/** One of `values`, exactly as the document's enum spells it (a validating proxy agrees). */
 export const OneOf = <const L extends ReadonlyArray<string>>(
   values: L,
   message = `must be one of ${values.join(", ")}`
@@ -204,9 +204,8 @@ export const OneOf = <const L extends ReadonlyArray<string>>(
   Schema.transformOrFail(Schema.Unknown, Schema.Literal(...values), {
     strict: true,
     decode: (u, _, ast) => {
-      const v = typeof u === "string" ? u.trim().toLowerCase() : undefined
-      return v !== undefined && (values as ReadonlyArray<string>).includes(v)
-        ? ParseResult.succeed(v as L[number])
+      return typeof u === "string" && (values as ReadonlyArray<string>).includes(u)
+        ? ParseResult.succeed(u as L[number])
         : typeIssue(ast, u, message)
     },
     encode: ParseResult.succeed

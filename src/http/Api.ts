@@ -31,6 +31,7 @@ import {
   Error403,
   Error404,
   Error413,
+  Error415,
   Error422,
   Error500,
   Error502,
@@ -76,6 +77,7 @@ export class RememberGroup extends HttpApiGroup.make("remember")
   .add(
     HttpApiEndpoint.post("remember", "/v1/gb/remember")
       .setPayload(RememberRequest)
+      .addError(Error415)
       .addSuccess(RememberSuccess)
       .annotate(OpenApi.Transform, withQueuedResponse)
       .addError(Error400)
@@ -98,6 +100,7 @@ export class RememberGroup extends HttpApiGroup.make("remember")
   .add(
     HttpApiEndpoint.post("rememberBatch", "/v1/gb/remember/batch")
       .setPayload(RememberBatchRequest)
+      .addError(Error415)
       .addSuccess(RememberBatchQueued, { status: 202 })
       .addSuccess(RememberBatchResult)
       .addError(Error400)
@@ -117,6 +120,7 @@ export class RememberGroup extends HttpApiGroup.make("remember")
   .add(
     HttpApiEndpoint.post("evalRemember", "/v1/gb/eval/remember")
       .setPayload(EvalRememberRequest)
+      .addError(Error415)
       .addSuccess(EvalRememberSuccess)
       .addError(Error400)
       .addError(Error413)
@@ -255,15 +259,37 @@ const withoutDecodeErrorBody = (spec: Record<string, any>): Record<string, any> 
     delete spec.components.schemas.HttpApiDecodeError
     delete spec.components.schemas.Issue
   }
-  return withExclusiveInputs(withGraphMl(strictRequestBodies(withoutRepeatedIds(spec))))
+  return withSeriesOrFetch(withExclusiveInputs(withGraphMl(strictRequestBodies(withoutRepeatedIds(spec)))))
 }
 
-/** `text`, `image` and `messages` exclude each other, and one is required (src/domain/Remember.ts, textOrImage). */
+/**
+ * A `timeseries` object needs series or fetch (src/domain/Timeseries.ts, TimeseriesRequest checks
+ * it first; its schema is a transformation, whose JSON Schema annotations Effect does not merge).
+ */
+const withSeriesOrFetch = (spec: Record<string, any>): Record<string, any> => {
+  for (const schema of Object.values<any>(spec.components?.schemas ?? {})) {
+    const members: Array<any> = schema?.properties?.timeseries?.anyOf ?? []
+    for (const member of members) {
+      if (member.properties?.series !== undefined && member.properties?.fetch !== undefined) {
+        member.anyOf = [{ required: ["series"] }, { required: ["fetch"] }]
+      }
+    }
+  }
+  return spec
+}
+
+/**
+ * `text`, `image` and `messages` exclude each other, and one is required (src/domain/Remember.ts,
+ * textOrImage); a null one is an absent one, so each alternative asks for its field not null.
+ */
 const withExclusiveInputs = (spec: Record<string, any>): Record<string, any> => {
   for (const name of ["RememberRequest", "EvalRememberRequest"]) {
     const schema = spec.components?.schemas?.[name]
     if (schema?.properties?.text === undefined) continue
-    schema.oneOf = ["text", "image", "messages"].map((field) => ({ required: [field] }))
+    schema.oneOf = ["text", "image", "messages"].map((field) => ({
+      required: [field],
+      properties: { [field]: { not: { type: "null" } } }
+    }))
   }
   return spec
 }

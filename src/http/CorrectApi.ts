@@ -14,7 +14,7 @@ import {
   ReopenFactRequest
 } from "../forget/schemas.js"
 import { ScopeParams } from "../query/requests.js"
-import { Error400, Error401, Error403, Error404, Error409, Error500 } from "./ErrorBodies.js"
+import { Error400, Error401, Error403, Error404, Error409, Error415, Error500 } from "./ErrorBodies.js"
 
 const IdPath = (what: string) =>
   Schema.Struct({ id: PathId.annotations({ description: `the ${what}'s id`, examples: [1] }) })
@@ -44,6 +44,7 @@ export class CorrectGroup extends HttpApiGroup.make("correct")
     HttpApiEndpoint.post("invalidateFact", "/v1/gb/facts/:id/invalidate")
       .setPath(IdPath("fact"))
       .setPayload(InvalidateFactRequest)
+      .addError(Error415)
       .addSuccess(FactResponse)
       .addError(Error400)
       .addError(Error404)
@@ -55,6 +56,7 @@ export class CorrectGroup extends HttpApiGroup.make("correct")
     HttpApiEndpoint.post("reopenFact", "/v1/gb/facts/:id/reopen")
       .setPath(IdPath("fact"))
       .setPayload(ReopenFactRequest)
+      .addError(Error415)
       .addSuccess(FactResponse)
       .addError(Error400)
       .addError(Error404)
@@ -65,6 +67,7 @@ export class CorrectGroup extends HttpApiGroup.make("correct")
   .add(
     HttpApiEndpoint.post("mergeEntities", "/v1/gb/entities/merge")
       .setPayload(MergeEntitiesRequest)
+      .addError(Error415)
       .addSuccess(MergeEntitiesResponse)
       .addError(Error400)
       .addError(Error404)

@@ -34,12 +34,23 @@ import {
   SearchResponse,
   SessionsResponse
 } from "../query/responses.js"
-import { Error400, Error401, Error403, Error404, Error413, Error500, Error502, Error503 } from "./ErrorBodies.js"
+import {
+  Error400,
+  Error401,
+  Error403,
+  Error404,
+  Error413,
+  Error415,
+  Error500,
+  Error502,
+  Error503
+} from "./ErrorBodies.js"
 
 export class ReadGroup extends HttpApiGroup.make("read")
   .add(
     HttpApiEndpoint.post("search", "/v1/gb/search")
       .setPayload(SearchRequest)
+      .addError(Error415)
       .addSuccess(SearchResponse)
       .addError(Error400)
       .addError(Error404)
@@ -50,6 +61,7 @@ export class ReadGroup extends HttpApiGroup.make("read")
   .add(
     HttpApiEndpoint.post("query", "/v1/gb/query")
       .setPayload(QueryRequest)
+      .addError(Error415)
       .addSuccess(QueryResponse)
       .addError(Error400)
       .addError(Error404)
@@ -62,6 +74,7 @@ export class ReadGroup extends HttpApiGroup.make("read")
   .add(
     HttpApiEndpoint.post("context", "/v1/gb/context")
       .setPayload(ContextRequest)
+      .addError(Error415)
       .addSuccess(ContextResponse)
       .addError(Error400)
       .addError(Error404)

@@ -215,17 +215,15 @@ export const DatasetPath = Schema.Struct({
 /** A name to look an entity up by: as long as a query may be. */
 export const MAX_ENTITY_NAME_BYTES = MAX_QUERY_BYTES
 
-/** A row id as a value: a JSON integer or, in a URL, its digits; at least 1. */
+/** A row id as a value: a JSON integer (a URL's digits were read as one by UrlParams), at least 1. */
 const PositiveId = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
   strict: true,
-  decode: (u, _, ast) => {
-    const n = typeof u === "string" && /^\s*\d{1,16}\s*$/.test(u) ? Number(u) : u
-    return typeof n === "number" && Number.isSafeInteger(n) && n >= 1
-      ? ParseResult.succeed(n)
-      : ParseResult.fail(new ParseResult.Type(ast, u, "must be a positive integer"))
-  },
+  decode: (u, _, ast) =>
+    typeof u === "number" && Number.isSafeInteger(u) && u >= 1
+      ? ParseResult.succeed(u)
+      : ParseResult.fail(new ParseResult.Type(ast, u, "must be a positive integer")),
   encode: ParseResult.succeed
-}).annotations({ jsonSchema: { type: "integer", minimum: 1 } })
+}).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER } })
 
 /** An id in a path (`/entities/12`): its digits, at least 1. */
 const PositivePathId = (description: string) =>

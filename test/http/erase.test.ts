@@ -495,6 +495,9 @@ forEachDialect((dialect, makeLayer) => {
         Effect.gen(function*() {
           yield* remember("alice", "Alice Novak lives in Berlin in 2020.", { dataset: "scratch" })
           expectError(yield* del("/v1/gb/datasets/scratch?user_id=alice&hard=maybe"), 400, /^hard must be a boolean/)
+          // the document's boolean is the words true and false: a bare flag or 1 is a 400 too
+          expectError(yield* del("/v1/gb/datasets/scratch?user_id=alice&hard"), 400, /^hard must be a boolean/)
+          expectError(yield* del("/v1/gb/datasets/scratch?user_id=alice&hard=1"), 400, /^hard must be a boolean/)
           expectError(yield* del("/v1/gb/datasets/scratch?hard=true"), 400, /^user_id /)
           expectError(yield* del("/v1/gb/datasets/nothing?user_id=alice&hard=true"), 404, /no dataset "nothing"/)
           const soft = yield* del("/v1/gb/datasets/scratch?user_id=alice&hard=false")
@@ -502,7 +505,7 @@ forEachDialect((dialect, makeLayer) => {
           expect(Object.keys(soft.json).sort()).toEqual(["dataset", "deleted_at", "id"])
           expect(yield* count("SELECT COUNT(*) AS n FROM gb_artifacts")).toBe(1)
           // the soft-deleted dataset is still there to be deleted for good
-          const hard = yield* del("/v1/gb/datasets/scratch?user_id=alice&hard")
+          const hard = yield* del("/v1/gb/datasets/scratch?user_id=alice&hard=true")
           expect(hard.status, hard.text).toBe(200)
           expect(hard.json.deleted).toMatchObject({ datasets: 1, artifacts: 1, runs: 1 })
           expect(yield* count("SELECT COUNT(*) AS n FROM gb_artifacts")).toBe(0)

@@ -60,7 +60,7 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
         query: "Alice Berlin",
         as_of: AS_OF,
         include_expired: true,
-        kind: "KNOWLEDGE",
+        kind: "knowledge",
         limit: 3,
         hops: 0
       })
@@ -143,7 +143,7 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
         query: "Where does Alice live?",
         as_of: AS_OF,
         models: { query: "answer-model" },
-        reasoning: { query: "Medium" }
+        reasoning: { query: "medium" }
       })
       expect(res.status, res.text).toBe(200)
       const answered = bodyOf(QueryResponse, res)

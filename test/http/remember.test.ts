@@ -276,7 +276,7 @@ describe("remember over HTTP", () => {
         const second = yield* postJson(REMEMBER, {
           user_id: "alice",
           text: "Alice moved to Paris on 2025-01-15.",
-          kind: "Episode",
+          kind: "episode",
           session_id: "chat-1",
           reference_time: "2025-02-01T12:00:00+02:00"
         })

@@ -38,9 +38,9 @@ describe("validateRunsRequest", () => {
     })
   })
 
-  it("db is required", () => {
-    expect(left(validateRunsRequest({}))).toMatch(/db is required/)
-    expect(left(validateRunsRequest({ db: "" }))).toMatch(/db is required/)
+  it("db is optional: absent is the server's own database", () => {
+    expect(right(validateRunsRequest({})).db).toBeUndefined()
+    expect(right(validateRunsRequest({ db: "d" })).db).toBe("d")
   })
 
   it("every status, the filters, a page", () => {
@@ -54,16 +54,10 @@ describe("validateRunsRequest", () => {
         limit: 500,
         offset: 40
       })
-    // empty parameters are absent ones (a form with nothing chosen)
-    expect(right(validateRunsRequest({ db: "d", status: "", dataset: "", user_id: "", limit: "", offset: "" })))
-      .toEqual({
-        db: "d",
-        status: undefined,
-        dataset: undefined,
-        user_id: undefined,
-        limit: 100,
-        offset: 0
-      })
+    // an empty parameter is a value, judged as the document judges it (the page leaves blanks out)
+    expect(left(validateRunsRequest({ db: "d", status: "" }))).toMatch(/^status /)
+    expect(left(validateRunsRequest({ db: "d", limit: "" }))).toMatch(/^limit must be an integer/)
+    expect(right(validateRunsRequest({ db: "d" }))).toMatchObject({ limit: 100, offset: 0 })
   })
 
   it("a status that is not one of the three", () => {
@@ -156,8 +150,8 @@ describe("validateUsageRequest", () => {
     )
   })
 
-  it("db is required", () => {
-    expect(left(validateUsageRequest({}, NOW))).toMatch(/db is required/)
+  it("db is optional", () => {
+    expect(right(validateUsageRequest({}, NOW)).db).toBeUndefined()
   })
 })
 
@@ -172,7 +166,7 @@ describe("validateDatasetsRequest", () => {
     expect(left(validateDatasetsRequest({ db: "d", limit: "501" }))).toMatch(/limit must be an integer from 1 to 500/)
     expect(left(validateDatasetsRequest({ db: "d", limit: "0" }))).toMatch(/limit/)
     expect(left(validateDatasetsRequest({ db: "d", offset: "-5" }))).toMatch(/offset/)
-    expect(left(validateDatasetsRequest({}))).toMatch(/db is required/)
+    expect(right(validateDatasetsRequest({}))).toEqual({ limit: 100, offset: 0 })
   })
 })
 
@@ -184,7 +178,7 @@ describe("validateAdminGraphRequest", () => {
       limit: 300
     })
     expect(left(validateAdminGraphRequest({ db: "d" }))).toMatch(/dataset_id is required/)
-    expect(left(validateAdminGraphRequest({ db: "d", dataset_id: "" }))).toMatch(/dataset_id is required/)
+    expect(left(validateAdminGraphRequest({ db: "d", dataset_id: "" }))).toMatch(/dataset_id must be an integer/)
     for (const id of ["0", "-3", "1.5", "abc"]) {
       expect(left(validateAdminGraphRequest({ db: "d", dataset_id: id })), id).toMatch(
         /dataset_id must be an integer from 1/
@@ -195,7 +189,7 @@ describe("validateAdminGraphRequest", () => {
   it("limit from 1 to 2000, default 300", () => {
     expect(right(validateAdminGraphRequest({ db: "d", dataset_id: "1", limit: "2000" })).limit).toBe(2000)
     expect(right(validateAdminGraphRequest({ db: "d", dataset_id: "1", limit: "1" })).limit).toBe(1)
-    expect(right(validateAdminGraphRequest({ db: "d", dataset_id: "1", limit: "" })).limit).toBe(300)
+    expect(right(validateAdminGraphRequest({ db: "d", dataset_id: "1" })).limit).toBe(300)
     for (const limit of ["0", "2001", "x"]) {
       expect(left(validateAdminGraphRequest({ db: "d", dataset_id: "1", limit })), limit).toMatch(
         /limit must be an integer from 1 to 2000/
@@ -203,9 +197,9 @@ describe("validateAdminGraphRequest", () => {
     }
   })
 
-  it("db is required", () => {
+  it("db is optional", () => {
     const params: Params = { dataset_id: "1" }
-    expect(left(validateAdminGraphRequest(params))).toMatch(/db is required/)
+    expect(right(validateAdminGraphRequest(params)).db).toBeUndefined()
   })
 })
 

@@ -111,9 +111,9 @@ describe("read request validation", () => {
       user_id: "u",
       query: "q",
       as_of: "2025-01-31T12:00:00+02:00",
-      kind: " Episode ",
+      kind: "episode",
       models: { query: "m" },
-      reasoning: { query: "HIGH" }
+      reasoning: { query: "high" }
     }))
     expect(q).toMatchObject({
       as_of: "2025-01-31T10:00:00.000Z",
@@ -138,13 +138,16 @@ describe("read request validation", () => {
     )
   })
   it("reads query parameters: booleans, formats, scope", () => {
-    expect(ok(validateGraphRequest({ user_id: "u", include_expired: "1", format: "GraphML" }))).toMatchObject({
+    expect(ok(validateGraphRequest({ user_id: "u", include_expired: "true", format: "graphml" }))).toMatchObject({
       include_expired: true,
       format: "graphml",
       dataset: "main"
     })
     expect(ok(validateGraphRequest({ user_id: "u", include_expired: "false" })).include_expired).toBe(false)
-    expect(ok(validateGraphRequest({ user_id: "u", include_expired: "" })).include_expired).toBe(true)
+    expect(problem(validateGraphRequest({ user_id: "u", include_expired: "" }))).toBe(
+      "include_expired must be a boolean"
+    )
+    expect(problem(validateGraphRequest({ user_id: "u", format: "GraphML" }))).toBe("format must be json or graphml")
     expect(problem(validateGraphRequest({ user_id: "u", format: "xml" }))).toBe("format must be json or graphml")
     expect(ok(validateScope({ user_id: "u", dataset: "d" }))).toEqual({ user_id: "u", dataset: "d" })
     expect(problem(validateUserId({}))).toBe("user_id is required")

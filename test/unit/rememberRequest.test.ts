@@ -91,8 +91,8 @@ describe("validateRememberRequest", () => {
     const r = ok({
       user_id: "u",
       text: "x",
-      kind: "EPISODE",
-      reasoning: { extract_graph: "High", resolve_edges: "none" },
+      kind: "episode",
+      reasoning: { extract_graph: "high", resolve_edges: "none" },
       reference_time: "2025-01-31T13:00:00+01:00"
     })
     expect(r.kind).toBe("episode")
