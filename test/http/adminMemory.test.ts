@@ -57,7 +57,9 @@ forEachDialect((_dialect, makeLayer) => {
           const alice = a1.entities.find((e: any) => e.name === "Alice Novak").id
 
           const searched = ok(
-            yield* get(`${API}/search?db=default&user_id=alice&query=Alice%20Novak&as_of=${AS_OF}&include_expired=true`),
+            yield* get(
+              `${API}/search?db=default&user_id=alice&query=Alice%20Novak&as_of=${AS_OF}&include_expired=true`
+            ),
             SearchResponse
           )
           const direct = yield* postJson("/v1/gb/search", {

@@ -250,7 +250,7 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
               }
             }
           }
-        // both verdicts are exercised, many times
+          // both verdicts are exercised, many times
           expect(valid).toBeGreaterThan(200)
           expect(invalid).toBeGreaterThan(500)
           expect(disagreements).toEqual([])

@@ -143,7 +143,9 @@ forEachDialect((_dialect, makeLayer) => {
             "Alice Novak lives_in Lisbon"
           ])
           expect(now.neighbours.map((n) => n.name)).toEqual(["Acme", "Bruno Diaz", "Lisbon"])
-          expect(storyOf(yield* get(`/v1/gb/entities?user_id=alice&name=Alice%20Novak&include_expired=false`))).toEqual(now)
+          expect(storyOf(yield* get(`/v1/gb/entities?user_id=alice&name=Alice%20Novak&include_expired=false`))).toEqual(
+            now
+          )
 
           // a neighbour's story, from the other side
           const berlinStory = storyOf(yield* get(`/v1/gb/entities/${berlin!.target_id}?user_id=alice`))
