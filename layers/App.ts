@@ -13,6 +13,7 @@ import {
 import { type AppConfig, AppConfigTag } from "../src/Config.js"
 import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
+import { RunSchedulerLive } from "../src/pipeline/RunScheduler.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
 import { readDeps } from "../src/query/deps.js"
 import { AdminRepo } from "../src/services/AdminRepo.js"
@@ -217,7 +218,9 @@ export const appLayerFor = (config: AppConfig, ports: PortLayers = {}) => {
     lookahead: config.remember.lookahead,
     idempotencyTtlHours: config.remember.idempotencyTtlHours
   }).pipe(
-    Layer.provideMerge(pipeline)
+    Layer.provideMerge(pipeline),
+    // one scheduler for the app: the manager's runs, and the doors that mark reads
+    Layer.provideMerge(RunSchedulerLive)
   )
   // image files next to the database by default (config image_dir / serve --image-dir)
   return manager.pipe(

@@ -16,6 +16,7 @@ import type { WebSearchItem } from "../src/pipeline/enrich/index.js"
 import { readWebSearchAnswer, WEB_SEARCH_TOOL } from "../src/pipeline/enrich/webSearchAnswer.js"
 import { RememberManager, RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
+import { RunSchedulerLive } from "../src/pipeline/RunScheduler.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
 import { ClassifierFailed } from "../src/services/ComplexityClassifier.js"
 import { GeoFailed } from "../src/services/GeoResolver.js"
@@ -329,6 +330,7 @@ describe("a remember through Anthropic, Jev and Nominatim fakes", () => {
   const app = () =>
     RememberManagerLive({ concurrency: 1, instanceId: "test-instance" }).pipe(
       Layer.provideMerge(RememberPipelineLive),
+      Layer.provideMerge(RunSchedulerLive),
       Layer.provideMerge(Layer.mergeAll(
         AnthropicLlmLive({
           apiKey: Redacted.make("sk-ant-test"),

@@ -23,6 +23,7 @@ import { parseResolveEdges } from "../src/pipeline/prompts/resolveEdges.js"
 import { parseSummary } from "../src/pipeline/prompts/summarizeChunk.js"
 import { RememberManager, RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
+import { RunSchedulerLive } from "../src/pipeline/RunScheduler.js"
 import { parseResolveSeries } from "../src/pipeline/series/resolveSeries.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
 import { STAGE_ANSWERS } from "../src/pipeline/stageAnswers.js"
@@ -326,6 +327,7 @@ forEachDialect((_dialect, makeLayer) => {
   const app = () =>
     RememberManagerLive({ concurrency: 1, instanceId: "test-instance" }).pipe(
       Layer.provideMerge(RememberPipelineLive),
+      Layer.provideMerge(RunSchedulerLive),
       Layer.provideMerge(Layer.mergeAll(
         OpenAiLlmLive({
           apiKey: Redacted.make("sk-test"),

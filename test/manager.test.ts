@@ -17,6 +17,7 @@ import type { RememberRequest } from "../src/domain/Remember.js"
 import { encodeRememberRequest } from "../src/domain/Remember.js"
 import type { RunWithStages } from "../src/domain/Rows.js"
 import { RememberManager, RememberManagerLive } from "../src/pipeline/RememberManager.js"
+import { RunSchedulerLive } from "../src/pipeline/RunScheduler.js"
 import { RememberPipeline } from "../src/services/RememberPipeline.js"
 import { RunLogRepo } from "../src/services/RunLogRepo.js"
 import { forEachDialect, freshPgUrl, type StorageLayer } from "./support/databases.js"
@@ -137,6 +138,7 @@ const startManager = (
     const scope = yield* Scope.make()
     const layer = RememberManagerLive({ concurrency, instanceId, shutdownGrace, ...retries }).pipe(
       Layer.provide(pipeline.layer),
+      Layer.provide(RunSchedulerLive),
       Layer.provide(Layer.succeedContext(storage))
     )
     const context = yield* Layer.buildWithScope(layer, scope)

@@ -9,6 +9,7 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { Effect, Either, Option, Stream } from "effect"
 import type { DomainError, InvalidRequest } from "../domain/Errors.js"
 import { eraseDepsOption, hardDeleteDataset } from "../forget/erase.js"
+import { RunScheduler } from "../pipeline/RunScheduler.js"
 import { runContext } from "../query/context.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "../query/datasets.js"
 import { type ReadDeps, readDepsOption } from "../query/deps.js"
@@ -52,6 +53,8 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
     // Optional, as for images: an app composed without storage still serves everything else.
     const found = yield* readDepsOption
     const erasing = yield* eraseDepsOption
+    // the remember runs take shorter slices while a search, query or context is answered
+    const { reading } = yield* RunScheduler
     const withDeps = <A, E, R>(f: (deps: ReadDeps) => Effect.Effect<Answer<A>, E, R>): Effect.Effect<Answer<A>, E, R> =>
       Option.match(found, { onNone: () => Effect.succeed(unavailable), onSome: f })
     return handlers
@@ -61,7 +64,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
             readRequest(request, validateSearchRequest),
             Either.match({
               onLeft: Effect.succeed,
-              onRight: (valid) => asUser(valid.user_id, orErrorResponse(runSearch(deps, valid)))
+              onRight: (valid) => asUser(valid.user_id, orErrorResponse(reading(runSearch(deps, valid))))
             })
           )
         ))
@@ -71,7 +74,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
             readRequest(request, validateQueryRequest),
             Either.match({
               onLeft: Effect.succeed,
-              onRight: (valid) => asUser(valid.user_id, orErrorResponse(runQuery(deps, valid)))
+              onRight: (valid) => asUser(valid.user_id, orErrorResponse(reading(runQuery(deps, valid))))
             })
           )
         ))
@@ -81,7 +84,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
             readRequest(request, validateContextRequest),
             Either.match({
               onLeft: Effect.succeed,
-              onRight: (valid) => asUser(valid.user_id, orErrorResponse(runContext(deps, valid)))
+              onRight: (valid) => asUser(valid.user_id, orErrorResponse(reading(runContext(deps, valid))))
             })
           )
         ))

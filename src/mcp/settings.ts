@@ -7,6 +7,7 @@ import { Context, Effect, Option } from "effect"
 import type { Caller } from "../auth/tokens.js"
 import { forgetDepsOption } from "../forget/deps.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
+import { RunScheduler } from "../pipeline/RunScheduler.js"
 import { readDepsOption } from "../query/deps.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import type { McpDeps, McpUser } from "./tools.js"
@@ -28,11 +29,14 @@ export const mcpUserFor = (caller: Caller, settings: Option.Option<McpSettingsSh
 }
 
 /** The tools' services from the context, each optional as for the HTTP handlers. */
-export const mcpDeps: Effect.Effect<McpDeps, never, RememberManager | RunLogRepo> = Effect.gen(function*() {
-  return {
-    manager: yield* RememberManager,
-    runLog: yield* RunLogRepo,
-    read: yield* readDepsOption,
-    forget: yield* forgetDepsOption
+export const mcpDeps: Effect.Effect<McpDeps, never, RememberManager | RunLogRepo | RunScheduler> = Effect.gen(
+  function*() {
+    return {
+      manager: yield* RememberManager,
+      scheduler: yield* RunScheduler,
+      runLog: yield* RunLogRepo,
+      read: yield* readDepsOption,
+      forget: yield* forgetDepsOption
+    }
   }
-})
+)

@@ -8,6 +8,7 @@ import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcont
 import { Effect, Option } from "effect"
 import { GLIGABAO_VERSION } from "../Config.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
+import type { RunScheduler } from "../pipeline/RunScheduler.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
 import { makeMcpServer } from "./server.js"
 import { mcpDeps } from "./settings.js"
@@ -23,7 +24,9 @@ export interface StdioOptions {
 const negotiated = (requested: unknown): string =>
   typeof requested === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION
 
-export const serveMcpStdio = (options: StdioOptions): Effect.Effect<void, never, RememberManager | RunLogRepo> =>
+export const serveMcpStdio = (
+  options: StdioOptions
+): Effect.Effect<void, never, RememberManager | RunLogRepo | RunScheduler> =>
   Effect.gen(function*() {
     const deps = yield* mcpDeps
     const runtime = yield* Effect.runtime<never>()

@@ -15,6 +15,7 @@ import { forgetArtifact, type ForgetDeps } from "../forget/forgetArtifact.js"
 import { ForgetArtifactRequest } from "../forget/requests.js"
 import { ForgetArtifactResponse } from "../forget/schemas.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
+import type { RunScheduler } from "../pipeline/RunScheduler.js"
 import { runContext } from "../query/context.js"
 import { runListDatasets, runListSessions } from "../query/datasets.js"
 import type { ReadDeps } from "../query/deps.js"
@@ -47,6 +48,8 @@ export interface McpDeps {
   readonly runLog: RunLogRepo["Type"]
   readonly read: Option.Option<ReadDeps>
   readonly forget: Option.Option<ForgetDeps>
+  /** marks the reads, so the remember runs take shorter slices meanwhile */
+  readonly scheduler: RunScheduler["Type"]
 }
 
 /** Who the tools act for: a fixed user (the token's, or the configured one), or whoever `user_id` names. */
@@ -153,7 +156,10 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     return (args: Record<string, unknown>) => Effect.flatMap(withUser(args), (input) => decode(input))
   }
   const reading = <A>(f: (read: ReadDeps) => Effect.Effect<A, McpFailure>) =>
-    Option.match(deps.read, { onNone: () => Effect.fail(needsStorage()), onSome: f })
+    Option.match(deps.read, {
+      onNone: () => Effect.fail(needsStorage()),
+      onSome: (read) => deps.scheduler.reading(f(read))
+    })
 
   const decodeRemember = decoded(RememberRequest)
   const decodeSearch = decoded(SearchRequest)

@@ -68,7 +68,7 @@ import { RememberPipeline } from "../services/RememberPipeline.js"
 import { type Enqueued, RunLogRepo, runRemoved } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
 import { rememberFinished, setQueueDepth } from "../telemetry/metrics.js"
-import { yieldingToReads } from "./scheduling.js"
+import { RunScheduler } from "./RunScheduler.js"
 
 export interface RememberManagerOptions {
   /** global permits: how many runs execute at once across datasets */
@@ -190,6 +190,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     const runLog = yield* RunLogRepo
     const database = yield* Database
     const pipeline = yield* RememberPipeline
+    const scheduler = yield* RunScheduler
     const permits = yield* Effect.makeSemaphore(Math.max(1, options.concurrency))
     const runs = yield* FiberSet.make<unknown, unknown>()
     /** the outcomes of the runs this process runs, for a repeated submission's wait */
@@ -462,7 +463,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           // completes the waiters even when shutdown interrupts the run (Effect.exit would not)
           Effect.intoDeferred(done),
           Effect.ensuring(Effect.zipRight(Effect.sync(() => outcomes.delete(runId)), trackRun(runId, null))),
-          yieldingToReads,
+          scheduler.runs,
           FiberSet.run(runs)
         )
         return done

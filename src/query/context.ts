@@ -17,7 +17,6 @@
  */
 import { Effect } from "effect"
 import type { NotFound } from "../domain/Errors.js"
-import { whileReading } from "../pipeline/scheduling.js"
 import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
 import type { ReadFilters, SearchRepo, UnlinkedFactView } from "../services/SearchRepo.js"
@@ -113,7 +112,7 @@ const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Eff
 
 /** The context block of a request. NotFound (404) when the user has no such dataset. */
 export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effect<ContextResponse, NotFound> =>
-  whileReading(Effect.gen(function*() {
+  Effect.gen(function*() {
     const ranked = yield* (request.query === undefined
       ? recentAndConnected(deps, request)
       : relevant(deps, request, request.query))
@@ -128,7 +127,7 @@ export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effe
       facts: block.facts.map((f) => ({ ...f, ...factLinks.get(f.id)! })),
       entities: block.entities.map((e) => ({ ...e, ...entityLinks.get(e.id)! }))
     }
-  }))
+  })
 
 /** The context block over the services in context. */
 export const buildContext = (

@@ -11,7 +11,6 @@ import { Deferred, Effect } from "effect"
 import type { NotFound } from "../domain/Errors.js"
 import type { ArtifactRow, DatasetRow } from "../domain/Rows.js"
 import { embedForRead } from "../pipeline/ModelCalls.js"
-import { whileReading } from "../pipeline/scheduling.js"
 import { indexName, type VectorKind } from "../pipeline/vectors.js"
 import type { ReadFilters } from "../services/SearchRepo.js"
 import { filtersOf, findDataset, type ReadDeps } from "./deps.js"
@@ -228,7 +227,7 @@ export const retrieve = (
   request: SearchRequest,
   wanted: Wanted = EVERYTHING
 ): Effect.Effect<Retrieved, NotFound> =>
-  whileReading(Effect.gen(function*() {
+  Effect.gen(function*() {
     const dataset = yield* findDataset(deps, request)
     const filters = yield* filtersOf(request)
     const { search } = deps
@@ -309,7 +308,7 @@ export const retrieve = (
       chunks,
       warnings: hits.warning === null ? [] : [hits.warning]
     }
-  }))
+  })
 
 /**
  * Passages: chunks by their own vectors and by their summaries' (both "vector"), and the texts

@@ -21,6 +21,7 @@ import { type ImageRememberBody, isImageBody, type RememberResult } from "../../
 import { listImageArtifacts, listImageExtractions, loadImage } from "../../src/pipeline/image/library.js"
 import { RememberManager, RememberManagerLive } from "../../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js"
+import { RunSchedulerLive } from "../../src/pipeline/RunScheduler.js"
 import { RememberSettings } from "../../src/pipeline/Settings.js"
 import { ImagesRepo } from "../../src/services/ImagesRepo.js"
 import { ImageStore } from "../../src/services/ImageStore.js"
@@ -551,6 +552,7 @@ describe("through the Anthropic adapter", () => {
   const anthropicApp = () =>
     RememberManagerLive({ concurrency: 1, instanceId: "test-instance" }).pipe(
       Layer.provideMerge(RememberPipelineLive),
+      Layer.provideMerge(RunSchedulerLive),
       Layer.provideMerge(
         Layer.mergeAll(
           AnthropicLlmLive({

@@ -16,6 +16,7 @@ import type { RememberRequest } from "../../src/domain/Remember.js"
 import { isImageBody, type RememberResult, type TextRememberBody } from "../../src/domain/Responses.js"
 import { RememberManagerLive } from "../../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js"
+import { RunSchedulerLive } from "../../src/pipeline/RunScheduler.js"
 import { RememberSettings, type RememberSettingsShape } from "../../src/pipeline/Settings.js"
 import type { ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
 import { Embeddings } from "../../src/services/Embeddings.js"
@@ -95,6 +96,7 @@ export const rememberLayer = (storage: StorageLayer, script: LlmScript, options:
     ...(options.retryDelay === undefined ? {} : { retryDelay: options.retryDelay })
   }).pipe(
     Layer.provideMerge(RememberPipelineLive),
+    Layer.provideMerge(RunSchedulerLive),
     Layer.provideMerge(
       Layer.mergeAll(
         delayedLlm(script, options),

@@ -17,12 +17,15 @@ import { Effect, Layer, Logger, LogLevel, Stream } from "effect"
 import { request as httpRequest } from "node:http"
 import { expect } from "vitest"
 import { HttpAppLive } from "../../src/http/Http.js"
+import { RunSchedulerLive } from "../../src/pipeline/RunScheduler.js"
 
 /** The app served on a test server, with `services` (and the client, server) in the output. */
 export const serveTest = <ROut, E>(services: Layer.Layer<ROut, E>) =>
   HttpAppLive.pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(services),
+    // the scheduler of `services` when they have one (a manager's); a fresh one otherwise
+    Layer.provide(RunSchedulerLive),
     // the request log is noise in test output; errors still show
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
