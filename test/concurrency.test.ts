@@ -6,7 +6,7 @@
  * - SQLite: one server on one file at remember.concurrency 16, a concurrent batch over six
  *   (user, dataset) keys.
  *
- * The model is the bench's deterministic fake (scripts/benchmarks/model.ts): a sentence
+ * The model is the deterministic fake of layers/testing/FactSentenceModel.ts: a sentence
  * "<Name> <relation> <Name>." is a fact. Texts reuse a few people, organizations and places
  * and repeat facts, so every run reconciles against what the others stored. Afterwards the
  * database must hold each stated entity and fact exactly once, linked to every text that
@@ -19,7 +19,7 @@ import { Effect, Redacted } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PgClientLive } from "../layers/sql/Pg.js"
-import { answer, factsOf, RELATIONS } from "../scripts/benchmarks/model.js"
+import { answer, factsOf, RELATIONS } from "../layers/testing/FactSentenceModel.js"
 import { type SpawnedServer, startServer, tempDir } from "./support/cli.js"
 import { freshPgUrl, pgSkipReason } from "./support/databases.js"
 import { type FakeAnthropic, startFakeAnthropic } from "./support/fakeAnthropic.js"

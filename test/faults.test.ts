@@ -20,7 +20,7 @@
  * failOrphaned and the manager's startup/shutdown marking (test/repositories.test.ts,
  * test/manager.test.ts); a scripted chunk failure in process (test/pipeline/chunking.test.ts).
  *
- * The bench's fake model (scripts/benchmarks/model.ts) reads "<Name> <relation> <Name>." as a fact.
+ * The fake model (layers/testing/FactSentenceModel.ts) reads "<Name> <relation> <Name>." as a fact.
  */
 import Database from "better-sqlite3"
 import { Schema } from "effect"
@@ -28,8 +28,8 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { answer, factsOf, stageOf } from "../layers/testing/FactSentenceModel.js"
 import { hashEmbedding } from "../layers/testing/HashEmbeddings.js"
-import { answer, factsOf, stageOf } from "../scripts/benchmarks/model.js"
 import { RememberResponse } from "../src/domain/Responses.js"
 import { RememberRun } from "../src/domain/runView.js"
 import { Error500, Error502 } from "../src/http/ErrorBodies.js"

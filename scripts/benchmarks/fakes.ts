@@ -1,14 +1,15 @@
 /**
  * The model servers of the bench, in this process: the fake Anthropic Messages API answering as
- * `model.ts` says, and the fake OpenAI embeddings API (hash embeddings), both after a settable
- * latency and with `usage` counted by the project's tokenizer. Every call is logged with its
- * arrival time, so a scenario can tell which calls a remember made and how they overlapped.
+ * `layers/testing/FactSentenceModel.ts` says, and the fake OpenAI embeddings API (hash
+ * embeddings), both after a settable latency and with `usage` counted by the project's tokenizer.
+ * Every call is logged with its arrival time, so a scenario can tell which calls a remember made
+ * and how they overlapped.
  */
+import { answer, type Stage } from "../../layers/testing/FactSentenceModel.js"
 import { hashEmbedding } from "../../layers/testing/HashEmbeddings.js"
 import { countTokens } from "../../src/pipeline/tokenizer.js"
 import { promptTokens, startFakeAnthropic } from "../../test/support/fakeAnthropic.js"
 import { startFakeOpenAi } from "../../test/support/fakeOpenAi.js"
-import { answer, type Stage } from "./model.js"
 
 export interface ModelCall {
   readonly kind: "llm" | "embeddings"

@@ -1,6 +1,7 @@
 /**
  * The bench's texts, generated deterministically (a seeded generator over small vocabularies),
- * in the language of `model.ts`: fact sentences among prose the fake model ignores.
+ * in the language of `layers/testing/FactSentenceModel.ts`: fact sentences among prose the fake
+ * model ignores.
  */
 import { chunkText } from "../../src/pipeline/chunking.js"
 import { countTokens } from "../../src/pipeline/tokenizer.js"

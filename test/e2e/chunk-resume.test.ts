@@ -8,7 +8,7 @@ import Database from "better-sqlite3"
 import { join } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { afterAll, expect, it } from "vitest"
-import { answer, factsOf } from "../../scripts/benchmarks/model.js"
+import { answer, factsOf } from "../../layers/testing/FactSentenceModel.js"
 import { type SpawnedServer, startServer, tempDir } from "../support/cli.js"
 import { startFakeAnthropic } from "../support/fakeAnthropic.js"
 

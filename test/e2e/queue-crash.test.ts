@@ -1,6 +1,6 @@
 /**
  * The durable remember queue under SIGKILL (issue 21), end to end with real `gligabao serve`
- * processes and the bench's deterministic fake model (scripts/benchmarks/model.ts: a sentence
+ * processes and the deterministic fake model (layers/testing/FactSentenceModel.ts: a sentence
  * "<Name> <relation> <Name>." is a fact), answered with a little latency so runs are in flight
  * when a process dies. See docs/INGESTION.md.
  *
@@ -23,7 +23,7 @@ import { join } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PgClientLive } from "../../layers/sql/Pg.js"
-import { answer, factsOf } from "../../scripts/benchmarks/model.js"
+import { answer, factsOf } from "../../layers/testing/FactSentenceModel.js"
 import { type SpawnedServer, startServer, tempDir } from "../support/cli.js"
 import { freshPgUrl, pgSkipReason } from "../support/databases.js"
 import { startFakeAnthropic } from "../support/fakeAnthropic.js"

@@ -1,6 +1,8 @@
 /**
- * The bench's fake model: deterministic answers to gligabao's three LLM stages, so that a run
- * is reproducible and two servers given the same texts build the same graph.
+ * The fake model of the tests and the bench: deterministic answers to gligabao's three LLM
+ * stages, so that a run is reproducible and two servers given the same texts build the same graph.
+ * `answer` takes a Messages request body (the fake Anthropic API's) or an `LlmRequest` (a
+ * `ScriptedLlm` script's), which both carry `system` and `messages`.
  *
  * Texts are written in a tiny language the fake "understands": a sentence
  * `<Name> <relation> <Name>[ in <year>].` is a fact (names are capitalized words, like
