@@ -8,10 +8,35 @@
  *   change (the entity upsert sets the description on every conflict);
  * - each existing dataset's two tables, filled from its rows; the shared tables dropped.
  * PostgreSQL is unchanged: ts_rank scores a row by itself.
+ *
+ * Its DDL is frozen here, as layers/sql/FullText.ts wrote it when this migration was made: a
+ * migration never imports runtime code, so a later change there never changes what an old
+ * migration does (test/sql/migrationImports.test.ts).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { createFullTextStatements, FULL_TEXT_COLUMNS, FULL_TEXT_SIDES, fullTextTable } from "../FullText.js"
+
+/** A side's indexed columns and its content table (FullText.ts's FULL_TEXT_COLUMNS and CONTENT). */
+const SIDES = [
+  { side: "entities", columns: "name, description", content: "gb_entities" },
+  { side: "edges", columns: "description", content: "gb_edges" }
+] as const
+
+/** A dataset's FTS5 table (FullText.ts's fullTextTable): our own integer id, never input text. */
+const fullTextTable = (side: "entities" | "edges", datasetId: number): string => {
+  if (!Number.isSafeInteger(datasetId) || datasetId < 0) throw new Error(`not a dataset id: ${datasetId}`)
+  return `gb_fts_${side}_${datasetId}`
+}
+
+/** A dataset's two tables (FullText.ts's createFullTextStatements): porter over unicode61, as 0004. */
+const createFullTextStatements = (datasetId: number): ReadonlyArray<string> =>
+  SIDES.map(({ columns, content, side }) =>
+    `CREATE VIRTUAL TABLE IF NOT EXISTS ${fullTextTable(side, datasetId)} USING fts5(
+      ${columns},
+      content = '${content}', content_rowid = 'id',
+      tokenize = 'porter unicode61 remove_diacritics 2'
+    )`
+  )
 
 const queued = (side: "entities" | "edges", op: "insert" | "delete", row: "new" | "old") =>
   side === "entities"
@@ -69,11 +94,10 @@ export default Effect.gen(function*() {
   const datasets = yield* sql<{ id: number }>`SELECT id FROM gb_datasets ORDER BY id`
   for (const { id } of datasets) {
     for (const statement of createFullTextStatements(Number(id))) yield* sql.unsafe(statement)
-    for (const side of FULL_TEXT_SIDES) {
-      const columns = FULL_TEXT_COLUMNS[side]
+    for (const { columns, content, side } of SIDES) {
       yield* sql.unsafe(
         `INSERT INTO ${fullTextTable(side, Number(id))} (rowid, ${columns})
-          SELECT id, ${columns} FROM ${side === "entities" ? "gb_entities" : "gb_edges"}
+          SELECT id, ${columns} FROM ${content}
           WHERE dataset_id = ? ORDER BY id`,
         [id]
       )
