@@ -2,46 +2,30 @@ import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
 /**
- * Domain errors. Each carries a human message and its HTTP status (spec/contracts.md section 9):
- * the status annotation documents it in the OpenAPI document, and `httpStatus` is what the doors
- * answer with; the body is `{"error": message}`.
+ * Domain errors. Each carries a human message and its HTTP status (spec/contracts.md section 9),
+ * written once, in its class's annotation: the OpenAPI document reads it, and so does `statusOf`,
+ * what the doors answer with; the body is `{"error": message}`.
  */
 
 /** The request is malformed (400). `message` names the field. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 400 })) {
-  get httpStatus(): 400 {
-    return 400
-  }
-}
+}, HttpApiSchema.annotations({ status: 400 })) {}
 
 /** The request body is over the size limit (413). */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 413 })) {
-  get httpStatus(): 413 {
-    return 413
-  }
-}
+}, HttpApiSchema.annotations({ status: 413 })) {}
 
 /** A thing asked for by id does not exist (404). */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 404 })) {
-  get httpStatus(): 404 {
-    return 404
-  }
-}
+}, HttpApiSchema.annotations({ status: 404 })) {}
 
 /** No LLM is configured (no key), so the call cannot run (503). */
 export class LlmUnavailable extends Schema.TaggedError<LlmUnavailable>()("LlmUnavailable", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 503 })) {
-  get httpStatus(): 503 {
-    return 503
-  }
-}
+}, HttpApiSchema.annotations({ status: 503 })) {}
 
 /**
  * The LLM provider failed, timed out or returned an unusable answer, after retries (502).
@@ -53,21 +37,13 @@ export class LlmFailed extends Schema.TaggedError<LlmFailed>()("LlmFailed", {
   stage: Schema.optional(Schema.String),
   status: Schema.optional(Schema.Number),
   retryable: Schema.optional(Schema.Boolean)
-}, HttpApiSchema.annotations({ status: 502 })) {
-  get httpStatus(): 502 {
-    return 502
-  }
-}
+}, HttpApiSchema.annotations({ status: 502 })) {}
 
 /** The embeddings provider failed (502); `retryable` as for LlmFailed. */
 export class EmbeddingFailed extends Schema.TaggedError<EmbeddingFailed>()("EmbeddingFailed", {
   message: Schema.String,
   retryable: Schema.optional(Schema.Boolean)
-}, HttpApiSchema.annotations({ status: 502 })) {
-  get httpStatus(): 502 {
-    return 502
-  }
-}
+}, HttpApiSchema.annotations({ status: 502 })) {}
 
 /**
  * A vector write failed (502). After a commit the rows are stored: `artifact_id` and
@@ -77,56 +53,32 @@ export class VectorWriteFailed extends Schema.TaggedError<VectorWriteFailed>()("
   message: Schema.String,
   dataset_id: Schema.optional(Schema.Number),
   artifact_id: Schema.optional(Schema.Number)
-}, HttpApiSchema.annotations({ status: 502 })) {
-  get httpStatus(): 502 {
-    return 502
-  }
-}
+}, HttpApiSchema.annotations({ status: 502 })) {}
 
 /** A required timeseries anchor matched nothing (422). */
 export class AnchorNotFound extends Schema.TaggedError<AnchorNotFound>()("AnchorNotFound", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 422 })) {
-  get httpStatus(): 422 {
-    return 422
-  }
-}
+}, HttpApiSchema.annotations({ status: 422 })) {}
 
 /** An Idempotency-Key already names a submission with another body (422). */
 export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()("IdempotencyConflict", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 422 })) {
-  get httpStatus(): 422 {
-    return 422
-  }
-}
+}, HttpApiSchema.annotations({ status: 422 })) {}
 
 /** The request contradicts the row's state, e.g. invalidating a fact that is not live (409). */
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 409 })) {
-  get httpStatus(): 409 {
-    return 409
-  }
-}
+}, HttpApiSchema.annotations({ status: 409 })) {}
 
 /** A feature the request needs is not configured on this server (503). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 503 })) {
-  get httpStatus(): 503 {
-    return 503
-  }
-}
+}, HttpApiSchema.annotations({ status: 503 })) {}
 
 /** Anything else; the message names the failing stage, never a stack trace (500). */
 export class InternalFailure extends Schema.TaggedError<InternalFailure>()("InternalFailure", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 500 })) {
-  get httpStatus(): 500 {
-    return 500
-  }
-}
+}, HttpApiSchema.annotations({ status: 500 })) {}
 
 /** Every error a remember run can fail with (NotFound: a forget removed the run before it stored). */
 export type RememberError =
@@ -140,40 +92,40 @@ export type RememberError =
   | ServiceUnavailable
   | InternalFailure
 
-/** Every domain error; each must carry its status, or this union does not compile with `statusOf`. */
-export type DomainError =
-  | InvalidRequest
-  | PayloadTooLarge
-  | NotFound
-  | LlmUnavailable
-  | LlmFailed
-  | EmbeddingFailed
-  | VectorWriteFailed
-  | AnchorNotFound
-  | IdempotencyConflict
-  | Conflict
-  | ServiceUnavailable
-  | InternalFailure
-
-/** The HTTP status of a domain error (spec/contracts.md section 9). */
-export const statusOf = (error: DomainError): number => error.httpStatus
-
-const DOMAIN_TAGS: ReadonlySet<string> = new Set<DomainError["_tag"]>([
-  "InvalidRequest",
-  "PayloadTooLarge",
-  "NotFound",
-  "LlmUnavailable",
-  "LlmFailed",
-  "EmbeddingFailed",
-  "VectorWriteFailed",
-  "AnchorNotFound",
-  "IdempotencyConflict",
-  "Conflict",
-  "ServiceUnavailable",
-  "InternalFailure"
-])
+/** Every domain error, as one schema: `isDomainError` is its guard. */
+export const DomainError = Schema.Union(
+  InvalidRequest,
+  PayloadTooLarge,
+  NotFound,
+  LlmUnavailable,
+  LlmFailed,
+  EmbeddingFailed,
+  VectorWriteFailed,
+  AnchorNotFound,
+  IdempotencyConflict,
+  Conflict,
+  ServiceUnavailable,
+  InternalFailure
+)
+export type DomainError = typeof DomainError.Type
 
 /** Whether a failure is a domain error (and so answers its own status). */
-export const isDomainError = (u: unknown): u is DomainError =>
-  typeof u === "object" && u !== null && DOMAIN_TAGS.has((u as { _tag?: unknown })._tag as string) &&
-  typeof (u as { httpStatus?: unknown }).httpStatus === "number"
+export const isDomainError: (u: unknown) => u is DomainError = Schema.is(DomainError)
+
+/** The HTTP status of a domain error (spec/contracts.md section 9): its class's annotation. */
+export const statusOf = (error: DomainError): number =>
+  HttpApiSchema.getStatusError(error.constructor as unknown as Schema.Schema.All)
+
+/**
+ * The errors a finished run's row is read back as, by its `error_tag` (a repeated submission
+ * fails the same way); any other tag reads as an InternalFailure.
+ */
+export const StoredRunError = Schema.Union(
+  InvalidRequest,
+  LlmUnavailable,
+  LlmFailed,
+  EmbeddingFailed,
+  VectorWriteFailed,
+  AnchorNotFound,
+  ServiceUnavailable
+)

@@ -21,7 +21,7 @@ import {
   OpenApi
 } from "@effect/platform"
 import { Cause, Effect, Equal, HashSet, Layer } from "effect"
-import { isDomainError } from "../domain/Errors.js"
+import { isDomainError, statusOf } from "../domain/Errors.js"
 import { BODY_NOT_OBJECT, formatDecodeIssues } from "../domain/Wire.js"
 import { GligabaoApi } from "./Api.js"
 import { AuthenticationMiddlewareLive } from "./authentication.js"
@@ -68,7 +68,7 @@ export const jsonErrors = (app: HttpApp.Default): HttpApp.Default =>
           /^Expected .*, actual /.test(first.message)
         return errorResponse(400, notAnObject ? BODY_NOT_OBJECT : formatDecodeIssues(failure.issues))
       }
-      if (isDomainError(failure)) return errorResponse(failure.httpStatus, failure.message)
+      if (isDomainError(failure)) return errorResponse(statusOf(failure), failure.message)
       const unreadable = unreadableBody(failure)
       if (unreadable !== undefined) return errorResponse(400, unreadable)
       yield* Effect.logError("request failed", cause)

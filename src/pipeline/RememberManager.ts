@@ -39,19 +39,15 @@ import {
   FiberSet,
   Layer,
   Option,
-  Schedule
+  Schedule,
+  Schema
 } from "effect"
 import {
-  AnchorNotFound,
-  EmbeddingFailed,
   IdempotencyConflict,
   InternalFailure,
   InvalidRequest,
-  LlmFailed,
-  LlmUnavailable,
   type RememberError,
-  ServiceUnavailable,
-  VectorWriteFailed
+  StoredRunError
 } from "../domain/Errors.js"
 import {
   encodeRememberRequest,
@@ -158,22 +154,17 @@ const isTransient = (error: RememberError): boolean =>
   (error._tag === "LlmFailed" || error._tag === "EmbeddingFailed") && error.retryable === true
 
 /** A finished run's error as its domain error again (a repeated submission fails the same way). */
-const ERRORS: Record<string, (message: string) => RememberError> = {
-  InvalidRequest: (message) => new InvalidRequest({ message }),
-  LlmUnavailable: (message) => new LlmUnavailable({ message }),
-  LlmFailed: (message) => new LlmFailed({ message }),
-  EmbeddingFailed: (message) => new EmbeddingFailed({ message }),
-  VectorWriteFailed: (message) => new VectorWriteFailed({ message }),
-  AnchorNotFound: (message) => new AnchorNotFound({ message }),
-  ServiceUnavailable: (message) => new ServiceUnavailable({ message })
-}
+const storedError = (tag: string | null, message: string): RememberError =>
+  Either.getOrElse(
+    Schema.decodeUnknownEither(StoredRunError)({ _tag: tag, message }),
+    () => new InternalFailure({ message })
+  )
 
 /** The outcome of a finished run as its row tells it; None while it is not finished. */
 const outcomeOf = (run: RunRow): Option.Option<Either.Either<RememberResult, RememberError>> => {
   if (run.status === "failed") {
     const message = run.error ?? `remember run ${run.id} failed`
-    const make = ERRORS[run.error_tag ?? ""] ?? ((m: string) => new InternalFailure({ message: m }))
-    return Option.some(Either.left(make(message)))
+    return Option.some(Either.left(storedError(run.error_tag ?? null, message)))
   }
   if (run.status !== "succeeded") return Option.none()
   const { remember_run_id: _, ...body } = (run.response ?? {}) as Record<string, unknown>
