@@ -19,36 +19,20 @@
  *   count, up to `maxAttempts`); one that had stored its artifact is failed `interrupted`, never
  *   stored twice. A run that fails on a transient cause (the provider's timeout, 429, 5xx) before
  *   anything of it is stored is queued again after a delay, up to `maxAttempts`. At shutdown,
- *   queued runs stay queued (the next start runs them) and in-flight
- *   runs get a grace period to finish.
+ *   queued runs stay queued (the next start runs them) and in-flight runs get a grace period to
+ *   finish.
  * - An Idempotency-Key names one run per user (`accept`): the same key and body again give that
  *   run, another body is an `IdempotencyConflict`.
  * - A run whose row a forget removed (its user or dataset forgotten, docs/FORGET.md) stores
  *   nothing: taking it finds no row, and a run already taken fails its store's commit hook. It
  *   ends with a NotFound (404), whatever broke first.
+ *
+ * The manager coordinates; the parts with state are apart: `RunLanes` (a dataset's runs in
+ * order, across processes), `RunAttempt` (one run's attempts as a state machine, its retry
+ * policy, the queue-depth gauge), `runOutcome` (what a run's end writes and its waiters get).
  */
-import {
-  Cause,
-  Clock,
-  Context,
-  Deferred,
-  Duration,
-  Effect,
-  Either,
-  Exit,
-  FiberSet,
-  Layer,
-  Option,
-  Schedule,
-  Schema
-} from "effect"
-import {
-  IdempotencyConflict,
-  InternalFailure,
-  InvalidRequest,
-  type RememberError,
-  StoredRunError
-} from "../domain/Errors.js"
+import { Clock, Context, Deferred, Duration, Effect, Either, FiberSet, Layer, Option, Ref, Schedule } from "effect"
+import { IdempotencyConflict, InternalFailure, InvalidRequest, type RememberError } from "../domain/Errors.js"
 import {
   encodeRememberRequest,
   type RememberRequest,
@@ -56,14 +40,15 @@ import {
   runParams,
   validateRememberRequest
 } from "../domain/Remember.js"
-import { decodeRememberBody, type RememberResult } from "../domain/Responses.js"
-import type { RunRow } from "../domain/Rows.js"
+import type { RememberResult } from "../domain/Responses.js"
 import { toIso } from "../domain/time.js"
 import { beforeCommit, Database, datasetLockKey } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
 import { type Enqueued, RunLogRepo, runRemoved } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
-import { rememberFinished, setQueueDepth } from "../telemetry/metrics.js"
+import { makeRunAttempts, type RunAttempt } from "./RunAttempt.js"
+import { type LanePlace, RunLanes, RunLanesLive } from "./RunLanes.js"
+import { outcomeOf, recordEnd, resultOf } from "./runOutcome.js"
 import { RunScheduler } from "./RunScheduler.js"
 
 export interface RememberManagerOptions {
@@ -142,38 +127,16 @@ export class RememberManager extends Context.Tag("gligabao/RememberManager")<
   }
 >() {}
 
-const lockKey = datasetLockKey
-
 const nowIso = Clock.currentTimeMillis.pipe(Effect.map(toIso))
 
-const describeCause = (cause: Cause.Cause<unknown>): string =>
-  Cause.isInterruptedOnly(cause) ? "interrupted" : `internal error: ${Cause.pretty(cause).split("\n")[0]}`
-
-/** A cause a later attempt may not meet: the provider's own failure, not its answer or our input. */
-const isTransient = (error: RememberError): boolean =>
-  (error._tag === "LlmFailed" || error._tag === "EmbeddingFailed") && error.retryable === true
-
-/** A finished run's error as its domain error again (a repeated submission fails the same way). */
-const storedError = (tag: string | null, message: string): RememberError =>
-  Either.getOrElse(
-    Schema.decodeUnknownEither(StoredRunError)({ _tag: tag, message }),
-    () => new InternalFailure({ message })
-  )
-
-/** The outcome of a finished run as its row tells it; None while it is not finished. */
-const outcomeOf = (run: RunRow): Option.Option<Either.Either<RememberResult, RememberError>> => {
-  if (run.status === "failed") {
-    const message = run.error ?? `remember run ${run.id} failed`
-    return Option.some(Either.left(storedError(run.error_tag ?? null, message)))
-  }
-  if (run.status !== "succeeded") return Option.none()
-  const { remember_run_id: _, ...body } = (run.response ?? {}) as Record<string, unknown>
-  return Option.some(Either.match(decodeRememberBody(body), {
-    onLeft: () =>
-      Either.left(new InternalFailure({ message: `remember run ${run.id} succeeded but its response was not kept` })),
-    onRight: (response) =>
-      Either.right({ runId: run.id, response, dataset_id: run.dataset_id, artifact_id: run.artifact_id })
-  }))
+/** A run this process runs: its request (none for a taken-over run whose request no longer decodes). */
+interface Launched {
+  readonly runId: number
+  readonly request: RememberRequest | undefined
+  /** its dataset's lock key, the key of its lane */
+  readonly key: string
+  readonly startedMs: number
+  readonly observer?: RunObserver | undefined
 }
 
 export const makeRememberManager = (options: RememberManagerOptions) =>
@@ -182,278 +145,99 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     const database = yield* Database
     const pipeline = yield* RememberPipeline
     const scheduler = yield* RunScheduler
+    const lanes = yield* RunLanes
     const permits = yield* Effect.makeSemaphore(Math.max(1, options.concurrency))
     const runs = yield* FiberSet.make<unknown, unknown>()
+    /** set at shutdown: from then on no run is taken, queued again or taken over */
+    const closing = yield* Ref.make(false)
+    const maxAttempts = Math.max(1, options.maxAttempts ?? 3)
+    const idempotencyTtlMs = (options.idempotencyTtlHours ?? 24) * 3_600_000
+    const attempts = yield* makeRunAttempts({
+      maxAttempts,
+      retryDelay: options.retryDelay ?? "1 second",
+      closing: Ref.get(closing),
+      requeue: (runId, error) => Effect.flatMap(nowIso, (at) => runLog.requeue(runId, error.message, at))
+    })
     /** the outcomes of the runs this process runs, for a repeated submission's wait */
     const outcomes = new Map<number, Deferred.Deferred<RememberResult, RememberError>>()
-    // the queue depth gauge: this process's unfinished runs, waiting their turn or taken
-    const runStates = new Map<number, "queued" | "running">()
-    const depth = { queued: 0, running: 0 }
-    const trackRun = (runId: number, to: "queued" | "running" | null) =>
-      Effect.suspend(() => {
-        const from = runStates.get(runId)
-        if (from === to) return Effect.void
-        if (from !== undefined) depth[from]--
-        if (to === null) runStates.delete(runId)
-        else {
-          depth[to]++
-          runStates.set(runId, to)
-        }
-        return setQueueDepth(depth.queued, depth.running)
-      })
-    const maxAttempts = Math.max(1, options.maxAttempts ?? 3)
-    const lookaheadRuns = Math.max(1, Math.floor(options.lookahead ?? 4))
-    const idempotencyTtlMs = (options.idempotencyTtlHours ?? 24) * 3_600_000
-    const retryDelay = Duration.decode(options.retryDelay ?? "1 second")
-    let closing = false
 
-    const heartbeat = Effect.suspend(() =>
-      closing ? Effect.void : nowIso.pipe(Effect.flatMap((at) => runLog.heartbeat(options.instanceId, at)))
+    const heartbeat = Effect.unlessEffect(
+      Effect.flatMap(nowIso, (at) => runLog.heartbeat(options.instanceId, at)),
+      Ref.get(closing)
     )
     yield* heartbeat
 
-    /**
-     * The unfinished runs of each dataset in this process, by run id (submission order): run n's
-     * dataset-independent work (`prepare`) starts once the run `lookahead` places before it has
-     * ended, and its ordered part once every run before it has ended, here and (asked of the
-     * run log) in every other process, so the dataset sees its runs one at a time in submission
-     * order. A run taken over from a dead process joins with its old id, before newer ones.
-     */
-    const lanes = new Map<string, Array<{ readonly id: number; readonly done: Deferred.Deferred<void> }>>()
-    const joinLane = (
-      key: string,
-      runId: number,
-      dataset: { readonly user_id: string; readonly dataset: string } | undefined
-    ) =>
-      Effect.gen(function*() {
-        const done = yield* Deferred.make<void>()
-        const entry = { id: runId, done }
-        const entries = lanes.get(key) ?? []
-        lanes.set(key, entries)
-        let at = entries.length
-        while (at > 0 && entries[at - 1]!.id > runId) at--
-        entries.splice(at, 0, entry)
-        const window = at >= lookaheadRuns ? entries[at - lookaheadRuns] : undefined
-        const earlierHere = Effect.suspend(() =>
-          Effect.forEach((lanes.get(key) ?? []).filter((e) => e.id < runId), (e) => Deferred.await(e.done), {
-            discard: true
-          })
-        )
-        /** every run of the dataset before this one has ended; another process's are polled */
-        const turn: Effect.Effect<void> = dataset === undefined ? earlierHere : Effect.zipRight(
-          earlierHere,
-          Effect.flatMap(
-            runLog.earlierUnfinished(dataset.user_id, dataset.dataset, runId),
-            (waiting) => waiting ? Effect.zipRight(Effect.sleep("50 millis"), Effect.suspend(() => turn)) : Effect.void
-          )
-        )
-        return {
-          window: window === undefined ? Effect.void : Deferred.await(window.done),
-          previous: turn,
-          leave: Effect.suspend(() => {
-            const current = lanes.get(key)
-            if (current !== undefined) {
-              const i = current.indexOf(entry)
-              if (i >= 0) current.splice(i, 1)
-              if (current.length === 0) lanes.delete(key)
-            }
-            return Deferred.succeed(done, undefined)
-          })
-        }
-      })
-    type Lane = Effect.Effect.Success<ReturnType<typeof joinLane>>
-
-    const execute = (
-      runId: number,
-      request: RememberRequest | undefined,
-      key: string,
-      startedMs: number,
-      observer: RunObserver | undefined,
-      lane: Lane
-    ) => {
-      /** set once this worker took the run (this attempt): before that, the run is left queued */
-      let taken = false
-      /** the run's attempts so far, crashes of earlier processes included */
-      let attempts = 0
-      /** set once the run's ordered part (its reads and writes of the dataset) began */
-      let applying = false
+    /** One run: attempted until it succeeds or fails for good, then its end written in its row. */
+    const execute = (run: Launched, place: LanePlace, attempt: RunAttempt) => {
+      const { runId } = run
       const takeRun = Effect.gen(function*() {
-        if (closing) return yield* Effect.interrupt
-        const claim = yield* runLog.take(runId, options.instanceId, toIso(yield* Clock.currentTimeMillis))
+        if (yield* Ref.get(closing)) return yield* Effect.interrupt
+        const claim = yield* runLog.take(runId, options.instanceId, yield* nowIso)
         if (Option.isNone(claim)) {
           if (!(yield* runLog.exists(runId))) return yield* runRemoved(runId)
           return yield* Effect.dieMessage(`remember run ${runId} is no longer queued`)
         }
-        taken = true
-        attempts = claim.value.attempts
-        yield* trackRun(runId, "running")
+        yield* attempt.taken(claim.value.attempts)
         // a run taken over from a dead process has its request from the queue, decoded again
         const stored = claim.value.request
-        const req: RememberRequest = request ?? (stored === null
+        return run.request ?? (stored === null
           ? yield* new InternalFailure({ message: `remember run ${runId} has no queued request` })
           : yield* validateRememberRequest(JSON.parse(stored)))
-        return req
       })
       // the request leaves the queue in the transaction that stores the artifact
       const inOrder = <A, E>(effect: Effect.Effect<A, E>) =>
         effect.pipe(
           Effect.locally(beforeCommit, [runLog.committed(runId)]),
           permits.withPermits(1),
-          database.withLock(key)
+          database.withLock(run.key)
         )
       const prepare = pipeline.prepare
-      const attempt = prepare === undefined
+      const once = prepare === undefined
         ? Effect.zipRight(
-          lane.previous,
+          place.turn,
           inOrder(Effect.gen(function*() {
-            const req = yield* takeRun
-            applying = true
-            return yield* pipeline.run(runId, req, observer)
+            const request = yield* takeRun
+            yield* attempt.applying
+            return yield* pipeline.run(runId, request, run.observer)
           }))
         )
         : Effect.gen(function*() {
           // taken (started) when its work ahead starts: a crash from here runs it again from the start
-          yield* lane.window
-          const req = yield* takeRun
-          const prepared = yield* permits.withPermits(1)(prepare(runId, req, observer))
-          yield* lane.previous
+          yield* place.window
+          const request = yield* takeRun
+          const prepared = yield* permits.withPermits(1)(prepare(runId, request, run.observer))
+          yield* place.turn
           // a run taken before shutdown finishes within the grace period, as any run in flight
-          return yield* inOrder(Effect.suspend(() => {
-            applying = true
-            return prepared.apply
-          }))
+          return yield* inOrder(Effect.zipRight(attempt.applying, prepared.apply))
         }).pipe(Effect.scoped)
-      // A transient failure before anything is stored queues the run again, after a delay
-      // doubled each time, until max_attempts; the dataset's later runs wait for it meanwhile.
-      const program = Effect.gen(function*() {
-        for (let retry = 0;; retry++) {
-          taken = false
-          applying = false
-          const exit = yield* Effect.exit(attempt)
-          if (Exit.isSuccess(exit)) return exit.value
-          const failure = Cause.failureOption(exit.cause)
-          if (
-            Option.isSome(failure) && isTransient(failure.value) && taken && !closing && attempts < maxAttempts &&
-            (yield* runLog.requeue(runId, failure.value.message, yield* nowIso))
-          ) {
-            const delay = Duration.times(retryDelay, 2 ** retry)
-            yield* Effect.logWarning("remember run failed on a transient cause; queued again", {
-              error: failure.value.message,
-              attempts,
-              retryIn: Duration.format(delay)
-            })
-            taken = false
-            yield* trackRun(runId, "queued")
-            yield* Effect.sleep(delay)
-            continue
-          }
-          return yield* Effect.failCause(exit.cause)
-        }
-      })
-      return program.pipe(
+      // the dataset's later runs wait for a run being retried: it keeps its place in the lane
+      return attempt.retried(once).pipe(
         Effect.onExit((exit) =>
-          Effect.gen(function*() {
-            if (!taken) return
-            // nothing of it is stored and its request is still queued: left started, it is taken
-            // over (run again from the start) like a run of a dead process once this one has left
-            const interrupted = closing && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)
-            if (interrupted && !applying) return
-            // cut at shutdown while storing: queued again when nothing, or only some chunks, committed
-            if (interrupted && (yield* runLog.requeue(runId, "interrupted at shutdown", yield* nowIso))) return
-            const finishedMs = yield* Clock.currentTimeMillis
-            const base = { finished_at: toIso(finishedMs), duration_ms: finishedMs - startedMs }
-            if (Exit.isSuccess(exit)) {
-              yield* runLog.finish(runId, {
-                ...base,
-                status: "succeeded",
-                error: null,
-                dataset_id: exit.value.dataset_id,
-                artifact_id: exit.value.artifact_id,
-                response: { remember_run_id: runId, ...exit.value.response }
-              })
-              yield* rememberFinished("succeeded")
-            } else {
-              const failure = Cause.failureOption(exit.cause)
-              const error = Option.isSome(failure) ? failure.value.message : describeCause(exit.cause)
-              // a failure after commit (a vector write) still names what was stored
-              const stored = Option.isSome(failure) && failure.value._tag === "VectorWriteFailed"
-                ? failure.value
-                : undefined
-              yield* runLog.finish(runId, {
-                ...base,
-                status: "failed",
-                error,
-                error_tag: Option.isSome(failure) ? failure.value._tag : "InternalFailure",
-                dataset_id: stored?.dataset_id ?? null,
-                artifact_id: stored?.artifact_id ?? null
-              })
-              yield* rememberFinished("failed")
-            }
-          }).pipe(
-            Effect.catchAllDefect((defect) =>
-              // a run a forget removed has no row to finish
-              Effect.flatMap(runLog.exists(runId), (found) =>
-                found ? Effect.logError("could not finish run log row", { runId, defect }) : Effect.void)
-            )
+          Effect.flatMap(
+            Effect.all([attempt.state, Ref.get(closing)]),
+            ([state, closing]) => recordEnd(runLog, runId, run.startedMs, state, closing, exit)
           )
         ),
         // after its row is finished: a later run of the dataset asks the run log whether it may go
-        Effect.ensuring(lane.leave),
+        Effect.ensuring(place.leave),
         Effect.annotateLogs({ runId })
       )
     }
 
     /** Forks a queued run into the manager's scope; its outcome completes the returned Deferred. */
-    const launch = (
-      runId: number,
-      request: RememberRequest | undefined,
-      key: string,
-      startedMs: number,
-      observer: RunObserver | undefined
-    ) =>
+    const launch = (run: Launched) =>
       Effect.gen(function*() {
+        const { runId } = run
         const done = yield* Deferred.make<RememberResult, RememberError>()
         outcomes.set(runId, done)
-        yield* trackRun(runId, "queued")
+        const attempt = yield* attempts.begin(runId)
         // joined now, in the caller's order: the dataset's runs are applied in this order
-        const lane = yield* joinLane(key, runId, request)
-        yield* execute(runId, request, key, startedMs, observer, lane).pipe(
-          // A forget of the run's user or dataset removed its row: whatever broke (its stage
-          // writes, the store's commit hook), it stored nothing and ends as that.
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.failCause(cause)
-              : Effect.flatMap(
-                runLog.exists(runId),
-                (found): Effect.Effect<never, RememberError> =>
-                  found ? Effect.failCause(cause) : runRemoved(runId)
-              )
-          ),
-          // the response as the contract types it; one that does not match is a bug of ours (a 500)
-          Effect.flatMap((outcome) =>
-            Either.match(decodeRememberBody(outcome.response), {
-              onLeft: (problem) =>
-                Effect.dieMessage(`the response of run ${runId} does not match its schema: ${problem}`),
-              onRight: (response): Effect.Effect<RememberResult> =>
-                Effect.succeed({
-                  runId,
-                  response,
-                  dataset_id: outcome.dataset_id,
-                  artifact_id: outcome.artifact_id
-                })
-            })
-          ),
-          // A defect becomes a 500 whose message names no stack trace; the run log has the detail.
-          Effect.catchAllDefect((defect) =>
-            Effect.logError("remember run died", defect).pipe(
-              Effect.zipRight(
-                Effect.fail(new InternalFailure({ message: `remember run ${runId} failed with an internal error` }))
-              )
-            )
-          ),
+        const place = yield* lanes.join({ id: runId, key: run.key, dataset: run.request })
+        yield* execute(run, place, attempt).pipe(
+          resultOf(runLog, runId),
           // completes the waiters even when shutdown interrupts the run (Effect.exit would not)
           Effect.intoDeferred(done),
-          Effect.ensuring(Effect.zipRight(Effect.sync(() => outcomes.delete(runId)), trackRun(runId, null))),
+          Effect.ensuring(Effect.zipRight(Effect.sync(() => outcomes.delete(runId)), attempt.end)),
           scheduler.runs,
           FiberSet.run(runs)
         )
@@ -474,14 +258,13 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           )
         )
       })
-
     // A process that has not beaten for three periods is dead; its queued and started runs are
     // taken over. Swept at startup and after every beat: a process restarted right after a
     // crash sees the dead one as alive at first, and must still take its runs once its beats
     // are stale.
     const every = Duration.decode(options.heartbeatEvery ?? "5 seconds")
     const sweepOrphans = Effect.gen(function*() {
-      if (closing) return
+      if (yield* Ref.get(closing)) return
       const now = yield* Clock.currentTimeMillis
       const staleBefore = toIso(now - Duration.toMillis(every) * 3)
       const recovered = yield* runLog.recoverOrphaned(
@@ -497,20 +280,17 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           runs: recovered.requeued.map((r) => r.id)
         })
       }
-      for (const { id, request } of recovered.requeued) {
-        const decoded = Either.flatMap(
+      for (const { id, request: queued } of recovered.requeued) {
+        const request = Either.getOrUndefined(Either.flatMap(
           Either.try({
-            try: () => JSON.parse(request) as unknown,
+            try: () => JSON.parse(queued) as unknown,
             catch: () => new InvalidRequest({ message: "the queued request is not JSON" })
           }),
           validateRememberRequest
-        )
-        if (Either.isLeft(decoded)) {
-          // taken only to be failed: a request that no longer decodes can never run
-          yield* launch(id, undefined, `remember-invalid\u0000${id}`, now, undefined)
-          continue
-        }
-        yield* launch(id, decoded.right, lockKey(decoded.right), now, undefined)
+        ))
+        // a request that no longer decodes can never run: it is taken only to be failed
+        const key = request === undefined ? `remember-invalid\u0000${id}` : datasetLockKey(request)
+        yield* launch({ runId: id, request, key, startedMs: now })
       }
     })
     // an expired key names its run no longer (enqueue reuses it); removed so the table stays small
@@ -559,7 +339,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       enqueued._tag === "Existing"
         ? Effect.succeed({ runId: enqueued.runId, created: false, await: awaitRun(enqueued.runId) })
         : Effect.map(
-          launch(enqueued.run.id, request, lockKey(request), queuedMs, observer),
+          launch({ runId: enqueued.run.id, request, key: datasetLockKey(request), startedMs: queuedMs, observer }),
           (done) => ({ runId: enqueued.run.id, created: true, await: Deferred.await(done) })
         )
 
@@ -604,7 +384,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     // Shutdown: refuse new work, leave what is queued queued, give in-flight runs a grace period.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        closing = true
+        yield* Ref.set(closing, true)
         const all = yield* FiberSet.awaitEmpty(runs).pipe(
           // finalizers are uninterruptible: without this the timeout could never cut the wait
           Effect.interruptible,
@@ -628,5 +408,8 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     })
   })
 
+/** The manager with lanes of its own (`remember.lookahead` runs of a dataset work ahead at once). */
 export const RememberManagerLive = (options: RememberManagerOptions) =>
-  Layer.scoped(RememberManager, makeRememberManager(options))
+  Layer.scoped(RememberManager, makeRememberManager(options)).pipe(
+    Layer.provide(RunLanesLive(Math.max(1, Math.floor(options.lookahead ?? 4))))
+  )
