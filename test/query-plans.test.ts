@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { SqliteLive } from "../layers/sql/index.js"
 import { DatasetsRepo } from "../src/services/DatasetsRepo.js"
+import { ForgetRepo } from "../src/services/ForgetRepo.js"
 import { GraphRepo } from "../src/services/GraphRepo.js"
 import { SearchRepo } from "../src/services/SearchRepo.js"
 import { sqlCapture } from "./support/sqlCapture.js"
@@ -105,5 +106,28 @@ describe("query plans", () => {
         )
         expect(plan.join("\n")).not.toMatch(/SCAN l\b/)
       }
+    }).pipe(Effect.provide(SqliteLive(":memory:"))))
+  it.effect("a forget's entities count their fact ends on the (source_id, …) and (target_id, …) indexes", () =>
+    Effect.gen(function*() {
+      const forget = yield* ForgetRepo
+      trace.start()
+      yield* forget.entities([1, 2], [3])
+      yield* forget.entitiesLinkedTo([3])
+      trace.stop()
+      const sql = yield* SqlClient.SqlClient
+      const explain = (text: string) =>
+        Effect.map(
+          sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`, (text.match(/\?/g) ?? []).map(() => null)),
+          (rows) => rows.map((r) => r.detail).join("\n")
+        )
+      const counts = trace.captured.find((s) => s.includes("fact_ends"))
+      expect(counts).toBeDefined()
+      const plan = yield* explain(counts!)
+      expect(plan).toMatch(/gb_edges USING COVERING INDEX gb_edges_source_created \(source_id=\?\)/)
+      expect(plan).toMatch(/gb_edges USING COVERING INDEX gb_edges_target_created \(target_id=\?\)/)
+      expect(plan).not.toMatch(/SCAN gb_edges\b/)
+      const linked = trace.captured.find((s) => s.includes("FROM gb_entity_artifacts WHERE artifact_id IN"))
+      expect(linked).toBeDefined()
+      expect(yield* explain(linked!)).toMatch(/USING (COVERING )?INDEX gb_entity_artifacts_artifact \(artifact_id=\?\)/)
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 })

@@ -2,8 +2,8 @@
  * The pure decisions of a forget (docs/FORGET.md): which recorded closures still hold, the
  * state a fact returns to, and the closures a forgotten fact passes on.
  */
-import { endOf, intervalsOverlap, startOf } from "../pipeline/temporal.js"
-import type { StoredClosure } from "../services/ForgetRepo.js"
+import { earliestKnownStart, endOf, instant, intervalsOverlap, startOf } from "../pipeline/temporal.js"
+import type { ForgetFact, StoredClosure } from "../services/ForgetRepo.js"
 import type { EdgeClosure } from "../services/GraphRepo.js"
 
 export interface FactState {
@@ -196,3 +196,27 @@ export const inheritedClosures = (
   }
   return out
 }
+
+/**
+ * The earliest start a fact's remaining supporters stated (earliestKnownStart); its own when none
+ * of them stated one (links stored before migration 0009 have no statement: a null description).
+ */
+export const statedStart = (fact: ForgetFact): string | null => {
+  const stated = fact.supporters.filter((s) => s.description !== null)
+  if (stated.length === 0) return fact.valid_at
+  const start = stated.map((s) => s.valid_at).reduce(earliestKnownStart)
+  // the same instant keeps the stored spelling, so an unchanged fact is not rewritten
+  return start !== null && fact.valid_at !== null && instant(start) === instant(fact.valid_at) ? fact.valid_at : start
+}
+
+const anchorOrder = (f: FactState) => f.artifact_id ?? Number.MAX_SAFE_INTEGER
+
+/** Of two repeats, the one stated first stays (the later would have merged into it). */
+export const earlierFirst = <F extends FactState>(a: F, b: F): readonly [F, F] => {
+  if (anchorOrder(a) !== anchorOrder(b)) return anchorOrder(a) < anchorOrder(b) ? [a, b] : [b, a]
+  return startOf(a.valid_at) <= startOf(b.valid_at) ? [a, b] : [b, a]
+}
+
+/** Facts with one key repeat each other (the same source, relation and target). */
+export const tripleKey = (t: { readonly source_id: number; readonly target_id: number; readonly relation: string }) =>
+  `${t.source_id}:${t.target_id}:${t.relation}`

@@ -3,16 +3,15 @@
  * they closed is reopened), close a live fact or undo that, merge entities. Each under the
  * dataset's lock, in one transaction, scoped by user and dataset: another user's row is a 404.
  */
-import { Clock, Effect, Option } from "effect"
+import { Effect } from "effect"
 import { Conflict, InvalidRequest, NotFound } from "../domain/Errors.js"
-import { toIso } from "../domain/time.js"
-import { reembed } from "../pipeline/reembed.js"
 import { edgeOut } from "../pipeline/remember/response.js"
 import { instant } from "../pipeline/temporal.js"
-import { drainOutbox } from "../pipeline/vectors.js"
-import { datasetLockKey } from "../services/Database.js"
 import { closureHolds, naturalEnd, stateOf } from "./closures.js"
-import { compactAfterForget, type ForgetDeps, forgetRows, type ForgetScope } from "./forgetArtifact.js"
+import type { ForgetDeps, ForgetScope } from "./deps.js"
+import { afterForget, inDataset as inDatasetTransaction } from "./envelope.js"
+import { reembedChanged } from "./forgetArtifact.js"
+import { forgetRows, type Outcome } from "./forgetRows.js"
 import type {
   FactResponse,
   ForgetArtifactResponse,
@@ -24,35 +23,19 @@ import type {
 
 const NO_SET: ReadonlySet<number> = new Set()
 
-/** `effect` with the dataset, under its lock and in one transaction; then the vectors of what changed. */
+/** `effect` with the dataset, in the forget's envelope; after it, the outbox's backlog and the vectors of what changed. */
 const inDataset = <A, E>(
   deps: ForgetDeps,
   scope: ForgetScope,
   what: string,
   effect: (datasetId: number, now: string) => Effect.Effect<A, E>
 ): Effect.Effect<A, E | NotFound> =>
-  Effect.gen(function*() {
-    const now = toIso(yield* Clock.currentTimeMillis)
-    const result = yield* deps.database.withLock(datasetLockKey(scope))(
-      deps.database.withTransaction(Effect.gen(function*() {
-        const found = yield* deps.datasets.find(scope.user_id, scope.dataset)
-        if (Option.isNone(found)) return yield* new NotFound({ message: `${what} not found` })
-        return yield* effect(found.value.id, now)
-      }))
-    )
-    yield* drainOutbox(deps).pipe(
-      Effect.catchAll((e) => Effect.logWarning("corrections: vector writes stay in the outbox", { error: e.message }))
-    )
-    if (deps.embeddings.enabled) {
-      yield* reembed(deps, { userId: scope.user_id, dataset: scope.dataset }).pipe(
-        Effect.catchAll((e) => Effect.logWarning("re-embedding corrected rows failed", { error: e.message }))
-      )
-    }
-    yield* compactAfterForget(deps)
-    return result
-  })
+  Effect.tap(
+    inDatasetTransaction(deps, scope, what, (dataset, now) => effect(dataset.id, now)),
+    () => afterForget(deps, { vectors: "pending", reembed: reembedChanged(deps, scope) })
+  )
 
-const answer = (outcome: Effect.Effect.Success<ReturnType<typeof forgetRows>>): ForgetArtifactResponse => ({
+const answer = (outcome: Outcome): ForgetArtifactResponse => ({
   deleted: { artifacts: outcome.artifacts, entities: outcome.entities, facts: outcome.facts, vectors: outcome.vectors },
   reopened_facts: outcome.reopened,
   reanchored_facts: outcome.reanchored

@@ -1,6 +1,7 @@
 /** What the forget programs use, gathered from the context (a handler's layer, the CLI, the library). */
 import { Effect, Option } from "effect"
 import { DEFAULT_PRICES } from "../pipeline/cost.js"
+import type { ReembedDeps } from "../pipeline/reembed.js"
 import { RememberSettings } from "../pipeline/Settings.js"
 import { Database } from "../services/Database.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
@@ -10,7 +11,16 @@ import { GraphRepo } from "../services/GraphRepo.js"
 import { InferencesRepo } from "../services/InferencesRepo.js"
 import { VectorOutbox } from "../services/VectorOutbox.js"
 import { VectorStore } from "../services/VectorStore.js"
-import type { ForgetDeps } from "./forgetArtifact.js"
+
+export interface ForgetDeps extends ReembedDeps {
+  readonly forget: ForgetRepo["Type"]
+}
+
+/** The user and dataset a forget or correction is scoped to (another user's row is a 404). */
+export interface ForgetScope {
+  readonly user_id: string
+  readonly dataset: string
+}
 
 /** The dependencies when storage, embeddings and a vector store are all present (else None: a 503). */
 export const forgetDepsOption: Effect.Effect<Option.Option<ForgetDeps>> = Effect.gen(function*() {

@@ -10,24 +10,22 @@
  * commit hook checks it, see RunLogRepo `committed`). After the commit, the image files are
  * removed and the vector deletes written.
  */
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
-import { toIso } from "../domain/time.js"
 import {
   chunkVectorId,
-  drainOutbox,
   edgeVectorId,
   entityVectorId,
-  OUTBOX_DRAIN_LIMIT,
   recordVectors,
   summaryVectorId,
   vectorDelete
 } from "../pipeline/vectors.js"
-import { Database, datasetLockKey } from "../services/Database.js"
+import { Database } from "../services/Database.js"
 import { EraseRepo } from "../services/EraseRepo.js"
 import { ImageStore } from "../services/ImageStore.js"
 import { type OutboxItem, VectorOutbox } from "../services/VectorOutbox.js"
 import { VectorStore } from "../services/VectorStore.js"
+import { afterForget, inDatasetTransaction } from "./envelope.js"
 import type { HardDeleteRequest } from "./requests.js"
 import type { ForgetUserResponse, HardDeletedDataset } from "./schemas.js"
 
@@ -112,46 +110,20 @@ const eraseRows = (deps: EraseDeps, userId: string, name: string, now: string) =
     return { ids, deleted: { ...deleted, vectors: deletes.length, runs }, paths, outboxIds }
   })
 
-/** The files of what was committed gone; one that cannot be removed is logged (nothing records it any more). */
-const removeFiles = (deps: EraseDeps, paths: ReadonlyArray<string>) =>
-  Effect.forEach(paths, (path) =>
-    deps.files === null
-      ? Effect.logWarning("forget: no image store, an image file stays", { path })
-      : deps.files.remove(path).pipe(
-        Effect.catchAll((e) => Effect.logWarning("forget: an image file could not be removed", { error: e.message }))
-      ), { discard: true })
-
-/** The vector deletes written in bounded batches; those a failure leaves stay in the outbox (how many). */
-const writeDeletes = (deps: EraseDeps, outboxIds: ReadonlyArray<number>) =>
-  Effect.gen(function*() {
-    for (let at = 0; at < outboxIds.length; at += OUTBOX_DRAIN_LIMIT) {
-      const failed = yield* drainOutbox(deps, outboxIds.slice(at, at + OUTBOX_DRAIN_LIMIT)).pipe(
-        Effect.as(false),
-        Effect.catchAll((e) =>
-          Effect.logWarning("forget: vector deletes stay in the outbox", { error: e.message }).pipe(Effect.as(true))
-        )
-      )
-      if (failed) return outboxIds.length - at
-    }
-    return 0
-  })
-
 /** Every row of (user, name) under the dataset's lock, then its files and vectors. */
 const eraseName = (deps: EraseDeps, userId: string, name: string): Effect.Effect<Erased> =>
   Effect.gen(function*() {
-    const now = toIso(yield* Clock.currentTimeMillis)
-    const committed = yield* deps.database.withLock(datasetLockKey({ user_id: userId, dataset: name }))(
-      deps.database.withTransaction(eraseRows(deps, userId, name, now))
+    const committed = yield* inDatasetTransaction(
+      deps.database,
+      { user_id: userId, dataset: name },
+      (now) => eraseRows(deps, userId, name, now)
     )
     // a dataset's id is never given again, so nothing written from here on can be in its files or indexes
-    yield* removeFiles(deps, committed.paths)
-    const pending = yield* writeDeletes(deps, committed.outboxIds)
-    // what was deleted leaves the files too (docs/SECURITY.md), outside any transaction
-    yield* deps.database.compact
-    yield* deps.vectors.compact.pipe(
-      Effect.catchAll((e) => Effect.logWarning("forget: compacting the vector store failed", { error: e.message }))
-    )
-    return { ids: committed.ids, deleted: committed.deleted, pending }
+    const { vectorsPending } = yield* afterForget(deps, {
+      vectors: committed.outboxIds,
+      files: { store: deps.files, paths: committed.paths }
+    })
+    return { ids: committed.ids, deleted: committed.deleted, pending: vectorsPending }
   })
 
 const withPending = (pending: number) => (pending > 0 ? { vectors_pending: pending } : {})

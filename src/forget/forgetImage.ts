@@ -5,9 +5,9 @@
  */
 import { Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
-import { datasetLockKey } from "../services/Database.js"
 import type { ImageStore } from "../services/ImageStore.js"
-import { compactAfterForget, type ForgetDeps, type ForgetScope } from "./forgetArtifact.js"
+import type { ForgetDeps, ForgetScope } from "./deps.js"
+import { afterForget, inDataset } from "./envelope.js"
 import type { ForgetImageResponse } from "./schemas.js"
 
 export const forgetImage = (
@@ -16,24 +16,15 @@ export const forgetImage = (
   id: number
 ): Effect.Effect<ForgetImageResponse, NotFound> =>
   Effect.gen(function*() {
-    const missing = new NotFound({ message: `image ${id} not found` })
-    const path = yield* deps.database.withLock(datasetLockKey(scope))(
-      deps.database.withTransaction(Effect.gen(function*() {
-        const dataset = yield* deps.datasets.find(scope.user_id, scope.dataset)
-        if (Option.isNone(dataset)) return yield* missing
-        const deleted = yield* deps.forget.deleteImage(dataset.value.id, id)
-        if (Option.isNone(deleted)) return yield* missing
-        return deleted.value.path
-      }))
-    )
+    const path = yield* inDataset(deps, scope, `image ${id}`, (dataset) =>
+      Effect.flatMap(
+        deps.forget.deleteImage(dataset.id, id),
+        Option.match({
+          onNone: () => Effect.fail(new NotFound({ message: `image ${id} not found` })),
+          onSome: (deleted) => Effect.succeed(deleted.path)
+        })
+      ))
     // after the commit: a file that cannot be removed is logged, nothing refers to it any more
-    const files = yield* deps.images.remove(path).pipe(
-      Effect.as(1),
-      Effect.catchAll((e) =>
-        Effect.logWarning("forget: an image file could not be removed", { error: e.message })
-          .pipe(Effect.as(0))
-      )
-    )
-    yield* compactAfterForget(deps)
-    return { image_artifact_id: id, deleted: { images: 1, files } }
+    const { filesRemoved } = yield* afterForget(deps, { vectors: [], files: { store: deps.images, paths: [path] } })
+    return { image_artifact_id: id, deleted: { images: 1, files: filesRemoved } }
   })

@@ -31,13 +31,18 @@ export interface StoredClosure extends EdgeClosure {
   readonly id: number
 }
 
-/** An entity's remaining statements, oldest first (for its spelling and description). */
-export interface EntityStatements {
-  readonly entity_id: number
+/**
+ * An entity a forget may remove or rename: its row, what the artifacts that are not being
+ * forgotten stated of it (oldest first: its spelling and description), and how many fact ends
+ * it is (a fact from it to itself counts twice), so the planner knows whether a fact still touches it.
+ */
+export interface ForgetEntity {
+  readonly id: number
   readonly name: string
   readonly description: string
   readonly embedded: boolean
   readonly statements: ReadonlyArray<{ readonly name: string | null; readonly description: string | null }>
+  readonly fact_ends: number
 }
 
 /**
@@ -85,11 +90,13 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     readonly deleteFacts: (ids: ReadonlyArray<number>) => Effect.Effect<void>
     /** the closing decisions of `from` (either side) become `into`'s (a repeat merged by an entity merge) */
     readonly repointClosures: (from: number, into: number) => Effect.Effect<void>
-    /** the entities linked to the artifacts or touching the facts */
-    readonly entitiesOf: (
-      artifactIds: ReadonlyArray<number>,
-      factIds: ReadonlyArray<number>
-    ) => Effect.Effect<ReadonlyArray<number>>
+    /** the entities the artifacts link */
+    readonly entitiesLinkedTo: (artifactIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
+    /** the entities with their statements outside `forgotten` and their fact ends */
+    readonly entities: (
+      ids: ReadonlyArray<number>,
+      forgotten: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyArray<ForgetEntity>>
     /** session links of `sessions` on these rows that no artifact outside `forgotten` of that session gives */
     readonly removeSessionLinks: (
       sessions: ReadonlyArray<string>,
@@ -100,7 +107,10 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     readonly sessionsOf: (artifactIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<string>>
     /** deletes the artifacts (their links and series anchors cascade) and series left without anchors */
     readonly deleteArtifacts: (datasetId: number, ids: ReadonlyArray<number>) => Effect.Effect<void>
-    /** deletes the entities no artifact links and no fact touches; the ids deleted, with whether they had a vector */
+    /**
+     * deletes the entities no artifact links and no fact touches (a guard: the forget's plan
+     * names only such entities); the ids deleted, with whether they had a vector
+     */
     readonly deleteOrphanEntities: (
       ids: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly embedded: boolean }>>
@@ -128,7 +138,6 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     readonly deleteEntities: (
       ids: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly embedded: boolean }>>
-    readonly entityStatements: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EntityStatements>>
     /** every statement of the entity that named it now names it `name` (a merge keeps the name asked for) */
     readonly renameStatements: (entityId: number, name: string) => Effect.Effect<void>
     readonly updateEntity: (

@@ -7,8 +7,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { ArtifactKind } from "../../../src/domain/Stages.js"
 import {
-  type EntityStatements,
   type FactSupport,
+  type ForgetEntity,
   type ForgetFact,
   ForgetRepo,
   type StoredClosure
@@ -136,17 +136,15 @@ const make = Effect.gen(function*() {
       sql`UPDATE gb_series_anchors SET edge_id = ${into} WHERE edge_id = ${from}`
     ], { discard: true }).pipe(Effect.orDie)
 
-  const entitiesOf = (artifactIds: ReadonlyArray<number>, factIds: ReadonlyArray<number>) =>
-    Effect.gen(function*() {
-      const linked = yield* inChunks(artifactIds, (chunk) =>
-        sql<{ id: number }>`SELECT entity_id AS id FROM gb_entity_artifacts WHERE artifact_id IN ${sql.in(chunk)}`)
-      const ends = yield* inChunks(factIds, (chunk) =>
-        sql<{ id: number }>`SELECT source_id AS id FROM gb_edges WHERE id IN ${sql.in(chunk)}
-          UNION SELECT target_id FROM gb_edges WHERE id IN ${sql.in(chunk)}`)
-      return unique([...linked, ...ends].map((r) =>
-        Number(r.id)
-      ))
-    }).pipe(Effect.orDie)
+  const entitiesLinkedTo = (artifactIds: ReadonlyArray<number>) =>
+    inChunks(
+      artifactIds,
+      (chunk) =>
+        sql<{ id: number }>`SELECT entity_id AS id FROM gb_entity_artifacts WHERE artifact_id IN ${sql.in(chunk)}`
+    ).pipe(
+      Effect.map((rows) => unique(rows.map((r) => Number(r.id)))),
+      Effect.orDie
+    )
 
   const sessionsOf = (artifactIds: ReadonlyArray<number>) =>
     inChunks(artifactIds, (chunk) =>
@@ -247,23 +245,36 @@ const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const entityStatements = (ids: ReadonlyArray<number>) =>
+  // the fact ends are counted on the (source_id, created_at) and (target_id, created_at) indexes
+  const entities = (ids: ReadonlyArray<number>, forgotten: ReadonlyArray<number>) =>
     Effect.gen(function*() {
       const rows = yield* inChunks(ids, (chunk) =>
-        sql<{ id: number; name: string; description: string; embedded_at: string | null }>`SELECT id, name,
-          description, embedded_at FROM gb_entities WHERE id IN ${sql.in(chunk)}`)
+        sql<{ id: number; name: string; description: string; embedded_at: string | null; fact_ends: number }>`SELECT
+          id, name, description, embedded_at,
+          (SELECT COUNT(*) FROM gb_edges WHERE source_id = gb_entities.id)
+            + (SELECT COUNT(*) FROM gb_edges WHERE target_id = gb_entities.id) AS fact_ends
+          FROM gb_entities WHERE id IN ${sql.in(chunk)}`)
       const links = yield* inChunks(ids, (chunk) =>
-        sql<{ entity_id: number; name: string | null; description: string | null }>`SELECT ea.entity_id, ea.name,
-          ea.description FROM gb_entity_artifacts ea JOIN gb_artifacts a ON a.id = ea.artifact_id
+        sql<{ entity_id: number; artifact_id: number; name: string | null; description: string | null }>`SELECT
+          ea.entity_id, ea.artifact_id, ea.name, ea.description
+          FROM gb_entity_artifacts ea JOIN gb_artifacts a ON a.id = ea.artifact_id
           WHERE ea.entity_id IN ${sql.in(chunk)} ORDER BY a.created_at, a.id`)
-      return rows.map((r): EntityStatements => ({
-        entity_id: Number(r.id),
+      const gone = new Set(forgotten)
+      const remaining = links.filter((l) =>
+        !gone.has(Number(l.artifact_id))
+      )
+      return rows.map((r): ForgetEntity => ({
+        id: Number(r.id),
         name: r.name,
         description: r.description,
         embedded: r.embedded_at !== null,
-        statements: links.filter((l) =>
+        statements: remaining.filter((l) =>
           Number(l.entity_id) === Number(r.id)
-        )
+        ).map((l) => ({
+          name: l.name,
+          description: l.description
+        })),
+        fact_ends: Number(r.fact_ends)
       }))
     }).pipe(Effect.orDie)
 
@@ -309,7 +320,8 @@ const make = Effect.gen(function*() {
         // a fact does not close itself
         sql`DELETE FROM gb_edge_closures WHERE edge_id = ${into} AND by_edge_id = ${into}`
       ], { discard: true }).pipe(Effect.orDie),
-    entitiesOf,
+    entitiesLinkedTo,
+    entities,
     removeSessionLinks,
     sessionsOf,
     deleteArtifacts,
@@ -337,7 +349,6 @@ const make = Effect.gen(function*() {
         Effect.map((rows) => rows.map((r) => ({ ...r, id: Number(r.id) }))),
         Effect.orDie
       ),
-    entityStatements,
     renameStatements,
     updateEntity,
     discardPendingVectors,
