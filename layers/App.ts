@@ -15,7 +15,7 @@ import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RunSchedulerLive } from "../src/pipeline/RunScheduler.js"
 import { RememberSettings } from "../src/pipeline/Settings.js"
-import { readDeps } from "../src/query/deps.js"
+import { makeReads, Reads, ReadsLive } from "../src/query/Reads.js"
 import { AdminRepo } from "../src/services/AdminRepo.js"
 import type { ComplexityClassifier } from "../src/services/ComplexityClassifier.js"
 import { DatasetsRepo } from "../src/services/DatasetsRepo.js"
@@ -223,10 +223,12 @@ export const appLayerFor = (config: AppConfig, ports: PortLayers = {}) => {
     Layer.provideMerge(RunSchedulerLive)
   )
   // image files next to the database by default (config image_dir / serve --image-dir)
-  return manager.pipe(
+  const app = manager.pipe(
     Layer.provideMerge(storageFor(config)),
     Layer.provideMerge(ports.imageStore ?? LocalImageStoreLive(config.imageDir))
   )
+  // the read programs over everything else (their model services included)
+  return ReadsLive.pipe(Layer.provideMerge(app))
 }
 
 /** Everything the HTTP handlers need, built from the configuration. */
@@ -252,7 +254,7 @@ export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyA
         runLog: yield* RunLogRepo,
         inferences: yield* InferencesRepo,
         admin: yield* AdminRepo,
-        read: yield* readDeps
+        reads: yield* Reads
       }
       const extras = yield* Effect.forEach(extraSqlitePaths, (path) =>
         Effect.map(Layer.build(SqliteLive(path)), (context): AdminDatabase => ({
@@ -263,11 +265,11 @@ export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyA
           inferences: Context.get(context, InferencesRepo),
           admin: Context.get(context, AdminRepo),
           // the file's own repositories: the app's vector store and models are the first database's
-          read: repositoriesReadDeps({
+          reads: makeReads(repositoriesReadDeps({
             datasets: Context.get(context, DatasetsRepo),
             search: Context.get(context, SearchRepo),
             inferences: Context.get(context, InferencesRepo)
-          })
+          }))
         })))
       const all = [primary, ...extras]
       const twice = duplicateName(all.map((d) =>

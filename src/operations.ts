@@ -13,11 +13,8 @@ import { eraseDeps, forgetUser, hardDeleteDataset } from "./forget/erase.js"
 import { forgetArtifact } from "./forget/forgetArtifact.js"
 import { ForgetArtifactRequest, ForgetUserRequest, HardDeleteRequest } from "./forget/requests.js"
 import { RememberManager } from "./pipeline/RememberManager.js"
-import { buildContext } from "./query/context.js"
-import { deleteDataset, listDatasets, listSessions } from "./query/datasets.js"
-import { exportGraph } from "./query/export.js"
+import { Reads } from "./query/Reads.js"
 import { ContextRequest, QueryRequest, ReadScope, SearchRequest } from "./query/requests.js"
-import { query, search } from "./query/search.js"
 import { RunLogRepo } from "./services/RunLogRepo.js"
 
 /** The decoded request's run: what `POST /v1/gb/remember` answers. */
@@ -90,32 +87,42 @@ export const rememberBatch = (input: typeof RememberBatchRequest.Encoded) =>
   Effect.flatMap(decodeBatch(input), runRememberBatch)
 
 /** Search a dataset: `POST /v1/gb/search`. */
-export const searchMemory = (input: typeof SearchRequest.Encoded) => Effect.flatMap(decodeSearch(input), search)
+export const searchMemory = (input: typeof SearchRequest.Encoded) =>
+  Effect.flatMap(decodeSearch(input), (request) => Effect.flatMap(Reads, (reads) => reads.search(request)))
 
 /** A context block for a prompt, cut to `max_tokens` (no LLM): `POST /v1/gb/context`. */
 export const contextMemory = (input: typeof ContextRequest.Encoded) =>
-  Effect.flatMap(decodeContext(input), buildContext)
+  Effect.flatMap(decodeContext(input), (request) => Effect.flatMap(Reads, (reads) => reads.context(request)))
 
 /** Answer a question from a dataset: `POST /v1/gb/query`. */
-export const queryMemory = (input: typeof QueryRequest.Encoded) => Effect.flatMap(decodeQuery(input), query)
+export const queryMemory = (input: typeof QueryRequest.Encoded) =>
+  Effect.flatMap(decodeQuery(input), (request) => Effect.flatMap(Reads, (reads) => reads.query(request)))
 
 /** A dataset's entities, facts and artifacts: `GET /v1/gb/graph` (JSON). */
 export const exportMemory = (input: typeof ReadScope.Encoded & { readonly include_expired?: boolean }) =>
   Effect.flatMap(
     decodeScope(input),
-    (scope) => exportGraph({ ...scope, format: "json", include_expired: input.include_expired ?? false })
+    (scope) =>
+      Effect.flatMap(
+        Reads,
+        (reads) => reads.exportGraph({ ...scope, format: "json", include_expired: input.include_expired ?? false })
+      )
   )
 
 /** A user's datasets: `GET /v1/gb/datasets`. */
 export const datasetsOf = (userId: string) =>
-  Effect.flatMap(decodeScope({ user_id: userId }), (scope) => listDatasets(scope.user_id))
+  Effect.flatMap(
+    decodeScope({ user_id: userId }),
+    (scope) => Effect.flatMap(Reads, (reads) => reads.datasets(scope.user_id))
+  )
 
 /** A dataset's sessions: `GET /v1/gb/sessions`. */
-export const sessionsOf = (input: typeof ReadScope.Encoded) => Effect.flatMap(decodeScope(input), listSessions)
+export const sessionsOf = (input: typeof ReadScope.Encoded) =>
+  Effect.flatMap(decodeScope(input), (scope) => Effect.flatMap(Reads, (reads) => reads.sessions(scope)))
 
 /** Soft-delete a dataset (its rows stay; the name starts afresh): `DELETE /v1/gb/datasets/{name}`. */
 export const deleteDatasetMemory = (input: typeof ReadScope.Encoded) =>
-  Effect.flatMap(decodeScope(input), deleteDataset)
+  Effect.flatMap(decodeScope(input), (scope) => Effect.flatMap(Reads, (reads) => reads.deleteDataset(scope)))
 
 const decodeHardDelete = decoded(HardDeleteRequest)
 

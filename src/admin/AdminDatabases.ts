@@ -2,7 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import { DEFAULT_PRICES } from "../pipeline/cost.js"
-import { type ReadDeps, readDepsOption } from "../query/deps.js"
+import type { ReadDeps } from "../query/deps.js"
+import { Reads, type ReadsService } from "../query/Reads.js"
 import { AdminRepo } from "../services/AdminRepo.js"
 import { InferencesRepo } from "../services/InferencesRepo.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
@@ -16,10 +17,10 @@ export interface AdminDatabase {
   readonly inferences: InferencesRepo["Type"]
   readonly admin: AdminRepo["Type"]
   /**
-   * the read programs' dependencies over this database (the Memory view runs the user
-   * endpoints' programs with them); an extra file has no vector store or LLM of its own
+   * the read programs over this database (the Memory view runs the user endpoints' programs);
+   * an extra file has no vector store or LLM of its own
    */
-  readonly read: ReadDeps
+  readonly reads: ReadsService
 }
 
 /**
@@ -69,8 +70,8 @@ export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effec
   const runLog = yield* Effect.serviceOption(RunLogRepo)
   const admin = yield* Effect.serviceOption(AdminRepo)
   const inferences = yield* Effect.serviceOption(InferencesRepo)
-  const read = yield* readDepsOption
-  if (Option.isNone(runLog) || Option.isNone(admin) || Option.isNone(inferences) || Option.isNone(read)) return []
+  const reads = yield* Effect.serviceOption(Reads)
+  if (Option.isNone(runLog) || Option.isNone(admin) || Option.isNone(inferences) || Option.isNone(reads)) return []
   // the storage's own SQL client says which dialect it is
   const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
   const dialect = Option.match(sql, {
@@ -84,7 +85,7 @@ export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effec
     runLog: runLog.value,
     inferences: inferences.value,
     admin: admin.value,
-    read: read.value
+    reads: reads.value
   }]
 })
 

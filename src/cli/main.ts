@@ -45,10 +45,8 @@ import { McpSettings } from "../mcp/settings.js"
 import { serveMcpStdio } from "../mcp/stdio.js"
 import { reembed } from "../pipeline/reembed.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
-import { readDeps } from "../query/deps.js"
-import { runExportGraph } from "../query/export.js"
+import { Reads, ReadsLive } from "../query/Reads.js"
 import { validateGraphRequest, validateQueryRequest, validateSearchRequest } from "../query/requests.js"
-import { runQuery, runSearch } from "../query/search.js"
 import { Database } from "../services/Database.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { Embeddings } from "../services/Embeddings.js"
@@ -374,7 +372,10 @@ const importCommand = Command.make(
 
 /** What the read commands use: the storage, and the models when configured (no remember machinery). */
 const readLayerFor = (config: AppConfig) =>
-  Layer.mergeAll(llmFor(config), embeddingsFor(config), vectorStoreFor(config), settingsFor(config)).pipe(
+  ReadsLive.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(llmFor(config), embeddingsFor(config), vectorStoreFor(config), settingsFor(config))
+    ),
     Layer.provideMerge(storageFor(config))
   )
 
@@ -430,7 +431,7 @@ const searchCommand = Command.make(
       Effect.gen(function*() {
         const valid = validateSearchRequest(searchBody(o, o.query))
         if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
-        yield* printJson(yield* runSearch(yield* readDeps, valid.right))
+        yield* printJson(yield* (yield* Reads).search(valid.right))
       }).pipe(Effect.provide(readLayerFor(config))))
 ).pipe(Command.withDescription("search a dataset without a server: ranked facts, entities and chunks as JSON"))
 
@@ -455,7 +456,7 @@ const queryCommand = Command.make(
           reasoning: { query: Option.getOrUndefined(o.reasoning) }
         })
         if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
-        yield* printJson(yield* runQuery(yield* readDeps, valid.right))
+        yield* printJson(yield* (yield* Reads).query(valid.right))
       }).pipe(Effect.provide(readLayerFor(config))))
 ).pipe(Command.withDescription("answer a question from a dataset's facts without a server (one LLM call), as JSON"))
 
@@ -474,7 +475,7 @@ const exportCommand = Command.make(
       Effect.gen(function*() {
         const valid = validateGraphRequest({ ...readParams(o), format: Option.getOrUndefined(o.format) })
         if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
-        const exported = yield* runExportGraph(yield* readDeps, valid.right)
+        const exported = yield* (yield* Reads).exportGraph(valid.right)
         yield* writeDocument(exported.body, o.output)
       }).pipe(Effect.provide(readLayerFor(config))))
 ).pipe(Command.withDescription("export a dataset's graph as JSON or GraphML without a server (streamed)"))

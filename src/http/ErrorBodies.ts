@@ -1,6 +1,7 @@
 /**
  * The documented error bodies of the contract: always exactly `{"error": "..."}`, one schema per
- * status (the handlers build the responses themselves; these drive the OpenAPI document).
+ * status. A handler fails with a domain error (src/domain/Errors.ts), which is such a body by
+ * type (its `error` is its message) and which `jsonErrors` answers with its class's status.
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"

@@ -8,6 +8,7 @@ import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } f
 import { Effect, Option } from "effect"
 import { Authentication, CurrentCaller, currentCaller } from "../auth/Authentication.js"
 import { adminRefusal, eraseRefusal, identify, refusalFor, type TokenTable } from "../auth/tokens.js"
+import { Forbidden } from "../domain/Errors.js"
 import { errorResponse } from "./responses.js"
 
 /** Paths that hold no user data: liveness, readiness, the API description, the admin page's static code. */
@@ -80,6 +81,20 @@ export const refuseCaller = (userId: string): Effect.Effect<Option.Option<HttpSe
   Effect.map(currentCaller, (caller) => {
     const refusal = refusalFor(caller, userId)
     return refusal === undefined ? Option.none() : Option.some(errorResponse(403, refusal))
+  })
+
+/** Fails with Forbidden (403) unless the request's caller may act for `userId`. */
+export const requireUser = (userId: string): Effect.Effect<void, Forbidden> =>
+  Effect.flatMap(currentCaller, (caller) => {
+    const refusal = refusalFor(caller, userId)
+    return refusal === undefined ? Effect.void : Effect.fail(new Forbidden({ message: refusal }))
+  })
+
+/** As `requireUser`, for the erasing endpoints, which an admin token may also call (see `eraseRefusal`). */
+export const requireUserOrAdmin = (userId: string): Effect.Effect<void, Forbidden> =>
+  Effect.flatMap(currentCaller, (caller) => {
+    const refusal = eraseRefusal(caller, userId)
+    return refusal === undefined ? Effect.void : Effect.fail(new Forbidden({ message: refusal }))
   })
 
 /** As `refuseCaller`, for the erasing endpoints, which an admin token may also call (see `eraseRefusal`). */

@@ -5,7 +5,8 @@
  */
 import type { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option, Stream } from "effect"
-import { errorResponse } from "./responses.js"
+import { InvalidRequest, PayloadTooLarge } from "../domain/Errors.js"
+import { domainErrorResponse } from "./responses.js"
 
 /** A chunked body past this is cut off instead of drained for its 413. */
 const DRAIN_FACTOR = 4
@@ -38,34 +39,46 @@ export const readBytesUpTo = (request: HttpServerRequest.HttpServerRequest, limi
     )
   })
 
+/** The body as JSON, read with its limit: PayloadTooLarge (413) past it, InvalidRequest (400) when unreadable. */
+export const readJsonBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number
+): Effect.Effect<unknown, PayloadTooLarge | InvalidRequest> =>
+  Effect.gen(function*() {
+    const tooLarge = new PayloadTooLarge({ message: `request body is over the limit of ${limit} bytes` })
+    const declared = Number(request.headers["content-length"] ?? NaN)
+    if (Number.isFinite(declared) && declared > limit) return yield* tooLarge
+    const read = yield* Effect.either(readBytesUpTo(request, limit, limit * DRAIN_FACTOR))
+    if (Either.isLeft(read)) return yield* new InvalidRequest({ message: "could not read the request body" })
+    if (Option.isNone(read.right)) return yield* tooLarge
+    return yield* jsonOfBytes(read.right.value)
+  })
+
+/** As `readJsonBody`, with a refusal as its response (for the handlers that answer responses). */
 export const readJsonUpTo = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
 ): Effect.Effect<Either.Either<unknown, HttpServerResponse.HttpServerResponse>> =>
-  Effect.gen(function*() {
-    const tooLarge = errorResponse(413, `request body is over the limit of ${limit} bytes`)
-    const declared = Number(request.headers["content-length"] ?? NaN)
-    if (Number.isFinite(declared) && declared > limit) return Either.left(tooLarge)
-    const read = yield* Effect.either(readBytesUpTo(request, limit, limit * DRAIN_FACTOR))
-    if (Either.isLeft(read)) return Either.left(errorResponse(400, "could not read the request body"))
-    if (Option.isNone(read.right)) return Either.left(tooLarge)
-    return parseJsonBytes(read.right.value)
-  })
+  Effect.map(Effect.either(readJsonBody(request, limit)), Either.mapLeft(domainErrorResponse))
 
 /**
  * A body's bytes as JSON. They must be UTF-8 (RFC 8259): invalid bytes are refused rather than
  * silently replaced, which would change the text that gets stored. A leading BOM is skipped.
  */
-export const parseJsonBytes = (bytes: Uint8Array): Either.Either<unknown, HttpServerResponse.HttpServerResponse> => {
+export const jsonOfBytes = (bytes: Uint8Array): Either.Either<unknown, InvalidRequest> => {
   let text: string
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes)
   } catch {
-    return Either.left(errorResponse(400, "the request body is not valid UTF-8"))
+    return Either.left(new InvalidRequest({ message: "the request body is not valid UTF-8" }))
   }
   try {
     return Either.right(JSON.parse(text) as unknown)
   } catch (e) {
-    return Either.left(errorResponse(400, `malformed JSON body: ${(e as Error).message}`))
+    return Either.left(new InvalidRequest({ message: `malformed JSON body: ${(e as Error).message}` }))
   }
 }
+
+/** As `jsonOfBytes`, with a refusal as its response. */
+export const parseJsonBytes = (bytes: Uint8Array): Either.Either<unknown, HttpServerResponse.HttpServerResponse> =>
+  Either.mapLeft(jsonOfBytes(bytes), domainErrorResponse)

@@ -8,7 +8,7 @@ import type { Caller } from "../auth/tokens.js"
 import { forgetDepsOption } from "../forget/deps.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { RunScheduler } from "../pipeline/RunScheduler.js"
-import { readDepsOption } from "../query/deps.js"
+import { Reads } from "../query/Reads.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import type { McpDeps, McpUser } from "./tools.js"
 
@@ -29,13 +29,13 @@ export const mcpUserFor = (caller: Caller, settings: Option.Option<McpSettingsSh
 }
 
 /** The tools' services from the context, each optional as for the HTTP handlers. */
-export const mcpDeps: Effect.Effect<McpDeps, never, RememberManager | RunLogRepo | RunScheduler> = Effect.gen(
+export const mcpDeps: Effect.Effect<McpDeps, never, RememberManager | RunLogRepo | RunScheduler | Reads> = Effect.gen(
   function*() {
     return {
       manager: yield* RememberManager,
       scheduler: yield* RunScheduler,
       runLog: yield* RunLogRepo,
-      read: yield* readDepsOption,
+      reads: yield* Reads,
       forget: yield* forgetDepsOption
     }
   }

@@ -9,6 +9,7 @@ import { Effect, Option } from "effect"
 import { GLIGABAO_VERSION } from "../Config.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
 import type { RunScheduler } from "../pipeline/RunScheduler.js"
+import type { Reads } from "../query/Reads.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
 import { makeMcpServer } from "./server.js"
 import { mcpDeps } from "./settings.js"
@@ -26,7 +27,7 @@ const negotiated = (requested: unknown): string =>
 
 export const serveMcpStdio = (
   options: StdioOptions
-): Effect.Effect<void, never, RememberManager | RunLogRepo | RunScheduler> =>
+): Effect.Effect<void, never, RememberManager | RunLogRepo | RunScheduler | Reads> =>
   Effect.gen(function*() {
     const deps = yield* mcpDeps
     const runtime = yield* Effect.runtime<never>()

@@ -16,11 +16,7 @@ import { ForgetArtifactRequest } from "../forget/requests.js"
 import { ForgetArtifactResponse } from "../forget/schemas.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
 import type { RunScheduler } from "../pipeline/RunScheduler.js"
-import { runContext } from "../query/context.js"
-import { runListDatasets, runListSessions } from "../query/datasets.js"
-import type { ReadDeps } from "../query/deps.js"
-import { runEntityStory } from "../query/entity.js"
-import { runExportGraph } from "../query/export.js"
+import type { Reads } from "../query/Reads.js"
 import {
   ContextFields,
   ContextRequest,
@@ -39,14 +35,13 @@ import {
   SearchResponse,
   SessionsResponse
 } from "../query/responses.js"
-import { runQuery, runSearch } from "../query/search.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
 
 /** What the tools run on: the services the HTTP handlers take, each optional as there. */
 export interface McpDeps {
   readonly manager: RememberManager["Type"]
   readonly runLog: RunLogRepo["Type"]
-  readonly read: Option.Option<ReadDeps>
+  readonly reads: Reads["Type"]
   readonly forget: Option.Option<ForgetDeps>
   /** marks the reads, so the remember runs take shorter slices meanwhile */
   readonly scheduler: RunScheduler["Type"]
@@ -155,11 +150,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     const decode = decodeRequest(schema)
     return (args: Record<string, unknown>) => Effect.flatMap(withUser(args), (input) => decode(input))
   }
-  const reading = <A>(f: (read: ReadDeps) => Effect.Effect<A, McpFailure>) =>
-    Option.match(deps.read, {
-      onNone: () => Effect.fail(needsStorage()),
-      onSome: (read) => deps.scheduler.reading(f(read))
-    })
+  const reading = <A>(f: (reads: Reads["Type"]) => Effect.Effect<A, McpFailure>) =>
+    deps.scheduler.reading(f(deps.reads))
 
   const decodeRemember = decoded(RememberRequest)
   const decodeSearch = decoded(SearchRequest)
@@ -255,7 +247,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       (args) =>
         Effect.flatMap(
           decodeSearch(args),
-          (request) => reading((read) => Effect.map(runSearch(read, request), encoder(SearchResponse)))
+          (request) => reading((reads) => Effect.map(reads.search(request), encoder(SearchResponse)))
         )
     ),
     tool(
@@ -271,7 +263,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       (args) =>
         Effect.flatMap(
           decodeQuery(args),
-          (request) => reading((read) => Effect.map(runQuery(read, request), encoder(QueryResponse)))
+          (request) => reading((reads) => Effect.map(reads.query(request), encoder(QueryResponse)))
         )
     ),
     tool(
@@ -289,7 +281,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       (args) =>
         Effect.flatMap(
           decodeEntity(args),
-          (request) => reading((read) => Effect.map(runEntityStory(read, request), encoder(EntityStory)))
+          (request) => reading((reads) => Effect.map(reads.entityStory(request), encoder(EntityStory)))
         )
     ),
     tool(
@@ -309,7 +301,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       (args) =>
         Effect.flatMap(
           decodeContext(args),
-          (request) => reading((read) => Effect.map(runContext(read, request), encoder(ContextResponse)))
+          (request) => reading((reads) => Effect.map(reads.context(request), encoder(ContextResponse)))
         )
     ),
     tool(
@@ -320,7 +312,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       (args) =>
         Effect.flatMap(
           decodeScope(args),
-          (scope) => reading((read) => Effect.map(runListDatasets(read, scope.user_id), encoder(DatasetsResponse)))
+          (scope) => reading((reads) => Effect.map(reads.datasets(scope.user_id), encoder(DatasetsResponse)))
         )
     ),
     tool(
@@ -331,7 +323,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       (args) =>
         Effect.flatMap(
           decodeScope(args),
-          (scope) => reading((read) => Effect.map(runListSessions(read, scope), encoder(SessionsResponse)))
+          (scope) => reading((reads) => Effect.map(reads.sessions(scope), encoder(SessionsResponse)))
         )
     ),
     tool(
@@ -376,8 +368,7 @@ export const readGraphResource = (
       return yield* new NotFound({ message: "a graph resource needs a fixed user (mcp.user_id or a user token)" })
     }
     const userId = user.userId
-    const read = yield* Option.match(deps.read, { onNone: () => Effect.fail(needsStorage()), onSome: Effect.succeed })
     const request = yield* decodeGraph({ user_id: userId, dataset: decodeURIComponent(match[1]!), format: "json" })
-    const exported = yield* runExportGraph(read, request)
+    const exported = yield* deps.reads.exportGraph(request)
     return yield* Stream.mkString(exported.body)
   })

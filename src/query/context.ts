@@ -17,11 +17,9 @@
  */
 import { Effect } from "effect"
 import type { NotFound } from "../domain/Errors.js"
-import type { DatasetsRepo } from "../services/DatasetsRepo.js"
-import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { ReadFilters, SearchRepo, UnlinkedFactView } from "../services/SearchRepo.js"
+import type { ReadFilters, UnlinkedFactView } from "../services/SearchRepo.js"
 import { renderContext } from "./contextBlock.js"
-import { filtersOf, findDataset, type ReadDeps, readDeps } from "./deps.js"
+import { filtersOf, findDataset, type ReadDeps } from "./deps.js"
 import { type ContextRequest, DEFAULT_HOPS } from "./requests.js"
 import type { ContextResponse } from "./responses.js"
 import { retrieve } from "./retrieve.js"
@@ -128,9 +126,3 @@ export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effe
       entities: block.entities.map((e) => ({ ...e, ...entityLinks.get(e.id)! }))
     }
   })
-
-/** The context block over the services in context. */
-export const buildContext = (
-  request: ContextRequest
-): Effect.Effect<ContextResponse, NotFound, DatasetsRepo | SearchRepo | InferencesRepo> =>
-  Effect.flatMap(readDeps, (deps) => runContext(deps, request))

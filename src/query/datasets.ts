@@ -6,10 +6,7 @@
 import { Clock, Effect } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import { toIso } from "../domain/time.js"
-import type { DatasetsRepo } from "../services/DatasetsRepo.js"
-import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { SearchRepo } from "../services/SearchRepo.js"
-import { findDataset, type ReadDeps, readDeps } from "./deps.js"
+import { findDataset, type ReadDeps } from "./deps.js"
 import type { ReadScope } from "./requests.js"
 import type { DatasetsResponse, DeletedDataset, SessionsResponse } from "./responses.js"
 
@@ -44,14 +41,3 @@ export const runListSessions = (deps: ReadDeps, scope: ReadScope): Effect.Effect
     const dataset = yield* findDataset(deps, scope)
     return { dataset: dataset.name, sessions: yield* deps.search.sessions(dataset.id) }
   })
-
-type ReadContext = DatasetsRepo | SearchRepo | InferencesRepo
-
-export const listDatasets = (userId: string): Effect.Effect<DatasetsResponse, never, ReadContext> =>
-  Effect.flatMap(readDeps, (deps) => runListDatasets(deps, userId))
-
-export const deleteDataset = (scope: ReadScope): Effect.Effect<DeletedDataset, NotFound, ReadContext> =>
-  Effect.flatMap(readDeps, (deps) => runDeleteDataset(deps, scope))
-
-export const listSessions = (scope: ReadScope): Effect.Effect<SessionsResponse, NotFound, ReadContext> =>
-  Effect.flatMap(readDeps, (deps) => runListSessions(deps, scope))

@@ -10,10 +10,8 @@ import { Clock, Effect, Option } from "effect"
 import { InvalidRequest, NotFound } from "../domain/Errors.js"
 import { toIso } from "../domain/time.js"
 import { nameKey } from "../pipeline/normalize.js"
-import type { DatasetsRepo } from "../services/DatasetsRepo.js"
-import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { EntityFactView, SearchRepo } from "../services/SearchRepo.js"
-import { findDataset, type ReadDeps, readDeps } from "./deps.js"
+import type { EntityFactView } from "../services/SearchRepo.js"
+import { findDataset, type ReadDeps } from "./deps.js"
 import { entityChoiceProblem, type EntityStoryRequest } from "./requests.js"
 import type { EntityRef, EntityStory, StoryFact } from "./responses.js"
 import { entityOut, factOut } from "./views.js"
@@ -79,9 +77,3 @@ export const runEntityStory = (
       neighbours: neighboursOf(entity.id, facts)
     }
   })
-
-/** The story over the services in context. */
-export const entityStory = (
-  request: EntityStoryRequest
-): Effect.Effect<EntityStory, EntityStoryError, DatasetsRepo | SearchRepo | InferencesRepo> =>
-  Effect.flatMap(readDeps, (deps) => runEntityStory(deps, request))

@@ -7,10 +7,8 @@
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
 import type { NotFound } from "../domain/Errors.js"
 import { toIso } from "../domain/time.js"
-import type { DatasetsRepo } from "../services/DatasetsRepo.js"
-import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { ReadFilters, SearchRepo } from "../services/SearchRepo.js"
-import { filtersAt, findDataset, type ReadDeps, readDeps } from "./deps.js"
+import type { ReadFilters } from "../services/SearchRepo.js"
+import { filtersAt, findDataset, type ReadDeps } from "./deps.js"
 import { artifactNode, entityNode, factEdge, graphmlFooter, graphmlHeader, mentionEdge } from "./graphml.js"
 import type { GraphFormat, GraphRequest } from "./requests.js"
 import { artifactOut, entityOut, factOut } from "./views.js"
@@ -170,9 +168,3 @@ export const runExportGraph = (deps: ReadDeps, request: GraphRequest): Effect.Ef
       body: asJson(deps, dataset.id, filters, head)
     }
   })
-
-/** The export over the services in context. */
-export const exportGraph = (
-  request: GraphRequest
-): Effect.Effect<GraphExport, NotFound, DatasetsRepo | SearchRepo | InferencesRepo> =>
-  Effect.flatMap(readDeps, (deps) => runExportGraph(deps, request))

@@ -9,10 +9,8 @@
 import { Effect, Option } from "effect"
 import { InvalidRequest, NotFound } from "../domain/Errors.js"
 import { instant } from "../pipeline/temporal.js"
-import type { DatasetsRepo } from "../services/DatasetsRepo.js"
-import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { FactClosureRow, FactSourceRow, SearchRepo } from "../services/SearchRepo.js"
-import { findDataset, type ReadDeps, readDeps } from "./deps.js"
+import type { FactClosureRow, FactSourceRow } from "../services/SearchRepo.js"
+import { findDataset, type ReadDeps } from "./deps.js"
 import { storyFactOut } from "./entity.js"
 import type { FactViewRequest } from "./requests.js"
 import type { FactClosure, FactSource, FactView } from "./responses.js"
@@ -98,9 +96,3 @@ export const runFactView = (
       closed_by: closuresInOrder(closures, fact.invalid_at).map(closureOut)
     }
   })
-
-/** The view over the services in context. */
-export const factView = (
-  request: FactViewRequest
-): Effect.Effect<FactView, FactViewError, DatasetsRepo | SearchRepo | InferencesRepo> =>
-  Effect.flatMap(readDeps, (deps) => runFactView(deps, request))

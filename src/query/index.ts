@@ -1,6 +1,6 @@
 /** The read side as a library: the same programs the HTTP handlers and the CLI run. */
 export { buildQueryPrompt, NOTHING_KNOWN, type ParsedAnswer, parseQueryAnswer, QUERY_STAGE } from "./answer.js"
-export { buildContext, CONTEXT_CANDIDATES, rankRecent, RECENT_WINDOW, runContext } from "./context.js"
+export { CONTEXT_CANDIDATES, rankRecent, RECENT_WINDOW, runContext } from "./context.js"
 export {
   type ContextBlock,
   ENTITIES_HEADER,
@@ -10,19 +10,13 @@ export {
   factSentence,
   renderContext
 } from "./contextBlock.js"
-export {
-  deleteDataset,
-  listDatasets,
-  listSessions,
-  runDeleteDataset,
-  runListDatasets,
-  runListSessions
-} from "./datasets.js"
+export { runDeleteDataset, runListDatasets, runListSessions } from "./datasets.js"
 export { filtersAt, filtersOf, findDataset, type ReadDeps, readDeps, readDepsOption } from "./deps.js"
-export { entityStory, type EntityStoryError, runEntityStory } from "./entity.js"
-export { EXPORT_PAGE, exportGraph, type GraphExport, runExportGraph } from "./export.js"
-export { excerptOf, factView, type FactViewError, MAX_EXCERPT_CHARS, runFactView } from "./fact.js"
+export { type EntityStoryError, runEntityStory } from "./entity.js"
+export { EXPORT_PAGE, type GraphExport, runExportGraph } from "./export.js"
+export { excerptOf, type FactViewError, MAX_EXCERPT_CHARS, runFactView } from "./fact.js"
 export { type Fused, fuseRanks, type RankedList, RRF_K, type Source, SOURCES } from "./fusion.js"
+export { makeReads, Reads, ReadsLive, type ReadsService } from "./Reads.js"
 export {
   ContextFields,
   ContextRequest,
@@ -93,5 +87,5 @@ export {
   StoryFact
 } from "./responses.js"
 export { candidatesFor, GRAPH_SEEDS, MIN_SIMILARITY, retrieve, type Retrieved } from "./retrieve.js"
-export { query, type QueryError, runQuery, runSearch, search } from "./search.js"
+export { type QueryError, runQuery, runSearch } from "./search.js"
 export { queryTerms } from "./terms.js"

@@ -5,9 +5,6 @@
 import { Effect, Either } from "effect"
 import { LlmFailed, type LlmUnavailable, type NotFound, ServiceUnavailable } from "../domain/Errors.js"
 import { callLlm } from "../pipeline/ModelCalls.js"
-import type { DatasetsRepo } from "../services/DatasetsRepo.js"
-import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { SearchRepo } from "../services/SearchRepo.js"
 import {
   buildQueryPrompt,
   NOTHING_KNOWN,
@@ -16,7 +13,7 @@ import {
   QUERY_MAX_TOKENS,
   QUERY_STAGE
 } from "./answer.js"
-import { type ReadDeps, readDeps } from "./deps.js"
+import type { ReadDeps } from "./deps.js"
 import type { QueryRequest, SearchRequest } from "./requests.js"
 import type { Echo, QueryResponse, SearchResponse } from "./responses.js"
 import { retrieve, type Retrieved } from "./retrieve.js"
@@ -106,13 +103,3 @@ export const runQuery = (deps: ReadDeps, request: QueryRequest): Effect.Effect<Q
       }
     }
   })
-
-type ReadContext = DatasetsRepo | SearchRepo | InferencesRepo
-
-/** Search over the services in context (Embeddings, VectorStore used when provided). */
-export const search = (request: SearchRequest): Effect.Effect<SearchResponse, NotFound, ReadContext> =>
-  Effect.flatMap(readDeps, (deps) => runSearch(deps, request))
-
-/** Query over the services in context (Llm needed when facts are found). */
-export const query = (request: QueryRequest): Effect.Effect<QueryResponse, QueryError, ReadContext> =>
-  Effect.flatMap(readDeps, (deps) => runQuery(deps, request))

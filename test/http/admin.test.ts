@@ -24,6 +24,7 @@ import {
 } from "../../src/admin/responses.js"
 import { TEXT_STAGES } from "../../src/domain/Stages.js"
 import { readDeps } from "../../src/query/deps.js"
+import { makeReads } from "../../src/query/Reads.js"
 import { DatasetsResponse } from "../../src/query/responses.js"
 import { AdminRepo } from "../../src/services/AdminRepo.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
@@ -553,7 +554,7 @@ const twoDatabases = Layer.scoped(
       runLog: yield* RunLogRepo,
       inferences: yield* InferencesRepo,
       admin: yield* AdminRepo,
-      read: yield* readDeps
+      reads: makeReads(yield* readDeps)
     }
     const extra = yield* Layer.build(SqliteLive(":memory:"))
     const beta: AdminDatabase = {
@@ -563,11 +564,11 @@ const twoDatabases = Layer.scoped(
       runLog: Context.get(extra, RunLogRepo),
       inferences: Context.get(extra, InferencesRepo),
       admin: Context.get(extra, AdminRepo),
-      read: repositoriesReadDeps({
+      reads: makeReads(repositoriesReadDeps({
         datasets: Context.get(extra, DatasetsRepo),
         search: Context.get(extra, SearchRepo),
         inferences: Context.get(extra, InferencesRepo)
-      })
+      }))
     }
     // two runs only beta has, seeded through its run log
     for (const user_id of ["carol", "dave"]) {

@@ -14,6 +14,7 @@ import { Authentication } from "../../src/auth/Authentication.js"
 import { tokenTable } from "../../src/auth/tokens.js"
 import type { AuthToken } from "../../src/config/tables.js"
 import { readDeps } from "../../src/query/deps.js"
+import { makeReads } from "../../src/query/Reads.js"
 import { EntityStory, FactView, SearchResponse } from "../../src/query/responses.js"
 import { AdminRepo } from "../../src/services/AdminRepo.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
@@ -112,7 +113,7 @@ const twoDatabases = Layer.scoped(
       runLog: yield* RunLogRepo,
       inferences: yield* InferencesRepo,
       admin: yield* AdminRepo,
-      read: yield* readDeps
+      reads: makeReads(yield* readDeps)
     }
     const extra = yield* Layer.build(SqliteLive(":memory:"))
     // beta: a dataset of alice's with no facts
@@ -124,11 +125,11 @@ const twoDatabases = Layer.scoped(
       runLog: Context.get(extra, RunLogRepo),
       inferences: Context.get(extra, InferencesRepo),
       admin: Context.get(extra, AdminRepo),
-      read: repositoriesReadDeps({
+      reads: makeReads(repositoriesReadDeps({
         datasets: Context.get(extra, DatasetsRepo),
         search: Context.get(extra, SearchRepo),
         inferences: Context.get(extra, InferencesRepo)
-      })
+      }))
     }
     return [alpha, beta]
   }).pipe(Effect.orDie)

@@ -14,7 +14,7 @@ import { answer } from "../../layers/testing/FactSentenceModel.js"
 import { Authentication } from "../../src/auth/Authentication.js"
 import { tokenTable } from "../../src/auth/tokens.js"
 import type { AuthToken } from "../../src/config/tables.js"
-import { entityStory } from "../../src/query/entity.js"
+import { Reads } from "../../src/query/Reads.js"
 import { EntityStory } from "../../src/query/responses.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
@@ -217,7 +217,7 @@ forEachDialect((_dialect, makeLayer) => {
 
           // the program itself refuses a request built without its schema
           const unchecked = yield* Effect.either(
-            entityStory({ user_id: "alice", dataset: "main", include_expired: true })
+            (yield* Reads).entityStory({ user_id: "alice", dataset: "main", include_expired: true })
           )
           expect(Either.isLeft(unchecked) && unchecked.left).toMatchObject({
             _tag: "InvalidRequest",

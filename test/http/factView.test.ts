@@ -14,7 +14,8 @@ import { answer } from "../../layers/testing/FactSentenceModel.js"
 import { Authentication } from "../../src/auth/Authentication.js"
 import { tokenTable } from "../../src/auth/tokens.js"
 import type { AuthToken } from "../../src/config/tables.js"
-import { excerptOf, factView, MAX_EXCERPT_CHARS } from "../../src/query/fact.js"
+import { excerptOf, MAX_EXCERPT_CHARS } from "../../src/query/fact.js"
+import { Reads } from "../../src/query/Reads.js"
 import { EntityStory, FactView } from "../../src/query/responses.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
@@ -194,7 +195,7 @@ forEachDialect((_dialect, makeLayer) => {
           expectError(yield* get("/v1/gb/facts/999999?user_id=alice"), 404, /fact 999999 not found/)
 
           // the program itself refuses a request built without its schema
-          const unchecked = yield* Effect.either(factView({ user_id: "alice", dataset: "main", id: 0 }))
+          const unchecked = yield* Effect.either((yield* Reads).factView({ user_id: "alice", dataset: "main", id: 0 }))
           expect(Either.isLeft(unchecked) && unchecked.left).toMatchObject({
             _tag: "InvalidRequest",
             message: "id must be a positive integer"

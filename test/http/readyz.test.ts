@@ -19,7 +19,7 @@ import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
-import { rememberLayer } from "../support/app.js"
+import { rememberLayer, unavailableReads } from "../support/app.js"
 import { forEachDialect, sqliteLayer } from "../support/databases.js"
 import { get, send, serveTest, type TestResponse } from "../support/http.js"
 
@@ -91,7 +91,8 @@ describe("not ready", () => {
     const boom = () => Effect.die(new Error("not used"))
     const noStorage = Layer.mergeAll(
       Layer.mock(RememberManager, { submit: boom, enqueue: boom }),
-      Layer.mock(RunLogRepo, { get: boom })
+      Layer.mock(RunLogRepo, { get: boom }),
+      unavailableReads()
     )
     return Effect.gen(function*() {
       const res = yield* get("/readyz")

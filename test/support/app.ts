@@ -11,6 +11,7 @@ import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
 import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
 import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
+import { ServiceUnavailable } from "../../src/domain/Errors.js"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
 import { isImageBody, type RememberResult, type TextRememberBody } from "../../src/domain/Responses.js"
@@ -18,6 +19,7 @@ import { RememberManagerLive } from "../../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js"
 import { RunSchedulerLive } from "../../src/pipeline/RunScheduler.js"
 import { RememberSettings, type RememberSettingsShape } from "../../src/pipeline/Settings.js"
+import { Reads, ReadsLive } from "../../src/query/Reads.js"
 import type { ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
 import { Embeddings } from "../../src/services/Embeddings.js"
 import type { GeoResolver } from "../../src/services/GeoResolver.js"
@@ -88,29 +90,32 @@ const delayedLlm = (script: LlmScript, options: RememberLayerOptions) => {
 }
 
 export const rememberLayer = (storage: StorageLayer, script: LlmScript, options: RememberLayerOptions = {}) =>
-  RememberManagerLive({
-    concurrency: options.concurrency ?? 4,
-    instanceId: "test-instance",
-    lookahead: options.lookahead,
-    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
-    ...(options.retryDelay === undefined ? {} : { retryDelay: options.retryDelay })
-  }).pipe(
-    Layer.provideMerge(RememberPipelineLive),
-    Layer.provideMerge(RunSchedulerLive),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        delayedLlm(script, options),
-        options.classifier ?? NoneClassifierLive,
-        options.geo ?? Layer.empty,
-        options.timeseries ?? Layer.empty,
-        RememberSettings.layer(options.settings),
-        options.embeddings ?? NoEmbeddings,
-        options.vectors ?? MemoryVectorStoreLive(),
-        options.images ?? tempImageStore()
-      )
-    ),
-    Layer.provideMerge(storage)
-  )
+  // the reads over everything below (their model services included), as the app composes them
+  ReadsLive.pipe(Layer.provideMerge(
+    RememberManagerLive({
+      concurrency: options.concurrency ?? 4,
+      instanceId: "test-instance",
+      lookahead: options.lookahead,
+      ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+      ...(options.retryDelay === undefined ? {} : { retryDelay: options.retryDelay })
+    }).pipe(
+      Layer.provideMerge(RememberPipelineLive),
+      Layer.provideMerge(RunSchedulerLive),
+      Layer.provideMerge(
+        Layer.mergeAll(
+          delayedLlm(script, options),
+          options.classifier ?? NoneClassifierLive,
+          options.geo ?? Layer.empty,
+          options.timeseries ?? Layer.empty,
+          RememberSettings.layer(options.settings),
+          options.embeddings ?? NoEmbeddings,
+          options.vectors ?? MemoryVectorStoreLive(),
+          options.images ?? tempImageStore()
+        )
+      ),
+      Layer.provideMerge(storage)
+    )
+  ))
 
 /** An extract_graph answer. */
 export const graph = (
@@ -159,4 +164,29 @@ export const textBody = ({ response }: RememberResult): TextRememberBody => {
 export const itemsOf = <A>(items: ReadonlyArray<Readonly<Record<string, unknown>>> | undefined): ReadonlyArray<A> => {
   if (items === undefined) throw new Error("the response has no such list")
   return items as unknown as ReadonlyArray<A>
+}
+
+/**
+ * The reads of an app composed without storage: every one fails with ServiceUnavailable (503),
+ * as a server without a database would answer.
+ */
+export const unavailableReads = (): Layer.Layer<Reads> => {
+  const unavailable = () =>
+    Effect.fail(
+      new ServiceUnavailable({ message: "the read endpoints need storage, which is not configured on this server" })
+    )
+  return Layer.succeed(
+    Reads,
+    {
+      search: unavailable,
+      query: unavailable,
+      context: unavailable,
+      exportGraph: unavailable,
+      entityStory: unavailable,
+      factView: unavailable,
+      datasets: unavailable,
+      sessions: unavailable,
+      deleteDataset: unavailable
+    } as unknown as Reads["Type"]
+  )
 }

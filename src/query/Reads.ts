@@ -1,0 +1,80 @@
+/**
+ * The read programs as one service: search, query, context, the export, an entity's story, a
+ * fact's view, a user's datasets and sessions, a dataset's soft delete. Built once in the
+ * composition over the app's repositories (`ReadsLive`); every door calls it: the HTTP
+ * handlers, the MCP tools, `src/operations.ts` and the CLI. The admin UI builds one more per
+ * extra database with `makeReads` over that database's repositories.
+ */
+import { Context, Effect, Layer } from "effect"
+import type { NotFound } from "../domain/Errors.js"
+import type { DatasetsRepo } from "../services/DatasetsRepo.js"
+import type { InferencesRepo } from "../services/InferencesRepo.js"
+import type { SearchRepo } from "../services/SearchRepo.js"
+import { runContext } from "./context.js"
+import { runDeleteDataset, runListDatasets, runListSessions } from "./datasets.js"
+import { type ReadDeps, readDeps } from "./deps.js"
+import { type EntityStoryError, runEntityStory } from "./entity.js"
+import { type GraphExport, runExportGraph } from "./export.js"
+import { type FactViewError, runFactView } from "./fact.js"
+import type {
+  ContextRequest,
+  EntityStoryRequest,
+  FactViewRequest,
+  GraphRequest,
+  QueryRequest,
+  ReadScope,
+  SearchRequest
+} from "./requests.js"
+import type {
+  ContextResponse,
+  DatasetsResponse,
+  DeletedDataset,
+  EntityStory,
+  FactView,
+  QueryResponse,
+  SearchResponse,
+  SessionsResponse
+} from "./responses.js"
+import { type QueryError, runQuery, runSearch } from "./search.js"
+
+export interface ReadsService {
+  /** `POST /v1/gb/search` */
+  readonly search: (request: SearchRequest) => Effect.Effect<SearchResponse, NotFound>
+  /** `POST /v1/gb/query` */
+  readonly query: (request: QueryRequest) => Effect.Effect<QueryResponse, QueryError>
+  /** `POST /v1/gb/context` */
+  readonly context: (request: ContextRequest) => Effect.Effect<ContextResponse, NotFound>
+  /** `GET /v1/gb/graph`, streamed */
+  readonly exportGraph: (request: GraphRequest) => Effect.Effect<GraphExport, NotFound>
+  /** `GET /v1/gb/entities` and `/v1/gb/entities/{id}` */
+  readonly entityStory: (request: EntityStoryRequest) => Effect.Effect<EntityStory, EntityStoryError>
+  /** `GET /v1/gb/facts/{id}` */
+  readonly factView: (request: FactViewRequest) => Effect.Effect<FactView, FactViewError>
+  /** `GET /v1/gb/datasets` */
+  readonly datasets: (userId: string) => Effect.Effect<DatasetsResponse>
+  /** `GET /v1/gb/sessions` */
+  readonly sessions: (scope: ReadScope) => Effect.Effect<SessionsResponse, NotFound>
+  /** `DELETE /v1/gb/datasets/{name}` without `hard` */
+  readonly deleteDataset: (scope: ReadScope) => Effect.Effect<DeletedDataset, NotFound>
+}
+
+export class Reads extends Context.Tag("gligabao/Reads")<Reads, ReadsService>() {}
+
+/** The read programs over one database's repositories (and the app's model services). */
+export const makeReads = (deps: ReadDeps): ReadsService => ({
+  search: (request) => runSearch(deps, request),
+  query: (request) => runQuery(deps, request),
+  context: (request) => runContext(deps, request),
+  exportGraph: (request) => runExportGraph(deps, request),
+  entityStory: (request) => runEntityStory(deps, request),
+  factView: (request) => runFactView(deps, request),
+  datasets: (userId) => runListDatasets(deps, userId),
+  sessions: (scope) => runListSessions(deps, scope),
+  deleteDataset: (scope) => runDeleteDataset(deps, scope)
+})
+
+/** The app's reads, over its repositories (Embeddings, VectorStore and Llm used when provided). */
+export const ReadsLive: Layer.Layer<Reads, never, DatasetsRepo | SearchRepo | InferencesRepo> = Layer.effect(
+  Reads,
+  Effect.map(readDeps, makeReads)
+)
