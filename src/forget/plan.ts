@@ -126,8 +126,14 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
   const D = target.artifacts.map((a) => a.id)
   const forgottenArtifacts = new Set(D)
   const named = new Set(target.facts)
-  const missingFacts = (ids: ReadonlyArray<number>) => [...new Set(ids)].filter((id) => !n.facts.has(id))
-  const missingClosures = (ids: ReadonlyArray<number>) => [...new Set(ids)].filter((id) => !n.closuresOf.has(id))
+  // what of these facts, and of the decisions touching those, is not read yet (read together, in one pass)
+  const lacking = (factIds: ReadonlyArray<number>, closuresOf: ReadonlyArray<number> = []) => {
+    const wants = {
+      facts: [...new Set(factIds)].filter((id) => !n.facts.has(id)),
+      closuresOf: [...new Set(closuresOf)].filter((id) => !n.closuresOf.has(id))
+    }
+    return wants.facts.length + wants.closuresOf.length > 0 ? needs(wants) : undefined
+  }
 
   // the working state: the facts as the plan leaves them, the decisions with the plan's changes
   const facts = new Map<number, ForgetFact>()
@@ -141,8 +147,8 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
       .sort((a, b) => a.id - b.id)
   }
 
-  let wanting = missingFacts(n.touched)
-  if (wanting.length > 0) return needs({ facts: wanting })
+  let lacks = lacking(n.touched)
+  if (lacks !== undefined) return lacks
   const touched = n.touched
   const gone = new Set<number>()
   const written = new Set<number>()
@@ -183,16 +189,14 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
   let newlyGone = new Set(gone)
   for (let round = 0; round < MAX_ROUNDS && (pending.size > 0 || newlyGone.size > 0); round++) {
     // the decisions the forgotten facts took part in, and what they pass on
-    wanting = missingClosures([...newlyGone, ...pending])
-    if (wanting.length > 0) return needs({ closuresOf: wanting })
+    lacks = lacking([], [...newlyGone, ...pending])
+    if (lacks !== undefined) return lacks
     const around = touching([...newlyGone, ...pending])
-    wanting = missingFacts(endsOf(around))
-    if (wanting.length > 0) return needs({ facts: wanting })
-    const factOf = (id: number): FactState | undefined => (gone.has(id) ? undefined : facts.get(id))
     // the contradicted facts' own decisions too, for the ends they had before them
     const besideOf = endsOf(around).filter((id) => !newlyGone.has(id))
-    wanting = missingClosures(besideOf)
-    if (wanting.length > 0) return needs({ closuresOf: wanting })
+    lacks = lacking(endsOf(around), besideOf)
+    if (lacks !== undefined) return lacks
+    const factOf = (id: number): FactState | undefined => (gone.has(id) ? undefined : facts.get(id))
     const aroundIds = new Set(around.map((c) => c.id))
     const beside = touching(besideOf).filter((c) => !aroundIds.has(c.id))
     const inherited = inheritedClosures(newlyGone, [...around, ...beside], factOf, now)
@@ -218,11 +222,11 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
     pending = new Set()
 
     // each affected fact's state from the closures that still hold
-    wanting = missingClosures([...affected])
-    if (wanting.length > 0) return needs({ closuresOf: wanting })
+    lacks = lacking([...affected], [...affected])
+    if (lacks !== undefined) return lacks
     const deciding = touching([...affected])
-    wanting = missingFacts([...affected, ...endsOf(deciding)])
-    if (wanting.length > 0) return needs({ facts: wanting })
+    lacks = lacking(endsOf(deciding))
+    if (lacks !== undefined) return lacks
     // facts whose end moved later: a repeat stored anew because this one had ended may now be the same stay
     const extended: Array<ForgetFact> = []
     for (const id of affected) {
@@ -248,11 +252,9 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
     const unread = candidates.filter((f) => !n.triples.has(tripleKey(f)))
     if (unread.length > 0) return needs({ triples: unread })
     const twinIds = [...candidates.map((f) => f.id), ...candidates.flatMap((f) => n.triples.get(tripleKey(f))!)]
-    wanting = missingFacts(twinIds)
-    if (wanting.length > 0) return needs({ facts: wanting })
     // a merge moves every decision of the fact it drops, so all of them must be known
-    wanting = missingClosures(twinIds)
-    if (wanting.length > 0) return needs({ closuresOf: wanting })
+    lacks = lacking(twinIds, twinIds)
+    if (lacks !== undefined) return lacks
     for (const fact of extended) {
       if (gone.has(fact.id)) continue
       const twins = n.triples.get(tripleKey(fact))!.filter((id) => id !== fact.id && !gone.has(id))
