@@ -27,12 +27,13 @@
  *   nothing: taking it finds no row, and a run already taken fails its store's commit hook. It
  *   ends with a NotFound (404), whatever broke first.
  *
- * The manager coordinates; the parts with state are apart: `RunLanes` (a dataset's runs in
- * order, across processes), `RunAttempt` (one run's attempts as a state machine, its retry
- * policy, the queue-depth gauge), `runOutcome` (what a run's end writes and its waiters get).
+ * The manager coordinates; the parts are apart: `RunLanes` (a dataset's runs in order, across
+ * processes), `RunAttempt` (one run's attempts as a state machine, its retry policy, the
+ * queue-depth gauge), `runOutcome` (what a run's end writes and its waiters get), `RunTakeover`
+ * (the heartbeat, and the runs of dead processes).
  */
-import { Clock, Context, Deferred, Duration, Effect, Either, FiberSet, Layer, Option, Ref, Schedule } from "effect"
-import { IdempotencyConflict, InternalFailure, InvalidRequest, type RememberError } from "../domain/Errors.js"
+import { Clock, Context, Deferred, type Duration, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
+import { IdempotencyConflict, InternalFailure, type RememberError } from "../domain/Errors.js"
 import {
   encodeRememberRequest,
   type RememberRequest,
@@ -50,6 +51,7 @@ import { makeRunAttempts, type RunAttempt } from "./RunAttempt.js"
 import { type LanePlace, RunLanes, RunLanesLive } from "./RunLanes.js"
 import { outcomeOf, recordEnd, resultOf } from "./runOutcome.js"
 import { RunScheduler } from "./RunScheduler.js"
+import { keepAlive } from "./RunTakeover.js"
 
 export interface RememberManagerOptions {
   /** global permits: how many runs execute at once across datasets */
@@ -161,12 +163,6 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     /** the outcomes of the runs this process runs, for a repeated submission's wait */
     const outcomes = new Map<number, Deferred.Deferred<RememberResult, RememberError>>()
 
-    const heartbeat = Effect.unlessEffect(
-      Effect.flatMap(nowIso, (at) => runLog.heartbeat(options.instanceId, at)),
-      Ref.get(closing)
-    )
-    yield* heartbeat
-
     /** One run: attempted until it succeeds or fails for good, then its end written in its row. */
     const execute = (run: Launched, place: LanePlace, attempt: RunAttempt) => {
       const { runId } = run
@@ -258,53 +254,21 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           )
         )
       })
-    // A process that has not beaten for three periods is dead; its queued and started runs are
-    // taken over. Swept at startup and after every beat: a process restarted right after a
-    // crash sees the dead one as alive at first, and must still take its runs once its beats
-    // are stale.
-    const every = Duration.decode(options.heartbeatEvery ?? "5 seconds")
-    const sweepOrphans = Effect.gen(function*() {
-      if (yield* Ref.get(closing)) return
-      const now = yield* Clock.currentTimeMillis
-      const staleBefore = toIso(now - Duration.toMillis(every) * 3)
-      const recovered = yield* runLog.recoverOrphaned(
-        options.instanceId,
-        staleBefore,
-        maxAttempts,
-        "interrupted",
-        toIso(now)
-      )
-      if (recovered.failed > 0) yield* Effect.logWarning("failed runs of a dead process", { runs: recovered.failed })
-      if (recovered.requeued.length > 0) {
-        yield* Effect.logWarning("running again the queued runs of a dead process", {
-          runs: recovered.requeued.map((r) => r.id)
-        })
-      }
-      for (const { id, request: queued } of recovered.requeued) {
-        const request = Either.getOrUndefined(Either.flatMap(
-          Either.try({
-            try: () => JSON.parse(queued) as unknown,
-            catch: () => new InvalidRequest({ message: "the queued request is not JSON" })
-          }),
-          validateRememberRequest
-        ))
-        // a request that no longer decodes can never run: it is taken only to be failed
-        const key = request === undefined ? `remember-invalid\u0000${id}` : datasetLockKey(request)
-        yield* launch({ runId: id, request, key, startedMs: now })
-      }
-    })
-    // an expired key names its run no longer (enqueue reuses it); removed so the table stays small
-    const purgeKeys = Effect.gen(function*() {
-      const before = toIso((yield* Clock.currentTimeMillis) - idempotencyTtlMs)
-      const purged = yield* runLog.purgeIdempotencyKeys(before)
-      if (purged > 0) yield* Effect.logDebug("expired Idempotency-Keys removed", { keys: purged })
-    })
-    yield* sweepOrphans
-    yield* Effect.all([heartbeat, sweepOrphans, purgeKeys], { discard: true }).pipe(
-      Effect.catchAllDefect((defect) => Effect.logWarning("heartbeat failed", defect)),
-      Effect.repeat(Schedule.spaced(every)),
-      Effect.forkScoped
-    )
+    // the runs of dead processes are launched like new ones; one whose request no longer
+    // decodes can never run, and is taken only to be failed
+    yield* keepAlive(runLog, {
+      instanceId: options.instanceId,
+      heartbeatEvery: options.heartbeatEvery ?? "5 seconds",
+      maxAttempts,
+      idempotencyTtlMs,
+      closing: Ref.get(closing)
+    }, ({ at, request, runId }) =>
+      launch({
+        runId,
+        request,
+        key: request === undefined ? `remember-invalid\u0000${runId}` : datasetLockKey(request),
+        startedMs: at
+      }))
 
     /** What the run log writes for a submission. */
     const entryOf = (request: RememberRequest, runOptions: AcceptOptions, queuedMs: number) => {
