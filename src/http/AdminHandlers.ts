@@ -1,7 +1,7 @@
 /**
  * Handlers of the admin API and page. The authentication middleware already refused anyone
- * but an admin (or everyone, when `[auth]` is off); these check the caller again, then run and
- * answer. HttpApi has decoded the parameters and path with the contract's schemas.
+ * but an admin (or everyone, when `[auth]` is off); these check the caller again, then run; a
+ * failure (an unknown database, run or dataset) stays a domain error. HttpApi has decoded the parameters and path with the contract's schemas.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
@@ -11,26 +11,20 @@ import { memoryEntity, memoryFact, memorySearch } from "../admin/memory.js"
 import { datasetGraph, getRun, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
 import { currentCaller } from "../auth/Authentication.js"
 import { adminRefusal } from "../auth/tokens.js"
-import type { DomainError } from "../domain/Errors.js"
+import { Forbidden } from "../domain/Errors.js"
 import { GligabaoApi } from "./Api.js"
-import { domainErrorResponse, errorResponse } from "./responses.js"
-
-type Answer<A> = A | HttpServerResponse.HttpServerResponse
-
-/** A domain failure (an unknown database, run or dataset) as its `{"error"}` response. */
-const answer = <A, E extends DomainError>(effect: Effect.Effect<A, E>): Effect.Effect<Answer<A>> =>
-  Effect.catchAll(effect, (e) => Effect.succeed(domainErrorResponse(e)))
+import { errorResponse } from "./responses.js"
 
 /**
- * Runs `handle` for an admin (or anyone when `[auth]` is off), otherwise answers 403. The
+ * Runs `handle` for an admin (or anyone when `[auth]` is off), otherwise fails with Forbidden. The
  * middleware's check goes by the path as URL reads it, but the router reads paths more loosely
  * (case-insensitive, `//` collapsed, `%xx` decoded, `;` ending the path), so a path that
  * looks like no admin path to the middleware can still reach these handlers.
  */
-const asAdmin = <A, E, R>(handle: Effect.Effect<Answer<A>, E, R>): Effect.Effect<Answer<A>, E, R> =>
-  Effect.flatMap(currentCaller, (caller) => {
+const asAdmin = <A, E, R>(handle: Effect.Effect<A, E, R>): Effect.Effect<A, E | Forbidden, R> =>
+  Effect.flatMap(currentCaller, (caller): Effect.Effect<A, E | Forbidden, R> => {
     const refusal = adminRefusal(caller)
-    return refusal === undefined ? handle : Effect.succeed(errorResponse(403, refusal))
+    return refusal === undefined ? handle : Effect.fail(new Forbidden({ message: refusal }))
   })
 
 export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (handlers) =>
@@ -38,16 +32,14 @@ export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (
     const databases = yield* adminDatabases
     return handlers
       .handle("databases", () => asAdmin(Effect.succeed(listDatabases(databases))))
-      .handle("rememberRuns", ({ urlParams }) => asAdmin(answer(listRuns(databases, urlParams))))
-      .handle("rememberRun", ({ path, urlParams }) =>
-        asAdmin(answer(getRun(databases, { db: urlParams.db, id: path.id }))))
-      .handle("inferences", ({ urlParams }) =>
-        asAdmin(answer(inferenceUsage(databases, urlParams))))
-      .handle("datasets", ({ urlParams }) => asAdmin(answer(listAllDatasets(databases, urlParams))))
-      .handle("graph", ({ urlParams }) => asAdmin(answer(datasetGraph(databases, urlParams))))
-      .handle("memorySearch", ({ urlParams }) => asAdmin(answer(memorySearch(databases, urlParams))))
-      .handle("memoryEntity", ({ urlParams }) => asAdmin(answer(memoryEntity(databases, urlParams))))
-      .handle("memoryFact", ({ urlParams }) => asAdmin(answer(memoryFact(databases, urlParams))))
+      .handle("rememberRuns", ({ urlParams }) => asAdmin(listRuns(databases, urlParams)))
+      .handle("rememberRun", ({ path, urlParams }) => asAdmin(getRun(databases, { db: urlParams.db, id: path.id })))
+      .handle("inferences", ({ urlParams }) => asAdmin(inferenceUsage(databases, urlParams)))
+      .handle("datasets", ({ urlParams }) => asAdmin(listAllDatasets(databases, urlParams)))
+      .handle("graph", ({ urlParams }) => asAdmin(datasetGraph(databases, urlParams)))
+      .handle("memorySearch", ({ urlParams }) => asAdmin(memorySearch(databases, urlParams)))
+      .handle("memoryEntity", ({ urlParams }) => asAdmin(memoryEntity(databases, urlParams)))
+      .handle("memoryFact", ({ urlParams }) => asAdmin(memoryFact(databases, urlParams)))
   }))
 
 const serveAsset = (name: string) =>

@@ -6,17 +6,16 @@ import { deleteEntity, deleteFact, invalidateFact, mergeEntities, reopenFact } f
 import { forgetDepsOption } from "../forget/deps.js"
 import type { ForgetDeps } from "../forget/forgetArtifact.js"
 import { GligabaoApi } from "./Api.js"
-import { refuseCaller } from "./authentication.js"
+import { requireUser } from "./authentication.js"
 import { guarded } from "./guarded.js"
-import { errorResponse } from "./responses.js"
 
-const unavailable = errorResponse(503, "corrections need storage, which is not configured on this server")
+const unavailable = "corrections need storage, which is not configured on this server"
 
 export const CorrectHandlersLive = HttpApiBuilder.group(GligabaoApi, "correct", (handlers) =>
   Effect.gen(function*() {
     const found = yield* forgetDepsOption
     const asUser = <A>(userId: string, program: (deps: ForgetDeps) => Effect.Effect<A, DomainError>) =>
-      guarded(refuseCaller(userId), found, unavailable, program)
+      guarded(requireUser(userId), found, unavailable, program)
     return handlers
       .handle("deleteFact", ({ path, urlParams }) =>
         asUser(urlParams.user_id, (deps) => deleteFact(deps, urlParams, path.id)))

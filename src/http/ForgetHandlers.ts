@@ -8,18 +8,17 @@ import { forgetArtifact, type ForgetDeps } from "../forget/forgetArtifact.js"
 import { forgetImage } from "../forget/forgetImage.js"
 import { ImageStore } from "../services/ImageStore.js"
 import { GligabaoApi } from "./Api.js"
-import { refuseCaller, refuseUnlessUserOrAdmin } from "./authentication.js"
+import { requireUser, requireUserOrAdmin } from "./authentication.js"
 import { guarded } from "./guarded.js"
-import { errorResponse } from "./responses.js"
 
-const unavailable = errorResponse(503, "forget needs storage, which is not configured on this server")
+const unavailable = "forget needs storage, which is not configured on this server"
 
 export const ForgetHandlersLive = HttpApiBuilder.group(GligabaoApi, "forget", (handlers) =>
   Effect.gen(function*() {
     const found = yield* forgetDepsOption
     const images = yield* Effect.serviceOption(ImageStore)
     const asUser = <A>(userId: string, program: (deps: ForgetDeps) => Effect.Effect<A, DomainError>) =>
-      guarded(refuseCaller(userId), found, unavailable, program)
+      guarded(requireUser(userId), found, unavailable, program)
     return handlers
       .handle("forgetArtifact", ({ path, urlParams }) =>
         asUser(urlParams.user_id, (deps) => forgetArtifact(deps, urlParams, path.id)))
@@ -37,6 +36,6 @@ export const UsersHandlersLive = HttpApiBuilder.group(GligabaoApi, "users", (han
   Effect.gen(function*() {
     const found = yield* eraseDepsOption
     return handlers.handle("forgetUser", ({ path }) =>
-      guarded(refuseUnlessUserOrAdmin(path.user_id), found, unavailable, (deps) =>
+      guarded(requireUserOrAdmin(path.user_id), found, unavailable, (deps) =>
         forgetUser(deps, path.user_id)))
   }))

@@ -1,6 +1,7 @@
 /**
  * Thin handlers: decode the request with its schema, hand it to a service, return the
- * response's schema Type (HttpApi encodes it). The remember bodies are read here, not by
+ * response's schema Type (HttpApi encodes it); a failure stays a domain error, which
+ * `jsonErrors` answers with its status. The remember bodies are read here, not by
  * HttpApi's body decoder, so that a body over its limit is a 413 before any JSON is parsed and
  * invalid UTF-8 is refused; what is parsed is then decoded by the request schema.
  */
@@ -8,7 +9,7 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { Effect, Either, Layer, Metric, Option } from "effect"
 import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
-import { statusOf } from "../domain/Errors.js"
+import { Forbidden, InvalidRequest, NotFound, PayloadTooLarge, ServiceUnavailable, statusOf } from "../domain/Errors.js"
 import {
   BATCH_BODY_LIMIT,
   idempotencyKeyOf,
@@ -28,13 +29,13 @@ import { RunLogRepo } from "../services/RunLogRepo.js"
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../telemetry/prometheus.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
 import { GligabaoApi } from "./Api.js"
-import { refuseCaller } from "./authentication.js"
+import { requireUser } from "./authentication.js"
 import { CorrectHandlersLive } from "./CorrectHandlers.js"
 import { ForgetHandlersLive, UsersHandlersLive } from "./ForgetHandlers.js"
-import { parseJsonBytes, readBytesUpTo, readJsonUpTo } from "./readBody.js"
+import { jsonOfBytes, readBytesUpTo, readJsonBody } from "./readBody.js"
 import { ReadHandlersLive } from "./ReadHandlers.js"
 import { readiness } from "./readiness.js"
-import { domainErrorResponse, errorResponse, jsonResponse } from "./responses.js"
+import { jsonResponse } from "./responses.js"
 import { RunEventsHandlersLive } from "./RunEventsHandlers.js"
 
 /** A text request: 1 MiB of text plus room for JSON escaping and the other fields. */
@@ -42,30 +43,32 @@ export const TEXT_BODY_LIMIT = 2 * 1024 * 1024
 /** An image request: 5 MiB decoded is about 6.7 MiB of base64, plus the envelope. */
 export const IMAGE_BODY_LIMIT = 7 * 1024 * 1024
 
-const tooLarge = (limit: number) => errorResponse(413, `request body is over the limit of ${limit} bytes`)
+const tooLarge = (limit: number) => new PayloadTooLarge({ message: `request body is over the limit of ${limit} bytes` })
 
 /** A chunked body past this is cut off (connection reset) instead of drained for its 413. */
 const DRAIN_LIMIT = 4 * IMAGE_BODY_LIMIT
 
 /** Reads the body as JSON with the image limit, then applies the text limit to text requests. */
-const readJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
+const readRememberBody = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? NaN)
-    if (Number.isFinite(declared) && declared > IMAGE_BODY_LIMIT) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
+    if (Number.isFinite(declared) && declared > IMAGE_BODY_LIMIT) return yield* tooLarge(IMAGE_BODY_LIMIT)
     const read = yield* Effect.either(readBytesUpTo(request, IMAGE_BODY_LIMIT, DRAIN_LIMIT))
-    if (Either.isLeft(read)) return Either.left(errorResponse(400, "could not read the request body"))
-    if (Option.isNone(read.right)) return Either.left(tooLarge(IMAGE_BODY_LIMIT))
+    if (Either.isLeft(read)) return yield* new InvalidRequest({ message: "could not read the request body" })
+    if (Option.isNone(read.right)) return yield* tooLarge(IMAGE_BODY_LIMIT)
     const bytes = read.right.value
-    const parsed = parseJsonBytes(bytes)
-    if (Either.isLeft(parsed)) return parsed
-    const body = parsed.right
+    const body = yield* jsonOfBytes(bytes)
     const isImage = typeof body === "object" && body !== null && "image" in body &&
       (body as { image: unknown }).image != null
-    if (!isImage && bytes.length > TEXT_BODY_LIMIT) {
-      return Either.left(tooLarge(TEXT_BODY_LIMIT))
-    }
-    return Either.right(body)
+    if (!isImage && bytes.length > TEXT_BODY_LIMIT) return yield* tooLarge(TEXT_BODY_LIMIT)
+    return body
   })
+
+/** The caller, unless it is an admin token: runs are a user's (Forbidden, 403). */
+const userCaller = Effect.flatMap(
+  currentCaller,
+  (caller) => caller._tag === "Admin" ? Effect.fail(new Forbidden({ message: ADMIN_ONLY })) : Effect.succeed(caller)
+)
 
 export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember", (handlers) =>
   Effect.gen(function*() {
@@ -74,18 +77,11 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
     return handlers
       .handleRaw("remember", ({ request }) =>
         Effect.gen(function*() {
-          const body = yield* readJsonBody(request)
-          if (Either.isLeft(body)) return body.left
-          const valid = validateRememberRequest(body.right)
-          if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
-          const key = idempotencyKeyOf(request.headers["idempotency-key"], valid.right)
-          if (Either.isLeft(key)) return domainErrorResponse(key.left)
-          const refused = yield* refuseCaller(valid.right.user_id)
-          if (Option.isSome(refused)) return refused.value
-          const submitted = yield* Effect.either(manager.accept(valid.right, { idempotencyKey: key.right }))
-          if (Either.isLeft(submitted)) return domainErrorResponse(submitted.left)
-          const run = submitted.right
-          if (valid.right.wait === false) {
+          const valid = yield* Effect.flatMap(readRememberBody(request), validateRememberRequest)
+          const key = yield* idempotencyKeyOf(request.headers["idempotency-key"], valid)
+          yield* requireUser(valid.user_id)
+          const run = yield* manager.accept(valid, { idempotencyKey: key })
+          if (valid.wait === false) {
             const status = run.created
               ? "queued"
               : Option.match(yield* runLog.get(run.runId), { onNone: () => "queued" as const, onSome: (r) => r.status })
@@ -95,42 +91,29 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
             )
           }
           // The run is forked by the manager: if the client goes away, only this wait ends.
-          return yield* run.await.pipe(
-            Effect.match({
-              onFailure: domainErrorResponse,
-              onSuccess: (result): RememberSuccess => ({ remember_run_id: result.runId, ...result.response })
-            })
-          )
+          const result = yield* run.await
+          const success: RememberSuccess = { remember_run_id: result.runId, ...result.response }
+          return success
         }))
       // every item validated before any is queued; one transaction queues them all, in order
       .handleRaw("rememberBatch", ({ request }) =>
         Effect.gen(function*() {
-          const body = yield* readJsonUpTo(request, BATCH_BODY_LIMIT)
-          if (Either.isLeft(body)) return body.left
-          const valid = validateRememberBatch(body.right)
-          if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
-          const refused = yield* refuseCaller(valid.right.user_id)
-          if (Option.isSome(refused)) return refused.value
-          const outcome = yield* Effect.either(
-            runRememberBatch(valid.right).pipe(
-              Effect.provideService(RememberManager, manager),
-              Effect.provideService(RunLogRepo, runLog)
-            )
+          const valid = yield* Effect.flatMap(readJsonBody(request, BATCH_BODY_LIMIT), validateRememberBatch)
+          yield* requireUser(valid.user_id)
+          const outcome = yield* runRememberBatch(valid).pipe(
+            Effect.provideService(RememberManager, manager),
+            Effect.provideService(RunLogRepo, runLog)
           )
-          if (Either.isLeft(outcome)) return domainErrorResponse(outcome.left)
-          return jsonResponse(outcome.right.body, outcome.right._tag === "Queued" ? 202 : 200)
+          return jsonResponse(outcome.body, outcome._tag === "Queued" ? 202 : 200)
         }))
       // eval mode: the same request and run, plus its ATIF trajectory (also when it fails)
       .handleRaw("evalRemember", ({ request }) =>
         Effect.gen(function*() {
-          const body = yield* readJsonBody(request)
-          if (Either.isLeft(body)) return body.left
-          const valid = validateRememberRequest(body.right)
-          if (Either.isLeft(valid)) return domainErrorResponse(valid.left)
-          const refused = yield* refuseCaller(valid.right.user_id)
-          if (Option.isSome(refused)) return refused.value
-          const { outcome, trajectory } = yield* rememberWithTrajectory(manager, valid.right)
+          const valid = yield* Effect.flatMap(readRememberBody(request), validateRememberRequest)
+          yield* requireUser(valid.user_id)
+          const { outcome, trajectory } = yield* rememberWithTrajectory(manager, valid)
           return Either.match(outcome, {
+            // a failed run answers its error's status with the trajectory beside the message
             onLeft: (e) => jsonResponse({ error: e.message, trajectory }, statusOf(e)),
             onRight: (result): EvalRememberSuccess => ({
               remember_run_id: result.runId,
@@ -141,24 +124,19 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
         }))
       .handle("getRun", ({ path }) =>
         Effect.gen(function*() {
-          const caller = yield* currentCaller
-          if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
+          const caller = yield* userCaller
           // another user's run is as absent as a missing one: its id says nothing
           const run = Option.filter(
             yield* runLog.get(path.id),
             (r) => caller._tag === "Open" || r.user_id === caller.userId
           )
-          return Option.match(run, {
-            onNone: () => errorResponse(404, `no remember run with id ${path.id}`),
-            onSome: runView
-          })
+          if (Option.isNone(run)) return yield* new NotFound({ message: `no remember run with id ${path.id}` })
+          return runView(run.value)
         }))
       .handle("listRuns", ({ urlParams: params }) =>
         Effect.gen(function*() {
-          const caller = yield* currentCaller
-          if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
-          const refused = yield* refuseCaller(params.user_id)
-          if (Option.isSome(refused)) return refused.value
+          yield* userCaller
+          yield* requireUser(params.user_id)
           // one more than asked tells whether there is a next page
           const { runs } = yield* runLog.list({
             user_id: params.user_id,
@@ -188,9 +166,10 @@ export const ImagesHandlersLive = HttpApiBuilder.group(GligabaoApi, "images", (h
     ])
     return handlers.handle("getImage", ({ path: { id }, urlParams: { dataset, user_id } }) =>
       Effect.gen(function*() {
-        const refused = yield* refuseCaller(user_id)
-        if (Option.isSome(refused)) return refused.value
-        if (Option.isNone(services)) return errorResponse(503, "image storage is not configured on this server")
+        yield* requireUser(user_id)
+        if (Option.isNone(services)) {
+          return yield* new ServiceUnavailable({ message: "image storage is not configured on this server" })
+        }
         const [datasets, images, files] = services.value
         const found = yield* loadImage(user_id, dataset, id).pipe(
           Effect.provideService(DatasetsRepo, datasets),
@@ -200,11 +179,11 @@ export const ImagesHandlersLive = HttpApiBuilder.group(GligabaoApi, "images", (h
         )
         switch (found._tag) {
           case "NoDataset":
-            return errorResponse(404, `no dataset ${JSON.stringify(dataset)} for this user`)
+            return yield* new NotFound({ message: `no dataset ${JSON.stringify(dataset)} for this user` })
           case "NoArtifact":
-            return errorResponse(404, `no image ${id} in dataset ${JSON.stringify(dataset)}`)
+            return yield* new NotFound({ message: `no image ${id} in dataset ${JSON.stringify(dataset)}` })
           case "NoFile":
-            return errorResponse(404, `the file of image ${id} is missing from the image directory`)
+            return yield* new NotFound({ message: `the file of image ${id} is missing from the image directory` })
           case "Loaded":
             return HttpServerResponse.uint8Array(found.image.bytes, {
               contentType: found.image.artifact.media_type,

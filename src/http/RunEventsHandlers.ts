@@ -7,11 +7,11 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Chunk, Duration, Effect, Option, Schedule, Stream } from "effect"
 import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
+import { Forbidden, NotFound } from "../domain/Errors.js"
 import type { RunWithStages } from "../domain/Rows.js"
 import { compareEventIds, diffRun, eventId, isFinished, SSE_RETRY_MS, sseFrame } from "../domain/runEvents.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { GligabaoApi } from "./Api.js"
-import { errorResponse } from "./responses.js"
 
 export const RUN_EVENTS_POLL = Duration.millis(150)
 export const RUN_EVENTS_HEARTBEAT = Duration.seconds(15)
@@ -79,13 +79,13 @@ export const RunEventsHandlersLive = HttpApiBuilder.group(
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const caller = yield* currentCaller
-          if (caller._tag === "Admin") return errorResponse(403, ADMIN_ONLY)
+          if (caller._tag === "Admin") return yield* new Forbidden({ message: ADMIN_ONLY })
           // another user's run is as absent as a missing one (as GET /v1/gb/runs/{id})
           const run = Option.filter(
             yield* runLog.get(path.id),
             (r) => caller._tag === "Open" || r.user_id === caller.userId
           )
-          if (Option.isNone(run)) return errorResponse(404, `no remember run with id ${path.id}`)
+          if (Option.isNone(run)) return yield* new NotFound({ message: `no remember run with id ${path.id}` })
           // a finished run has nothing more to say: 204 tells an EventSource to stop reconnecting
           // (its final state is GET /v1/gb/runs/{id})
           if (isFinished(run.value)) return HttpServerResponse.empty({ status: 204 })

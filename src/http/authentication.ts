@@ -2,7 +2,7 @@
  * Authentication for the whole API, as a global middleware: it runs before routing, so no
  * endpoint can be added without it. It answers 401 itself and provides the `CurrentCaller` to the
  * handlers, which refuse (403) a caller acting for another user once they know the request's
- * user_id (see `refuseCaller`).
+ * user_id (see `requireUser`).
  */
 import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
@@ -73,16 +73,6 @@ export const AuthenticationMiddlewareLive = HttpApiBuilder.middleware(
   Effect.map(Effect.serviceOption(Authentication), (table) => authenticate(Option.getOrElse(table, () => OFF)))
 )
 
-/**
- * None when the request's caller may act for `userId`, otherwise the 403 response. Handlers
- * call it right after validation, so a malformed request is still a 400.
- */
-export const refuseCaller = (userId: string): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> =>
-  Effect.map(currentCaller, (caller) => {
-    const refusal = refusalFor(caller, userId)
-    return refusal === undefined ? Option.none() : Option.some(errorResponse(403, refusal))
-  })
-
 /** Fails with Forbidden (403) unless the request's caller may act for `userId`. */
 export const requireUser = (userId: string): Effect.Effect<void, Forbidden> =>
   Effect.flatMap(currentCaller, (caller) => {
@@ -96,19 +86,3 @@ export const requireUserOrAdmin = (userId: string): Effect.Effect<void, Forbidde
     const refusal = eraseRefusal(caller, userId)
     return refusal === undefined ? Effect.void : Effect.fail(new Forbidden({ message: refusal }))
   })
-
-/** As `refuseCaller`, for the erasing endpoints, which an admin token may also call (see `eraseRefusal`). */
-export const refuseUnlessUserOrAdmin = (
-  userId: string
-): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> =>
-  Effect.map(currentCaller, (caller) => {
-    const refusal = eraseRefusal(caller, userId)
-    return refusal === undefined ? Option.none() : Option.some(errorResponse(403, refusal))
-  })
-
-/** Runs `handle` when the caller may act for `userId`; otherwise answers the 403. */
-export const actingFor = <E, R>(
-  userId: string,
-  handle: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-  Effect.flatMap(refuseCaller(userId), Option.match({ onSome: Effect.succeed, onNone: () => handle }))

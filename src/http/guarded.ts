@@ -1,29 +1,22 @@
 /** The gate the forget and correct handlers share: the token's refusal, then the storage, then the program. */
-import type { HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
-import type { DomainError } from "../domain/Errors.js"
-import { domainErrorResponse } from "./responses.js"
-
-export type Answer<A> = A | HttpServerResponse.HttpServerResponse
+import { type Forbidden, ServiceUnavailable } from "../domain/Errors.js"
 
 /**
- * `program` over `deps` unless `refusal` answers (403) or `deps` is missing (`unavailable`);
- * its domain failure is its `{"error"}` response.
+ * `program` over `deps` unless `refusal` fails (Forbidden, 403) or `deps` is missing
+ * (ServiceUnavailable, 503, saying `unavailable`); its failures stay failures.
  */
-export const guarded = <D, A>(
-  refusal: Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>>,
+export const guarded = <D, A, E>(
+  refusal: Effect.Effect<void, Forbidden>,
   deps: Option.Option<D>,
-  unavailable: HttpServerResponse.HttpServerResponse,
-  program: (deps: D) => Effect.Effect<A, DomainError>
-): Effect.Effect<Answer<A>> =>
-  Effect.flatMap(
+  unavailable: string,
+  program: (deps: D) => Effect.Effect<A, E>
+): Effect.Effect<A, E | Forbidden | ServiceUnavailable> =>
+  Effect.zipRight(
     refusal,
-    Option.match({
-      onSome: (refused): Effect.Effect<Answer<A>> => Effect.succeed(refused),
-      onNone: () =>
-        Option.match(deps, {
-          onNone: (): Effect.Effect<Answer<A>> => Effect.succeed(unavailable),
-          onSome: (found) => program(found).pipe(Effect.catchAll((e) => Effect.succeed(domainErrorResponse(e))))
-        })
+    Option.match(deps, {
+      onNone: (): Effect.Effect<A, E | ServiceUnavailable> =>
+        Effect.fail(new ServiceUnavailable({ message: unavailable })),
+      onSome: program
     })
   )

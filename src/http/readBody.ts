@@ -3,10 +3,9 @@
  * drained so the client gets its 413 rather than a reset connection, up to a point. Also the
  * decoding of every JSON body (remember's too): strict UTF-8, then JSON.
  */
-import type { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Either, Option, Stream } from "effect"
 import { InvalidRequest, PayloadTooLarge } from "../domain/Errors.js"
-import { domainErrorResponse } from "./responses.js"
 
 /** A chunked body past this is cut off instead of drained for its 413. */
 const DRAIN_FACTOR = 4
@@ -54,13 +53,6 @@ export const readJsonBody = (
     return yield* jsonOfBytes(read.right.value)
   })
 
-/** As `readJsonBody`, with a refusal as its response (for the handlers that answer responses). */
-export const readJsonUpTo = (
-  request: HttpServerRequest.HttpServerRequest,
-  limit: number
-): Effect.Effect<Either.Either<unknown, HttpServerResponse.HttpServerResponse>> =>
-  Effect.map(Effect.either(readJsonBody(request, limit)), Either.mapLeft(domainErrorResponse))
-
 /**
  * A body's bytes as JSON. They must be UTF-8 (RFC 8259): invalid bytes are refused rather than
  * silently replaced, which would change the text that gets stored. A leading BOM is skipped.
@@ -78,7 +70,3 @@ export const jsonOfBytes = (bytes: Uint8Array): Either.Either<unknown, InvalidRe
     return Either.left(new InvalidRequest({ message: `malformed JSON body: ${(e as Error).message}` }))
   }
 }
-
-/** As `jsonOfBytes`, with a refusal as its response. */
-export const parseJsonBytes = (bytes: Uint8Array): Either.Either<unknown, HttpServerResponse.HttpServerResponse> =>
-  Either.mapLeft(jsonOfBytes(bytes), domainErrorResponse)
