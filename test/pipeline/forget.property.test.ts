@@ -223,7 +223,13 @@ forEachDialect((dialect, makeLayer) => {
               fc.nat(),
               (texts, pick) => Runtime.runPromise(runtime)(check(texts, pick))
             ),
-            { numRuns: Number(process.env.FORGET_RUNS ?? (dialect === "sqlite" ? 60 : 20)), endOnFailure: true }
+            {
+              numRuns: Number(process.env.FORGET_RUNS ?? (dialect === "sqlite" ? 60 : 20)),
+              endOnFailure: true,
+              ...(process.env.FORGET_SEED === undefined
+                ? {}
+                : { seed: Number(process.env.FORGET_SEED), path: process.env.FORGET_PATH })
+            }
           )
         )
       }).pipe(
