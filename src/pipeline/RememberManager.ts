@@ -227,7 +227,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         const done = yield* Deferred.make<RememberResult, RememberError>()
         outcomes.set(runId, done)
         const attempt = yield* attempts.begin(runId)
-        // joined now, in the caller's order: the dataset's runs are applied in this order
+        // joined before it is forked, at its place by id: the dataset's runs apply in submission order
         const place = yield* lanes.join({ id: runId, key: run.key, dataset: run.request })
         yield* execute(run, place, attempt).pipe(
           resultOf(runLog, runId),
@@ -254,6 +254,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           )
         )
       })
+
     // the runs of dead processes are launched like new ones; one whose request no longer
     // decodes can never run, and is taken only to be failed
     yield* keepAlive(runLog, {

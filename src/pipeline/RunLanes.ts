@@ -86,7 +86,7 @@ export const makeLane = (lookahead: number): Effect.Effect<Lane> =>
   })
 
 export class RunLanes extends Context.Tag("gligabao/RunLanes")<RunLanes, {
-  /** puts the run in its dataset's lane, at its place by id; the caller's order is the lane's order */
+  /** puts the run in its dataset's lane at its place by id, whenever it joins; leave the place when the run ends */
   readonly join: (run: LaneRun) => Effect.Effect<LanePlace>
 }>() {}
 
