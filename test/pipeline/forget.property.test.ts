@@ -226,9 +226,8 @@ forEachDialect((dialect, makeLayer) => {
             {
               numRuns: Number(process.env.FORGET_RUNS ?? (dialect === "sqlite" ? 60 : 20)),
               endOnFailure: true,
-              ...(process.env.FORGET_SEED === undefined
-                ? {}
-                : { seed: Number(process.env.FORGET_SEED), path: process.env.FORGET_PATH })
+              ...(process.env.FORGET_SEED === undefined ? {} : { seed: Number(process.env.FORGET_SEED) }),
+              ...(process.env.FORGET_PATH === undefined ? {} : { path: process.env.FORGET_PATH })
             }
           )
         )
