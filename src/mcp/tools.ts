@@ -154,12 +154,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     deps.scheduler.reading(f(deps.reads))
 
   const decodeRemember = decoded(RememberRequest)
-  const decodeSearch = decoded(SearchRequest)
-  const decodeQuery = decoded(QueryRequest)
-  const decodeScope = decoded(ReadScope)
   const decodeForget = decoded(ForgetArtifactRequest)
-  const decodeEntity = decoded(EntityStoryRequest)
-  const decodeContext = decoded(ContextRequest)
   const decodeRunId = decoded(Schema.Struct({ user_id: required(UserId), ...RunStatusArgs.fields }))
   const encodeQueued = encoder(RememberQueued)
   const encodeSuccess = encoder(RememberSuccess)
@@ -173,6 +168,28 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     output: Schema.Schema.All,
     call: McpTool["call"]
   ): McpTool => ({ name, description, inputSchema: input, outputSchema: objectSchemaOf(output), call })
+  /**
+   * A tool over a request and a response schema: the arguments decoded with `request` (the
+   * caller's user and the default dataset filled in), `run`, the answer encoded with `response`.
+   */
+  const defineTool = <A, I, O, OI>(spec: {
+    readonly name: string
+    readonly description: string
+    readonly input: JsonSchemaObject
+    readonly request: Schema.Schema<A, I, never>
+    readonly response: Schema.Schema<O, OI, never>
+    readonly run: (request: A) => Effect.Effect<O, McpFailure>
+  }): McpTool => {
+    const decode = decoded(spec.request)
+    const encode = encoder(spec.response)
+    return tool(
+      spec.name,
+      spec.description,
+      spec.input,
+      spec.response,
+      (args) => Effect.map(Effect.flatMap(decode(args), spec.run), encode)
+    )
+  }
 
   return [
     tool(
@@ -229,12 +246,13 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
           return encodeRun(runView(run.value))
         })
     ),
-    tool(
-      "search",
-      "Search memory for facts and entities relevant to a text (no model call). Each fact has its validity " +
+    defineTool({
+      name: "search",
+      description:
+        "Search memory for facts and entities relevant to a text (no model call). Each fact has its validity " +
         "(valid_at, invalid_at; valid_at null: the start is unknown, it held before invalid_at) and the ids of " +
         "the artifacts (texts) that support it.",
-      inputOf(SearchRequest.fields, {
+      input: inputOf(SearchRequest.fields, {
         query: "what to look for, in words: a question, a name, a topic",
         dataset: "the dataset to search (default main)",
         as_of: "RFC 3339: the facts that were true then (default now)",
@@ -243,89 +261,72 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         session_id: "only what this session's texts said",
         limit: "how many facts and entities at most (1 to 100, default 10)"
       }, user),
-      SearchResponse,
-      (args) =>
-        Effect.flatMap(
-          decodeSearch(args),
-          (request) => reading((reads) => Effect.map(reads.search(request), encoder(SearchResponse)))
-        )
-    ),
-    tool(
-      "query",
-      "Answer a question from memory: the answer, with the stored facts it cites. Needs the server's LLM.",
-      inputOf(QueryRequest.from.fields, {
+      request: SearchRequest,
+      response: SearchResponse,
+      run: (request) => reading((reads) => reads.search(request))
+    }),
+    defineTool({
+      name: "query",
+      description: "Answer a question from memory: the answer, with the stored facts it cites. Needs the server's LLM.",
+      input: inputOf(QueryRequest.from.fields, {
         query: "the question",
         dataset: "the dataset to ask (default main)",
         as_of: "RFC 3339: answer as things were then (default now)",
         session_id: "only what this session's texts said"
       }, user),
-      QueryResponse,
-      (args) =>
-        Effect.flatMap(
-          decodeQuery(args),
-          (request) => reading((reads) => Effect.map(reads.query(request), encoder(QueryResponse)))
-        )
-    ),
-    tool(
-      "get_entity",
-      "One entity (a person, place, organization...) by name or id, with every fact about it over time, " +
+      request: QueryRequest,
+      response: QueryResponse,
+      run: (request) => reading((reads) => reads.query(request))
+    }),
+    defineTool({
+      name: "get_entity",
+      description: "One entity (a person, place, organization...) by name or id, with every fact about it over time, " +
         "live and closed, ordered by when they became true (an unknown start, valid_at null, first), and the " +
         "entities it is connected to.",
-      inputOf(EntityStoryFields, {
+      input: inputOf(EntityStoryFields, {
         name: "the entity's name (case does not matter); give name or id",
         id: "the entity's id (from a search result); give name or id",
         dataset: "the dataset (default main)",
         include_expired: "false: only the facts still true now (default true: the whole story)"
       }, user),
-      EntityStory,
-      (args) =>
-        Effect.flatMap(
-          decodeEntity(args),
-          (request) => reading((reads) => Effect.map(reads.entityStory(request), encoder(EntityStory)))
-        )
-    ),
-    tool(
-      "get_context",
-      "A block of text to put in your prompt: what memory knows that is relevant to a query (or, without one, " +
+      request: EntityStoryRequest,
+      response: EntityStory,
+      run: (request) => reading((reads) => reads.entityStory(request))
+    }),
+    defineTool({
+      name: "get_context",
+      description:
+        "A block of text to put in your prompt: what memory knows that is relevant to a query (or, without one, " +
         "the most recent and most connected facts), one fact a line with when it became true (and ended; " +
         "\"until\" its end when the start is unknown), then the entities they concern with their descriptions; " +
         "at most max_tokens tokens. No model call. The facts and entities it holds come with it, with their ids.",
-      inputOf(ContextFields, {
+      input: inputOf(ContextFields, {
         query: "what you need context for, in words: the task, a question, a name (absent: the latest facts)",
         dataset: "the dataset (default main)",
         session_id: "only what this session's texts said",
         as_of: "RFC 3339: the facts that were true then (default now)",
         max_tokens: "the most tokens the block may take, 1 to 8000 (default 800)"
       }, user),
-      ContextResponse,
-      (args) =>
-        Effect.flatMap(
-          decodeContext(args),
-          (request) => reading((reads) => Effect.map(reads.context(request), encoder(ContextResponse)))
-        )
-    ),
-    tool(
-      "list_datasets",
-      "The datasets of this memory, with how many entities, facts and artifacts each holds.",
-      inputOf({}, {}, user),
-      DatasetsResponse,
-      (args) =>
-        Effect.flatMap(
-          decodeScope(args),
-          (scope) => reading((reads) => Effect.map(reads.datasets(scope.user_id), encoder(DatasetsResponse)))
-        )
-    ),
-    tool(
-      "list_sessions",
-      "The sessions (conversations) of a dataset, with how much each discovered.",
-      inputOf(ReadScope.fields, { dataset: "the dataset (default main)" }, user),
-      SessionsResponse,
-      (args) =>
-        Effect.flatMap(
-          decodeScope(args),
-          (scope) => reading((reads) => Effect.map(reads.sessions(scope), encoder(SessionsResponse)))
-        )
-    ),
+      request: ContextRequest,
+      response: ContextResponse,
+      run: (request) => reading((reads) => reads.context(request))
+    }),
+    defineTool({
+      name: "list_datasets",
+      description: "The datasets of this memory, with how many entities, facts and artifacts each holds.",
+      input: inputOf({}, {}, user),
+      request: ReadScope,
+      response: DatasetsResponse,
+      run: (scope) => reading((reads) => reads.datasets(scope.user_id))
+    }),
+    defineTool({
+      name: "list_sessions",
+      description: "The sessions (conversations) of a dataset, with how much each discovered.",
+      input: inputOf(ReadScope.fields, { dataset: "the dataset (default main)" }, user),
+      request: ReadScope,
+      response: SessionsResponse,
+      run: (scope) => reading((reads) => reads.sessions(scope))
+    }),
     tool(
       "forget",
       "Forget a remembered text for good: the artifact, what was derived from it, the facts only it " +
