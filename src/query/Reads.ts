@@ -3,13 +3,15 @@
  * fact's view, a user's datasets and sessions, a dataset's soft delete. Built once in the
  * composition over the app's repositories (`ReadsLive`); every door calls it: the HTTP
  * handlers, the MCP tools, `src/operations.ts` and the CLI. The admin UI builds one more per
- * extra database with `makeReads` over that database's repositories.
+ * extra database with `makeReads` over that database's repositories. Each method is a span
+ * (`Reads.search`, ...), as each SearchRepo method is beneath it.
  */
 import { Context, Effect, Layer } from "effect"
 import type { NotFound } from "../domain/Errors.js"
 import type { DatasetsRepo } from "../services/DatasetsRepo.js"
 import type { InferencesRepo } from "../services/InferencesRepo.js"
 import type { SearchRepo } from "../services/SearchRepo.js"
+import { traced } from "../telemetry/traced.js"
 import { runContext } from "./context.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "./datasets.js"
 import { type ReadDeps, readDeps } from "./deps.js"
@@ -61,17 +63,21 @@ export interface ReadsService {
 export class Reads extends Context.Tag("gligabao/Reads")<Reads, ReadsService>() {}
 
 /** The read programs over one database's repositories (and the app's model services). */
-export const makeReads = (deps: ReadDeps): ReadsService => ({
-  search: (request) => runSearch(deps, request),
-  query: (request) => runQuery(deps, request),
-  context: (request) => runContext(deps, request),
-  exportGraph: (request) => runExportGraph(deps, request),
-  entityStory: (request) => runEntityStory(deps, request),
-  factView: (request) => runFactView(deps, request),
-  datasets: (userId) => runListDatasets(deps, userId),
-  sessions: (scope) => runListSessions(deps, scope),
-  deleteDataset: (scope) => runDeleteDataset(deps, scope)
-})
+export const makeReads = (deps: ReadDeps): ReadsService =>
+  traced(
+    "Reads",
+    {
+      search: (request) => runSearch(deps, request),
+      query: (request) => runQuery(deps, request),
+      context: (request) => runContext(deps, request),
+      exportGraph: (request) => runExportGraph(deps, request),
+      entityStory: (request) => runEntityStory(deps, request),
+      factView: (request) => runFactView(deps, request),
+      datasets: (userId) => runListDatasets(deps, userId),
+      sessions: (scope) => runListSessions(deps, scope),
+      deleteDataset: (scope) => runDeleteDataset(deps, scope)
+    } satisfies ReadsService
+  )
 
 /** The app's reads, over its repositories (Embeddings, VectorStore and Llm used when provided). */
 export const ReadsLive: Layer.Layer<Reads, never, DatasetsRepo | SearchRepo | InferencesRepo> = Layer.effect(

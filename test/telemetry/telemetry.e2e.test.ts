@@ -77,6 +77,8 @@ describe("telemetry of gligabao serve: OTLP export and GET /metrics", () => {
     const remembered = await call(server, "/v1/gb/remember", ALICE, { user_id: "alice", dataset: "kb", text: TEXT })
     expect(remembered.status, remembered.text).toBe(200)
     runId = JSON.parse(remembered.text).remember_run_id
+    const searched = await call(server, "/v1/gb/search", ALICE, { user_id: "alice", dataset: "kb", query: "Quorvalda" })
+    expect(searched.status, searched.text).toBe(200)
     expect((await call(server, "/healthz", undefined)).status).toBe(200)
     expect((await call(server, "/readyz", undefined)).status).toBe(200)
     refusals["none"] = (await call(server, "/metrics", undefined)).status
@@ -129,6 +131,17 @@ describe("telemetry of gligabao serve: OTLP export and GET /metrics", () => {
     const [sqlStore] = spansNamed("sql.store")
     expect(sqlStore?.traceId).toBe(store!.traceId)
     expect(spans.some((s) => s.name === "sql.execute" && s.traceId === store!.traceId)).toBe(true)
+  })
+
+  it("a read is traced from its request down to the repository: Reads.search, then SearchRepo's methods", () => {
+    const [request] = spans.filter((s) => s.name === "http.server POST" && s.attributes["url.path"] === "/v1/gb/search")
+    const [search] = spansNamed("Reads.search")
+    expect(search!.traceId).toBe(request!.traceId)
+    const repository = spans.filter((s) => s.name.startsWith("SearchRepo.") && s.traceId === request!.traceId)
+    expect(repository.map((s) => s.name)).toContain("SearchRepo.dataset")
+    expect(repository.map((s) => s.name)).toContain("SearchRepo.matchFacts")
+    // the query's words are in no span
+    expect(JSON.stringify([search, ...repository])).not.toContain("Quorvalda")
   })
 
   it("an Llm.complete span per model call with model, stage, tokens and cost as recorded", () => {

@@ -23,6 +23,7 @@ import {
   type SessionCounts,
   type TextMatch
 } from "../../../src/services/SearchRepo.js"
+import { traced } from "../../../src/telemetry/traced.js"
 import { fullTextTable, idfFactors, indexedRows } from "../FullText.js"
 import { datasetByName } from "./Datasets.js"
 import { chunksOf, decodeJson, unique } from "./internal.js"
@@ -731,7 +732,7 @@ export const make = Effect.gen(function*() {
 
   const dataset = datasetByName(sql)
 
-  return SearchRepo.of({
+  return SearchRepo.of(traced("SearchRepo", {
     dataset,
     matchEntities,
     matchFacts,
@@ -756,7 +757,7 @@ export const make = Effect.gen(function*() {
     factById,
     factSources,
     factClosures
-  })
+  }))
 })
 
 export const SearchRepoLive: Layer.Layer<SearchRepo, never, SqlClient.SqlClient> = Layer.effect(SearchRepo, make)
