@@ -8,9 +8,6 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { NotFound } from "../domain/Errors.js"
-import type { DatasetsRepo } from "../services/DatasetsRepo.js"
-import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { SearchRepo } from "../services/SearchRepo.js"
 import { traced } from "../telemetry/traced.js"
 import { runContext } from "./context.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "./datasets.js"
@@ -79,8 +76,5 @@ export const makeReads = (deps: ReadDeps): ReadsService =>
     } satisfies ReadsService
   )
 
-/** The app's reads, over its repositories (Embeddings, VectorStore and Llm used when provided). */
-export const ReadsLive: Layer.Layer<Reads, never, DatasetsRepo | SearchRepo | InferencesRepo> = Layer.effect(
-  Reads,
-  Effect.map(readDeps, makeReads)
-)
+/** The app's reads, over its repositories and model services. */
+export const ReadsLive = Layer.effect(Reads, Effect.map(readDeps, makeReads))

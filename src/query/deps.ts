@@ -7,7 +7,7 @@ import { Clock, Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import type { DatasetRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
-import { DEFAULT_PRICES, type PriceTable } from "../pipeline/cost.js"
+import type { PriceTable } from "../pipeline/cost.js"
 import { RememberSettings } from "../pipeline/Settings.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { Embeddings } from "../services/Embeddings.js"
@@ -30,43 +30,26 @@ export interface ReadDeps {
   readonly prices: PriceTable
 }
 
-/** The dependencies from the context; the optional ones when present. */
-export const readDeps: Effect.Effect<ReadDeps, never, DatasetsRepo | SearchRepo | InferencesRepo> = Effect.gen(
-  function*() {
-    const embeddings = Option.filter(yield* Effect.serviceOption(Embeddings), (e) => e.enabled)
-    const settings = yield* Effect.serviceOption(RememberSettings)
-    return {
-      datasets: yield* DatasetsRepo,
-      search: yield* SearchRepo,
-      inferences: yield* InferencesRepo,
-      embeddings: Option.getOrNull(embeddings),
-      vectors: Option.getOrNull(yield* Effect.serviceOption(VectorStore)),
-      llm: Option.getOrNull(yield* Effect.serviceOption(Llm)),
-      prices: Option.match(settings, { onNone: () => DEFAULT_PRICES, onSome: (s) => s.prices })
-    }
-  }
-)
-
 /**
- * The dependencies when the storage services are all present (an app composed without them,
- * e.g. a test of the remember endpoints alone, still serves everything else).
+ * The dependencies from the context. Every composition provides the model services; one without
+ * embeddings provides a disabled `Embeddings` (no vector source), one without an LLM key an `Llm`
+ * that fails with LlmUnavailable.
  */
-export const readDepsOption: Effect.Effect<Option.Option<ReadDeps>> = Effect.gen(function*() {
-  const storage = Option.all([
-    yield* Effect.serviceOption(DatasetsRepo),
-    yield* Effect.serviceOption(SearchRepo),
-    yield* Effect.serviceOption(InferencesRepo)
-  ])
-  return yield* Option.match(storage, {
-    onNone: () => Effect.succeedNone,
-    onSome: ([datasets, search, inferences]) =>
-      readDeps.pipe(
-        Effect.provideService(DatasetsRepo, datasets),
-        Effect.provideService(SearchRepo, search),
-        Effect.provideService(InferencesRepo, inferences),
-        Effect.asSome
-      )
-  })
+export const readDeps: Effect.Effect<
+  ReadDeps,
+  never,
+  DatasetsRepo | SearchRepo | InferencesRepo | Embeddings | VectorStore | Llm | RememberSettings
+> = Effect.gen(function*() {
+  const embeddings = yield* Embeddings
+  return {
+    datasets: yield* DatasetsRepo,
+    search: yield* SearchRepo,
+    inferences: yield* InferencesRepo,
+    embeddings: embeddings.enabled ? embeddings : null,
+    vectors: yield* VectorStore,
+    llm: yield* Llm,
+    prices: (yield* RememberSettings).prices
+  }
 })
 
 /** The user's live dataset of that name, or NotFound (404). Every read starts here: it scopes the read to the user. */

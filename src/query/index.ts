@@ -11,7 +11,7 @@ export {
   renderContext
 } from "./contextBlock.js"
 export { runDeleteDataset, runListDatasets, runListSessions } from "./datasets.js"
-export { filtersAt, filtersOf, findDataset, type ReadDeps, readDeps, readDepsOption } from "./deps.js"
+export { filtersAt, filtersOf, findDataset, type ReadDeps, readDeps } from "./deps.js"
 export { type EntityStoryError, runEntityStory } from "./entity.js"
 export { EXPORT_PAGE, type GraphExport, runExportGraph } from "./export.js"
 export { excerptOf, type FactViewError, MAX_EXCERPT_CHARS, runFactView } from "./fact.js"

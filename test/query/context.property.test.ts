@@ -37,6 +37,7 @@ import type { GraphRepo } from "../../src/services/GraphRepo.js"
 import type { InferencesRepo } from "../../src/services/InferencesRepo.js"
 import type { SearchRepo } from "../../src/services/SearchRepo.js"
 import type { VectorStore } from "../../src/services/VectorStore.js"
+import { noModels } from "../support/app.js"
 import { seedGraph } from "../support/readSeed.js"
 
 /** The block's lines as its facts and entities render them, under their headers. */
@@ -246,7 +247,13 @@ describe("the context block", () => {
     () =>
       Effect.gen(function*() {
         const runtime = yield* Effect.runtime<
-          Database | DatasetsRepo | GraphRepo | InferencesRepo | SearchRepo | VectorStore
+          | Database
+          | DatasetsRepo
+          | GraphRepo
+          | InferencesRepo
+          | SearchRepo
+          | VectorStore
+          | Layer.Layer.Success<ReturnType<typeof noModels>>
         >()
         const NAMES = ["Alice Novak", "Bruno Diaz", "Berlin", "Lisbon", "Acme", "Rome"]
         let run = 0
@@ -331,7 +338,7 @@ describe("the context block", () => {
         )
         // blocks with facts in them, or the property proves little
         expect(nonEmpty).toBeGreaterThanOrEqual(20)
-      }).pipe(Effect.provide(Layer.merge(SqliteLive(":memory:"), MemoryVectorStoreLive()))),
+      }).pipe(Effect.provide(Layer.mergeAll(SqliteLive(":memory:"), MemoryVectorStoreLive(), noModels()))),
     60_000
   )
 })

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
 import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
+import { UnconfiguredLlmLive } from "../../layers/llm/UnconfiguredLlm.js"
 import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { ServiceUnavailable } from "../../src/domain/Errors.js"
@@ -40,6 +41,9 @@ export const NoEmbeddings = Layer.succeed(
     embed: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are not configured" }))
   })
 )
+
+/** The model services of an app with none configured: no embeddings, an LLM that is a 503, default settings. */
+export const noModels = () => Layer.mergeAll(NoEmbeddings, UnconfiguredLlmLive("none"), RememberSettings.layer())
 
 export interface RememberLayerOptions {
   readonly concurrency?: number
