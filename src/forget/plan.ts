@@ -5,7 +5,7 @@
  * loader (forgetRows.ts) reads what `planForget` asks for (`NeedsMore`) and asks again, and
  * one transaction applies the plan, so the fixpoint below never waits on the database.
  */
-import { endOf, intervalsOverlap } from "../pipeline/temporal.js"
+import { earliestKnownStart, endOf, intervalsOverlap } from "../pipeline/temporal.js"
 import {
   chunkVectorId,
   edgeVectorId,
@@ -245,6 +245,12 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
       written.add(id)
       if (endOf(state.invalid_at) > endOf(fact.invalid_at)) extended.push(updated)
     }
+    // a fact without a start is matched by the end its statements give (exactRepeats), which
+    // forgetting a statement may move later while its cut end stays
+    for (const id of affected) {
+      const fact = facts.get(id)
+      if (fact !== undefined && fact.valid_at === null && !extended.includes(fact)) extended.push(fact)
+    }
 
     // a fact whose end moved later beside a repeat of it that it now overlaps: one fact, as if
     // the later had merged into the earlier (a remember matches repeats by overlap too)
@@ -260,13 +266,21 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
       const twins = n.triples.get(tripleKey(fact))!.filter((id) => id !== fact.id && !gone.has(id))
       for (const twin of twins) {
         const other = facts.get(twin)
-        if (other === undefined || !intervalsOverlap(facts.get(fact.id)!, other)) continue
-        const [keep, drop] = earlierFirst(fact, other)
+        const current = facts.get(fact.id)!
+        if (other === undefined || !intervalsOverlap(matchedTimes(current), matchedTimes(other))) continue
+        const [keep, drop] = earlierFirst(current, other)
         // the decisions made against the repeat would have been made against the fact it repeats
         merges.push({ from: drop.id, into: keep.id })
         repoint(closures, drop.id, keep.id)
         gone.add(drop.id)
         pending.add(keep.id)
+        // one fact with the statements of both: the earliest known start, the earliest stated end
+        facts.set(keep.id, {
+          ...keep,
+          valid_at: earliestKnownStart(keep.valid_at, drop.valid_at),
+          supporters: [...keep.supporters, ...drop.supporters].sort((a, b) => a.artifact_id - b.artifact_id)
+        })
+        written.add(keep.id)
       }
     }
   }
@@ -367,6 +381,16 @@ const planEntities = (
   })
   return { _tag: "Entities", candidates, forced, orphans, entityUpdates } as const
 }
+
+/**
+ * The interval a repeat is matched against, as a remember matches it (temporal.ts statedTimes):
+ * a fact without a start by the earliest end its statements give, since its cut came only from
+ * its unbounded start.
+ */
+const matchedTimes = (fact: ForgetFact) =>
+  fact.valid_at === null && hasStatements(fact)
+    ? { valid_at: null, invalid_at: naturalEnd(fact, []) }
+    : fact
 
 /** A merge's decisions: those of `from` become `into`'s, and a fact does not close itself. */
 const repoint = (closures: Map<number, StoredClosure>, from: number, into: number) => {

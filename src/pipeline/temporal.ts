@@ -289,7 +289,19 @@ export const planReconciliation = (input: ReconciliationInput): ReconciliationPl
   // the stored facts whose earliest end is one a repeat stated, not one a newer fact imposed
   const endStated = new Set<number>()
   const closeStored = (e: StoredFact, at: string, stated: boolean) => {
-    if (instant(at) >= endOf(endOfStored(e))) return
+    const current = endOf(endOfStored(e))
+    // a statement of the very end a newer fact imposed makes that end the fact's own, so it is
+    // live: had the statement come first, the newer fact would have found it ended (no overlap).
+    // Only when its statements said a later end (known since migration 0009): else nothing is new.
+    if (
+      stated && instant(at) === current && e.expired_at !== null && !closeAt.has(e.id) &&
+      e.stated_invalid_at !== undefined && endOf(e.stated_invalid_at) > current
+    ) {
+      closeAt.set(e.id, e.invalid_at!)
+      endStated.add(e.id)
+      return
+    }
+    if (instant(at) >= current) return
     closeAt.set(e.id, at)
     if (stated) endStated.add(e.id)
     else endStated.delete(e.id)

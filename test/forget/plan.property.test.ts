@@ -321,4 +321,67 @@ describe("planForget properties", () => {
       })
     }))
   })
+
+  it("merges a fact without a start whose stated end moved later with the stay of it it now overlaps", () => {
+    // Osaka (no start) said "until 2024" by artifact 1 and "until 2021" by artifact 2, cut at 2020 by
+    // a Lisbon of 2020 (fact 3); Osaka 2022 (fact 2, artifact 3) was stored anew, closing Lisbon.
+    // Forgetting artifact 2 leaves Osaka until 2024, the same stay as Osaka 2022: one fact.
+    const support = (artifact_id: number, valid_at: string | null, invalid_at: string | null) => ({
+      artifact_id,
+      artifact_created_at: year(artifact_id),
+      description: `text ${artifact_id}`,
+      valid_at,
+      invalid_at
+    })
+    const osaka = { source_id: 101, target_id: 103, relation: "lives_in", embedded: false }
+    const world: World = {
+      facts: [
+        {
+          ...osaka,
+          id: 1,
+          description: "until 2024",
+          valid_at: null,
+          invalid_at: year(0),
+          expired_at: NOW,
+          artifact_id: 1,
+          supporters: [support(1, null, year(4)), support(2, null, year(1))]
+        },
+        {
+          ...osaka,
+          id: 2,
+          description: "since 2022",
+          valid_at: year(2),
+          invalid_at: null,
+          expired_at: null,
+          artifact_id: 3,
+          supporters: [support(3, year(2), null)]
+        },
+        {
+          ...osaka,
+          id: 3,
+          target_id: 104,
+          description: "Lisbon",
+          valid_at: year(0),
+          invalid_at: year(2),
+          expired_at: NOW,
+          artifact_id: 4,
+          supporters: [support(4, year(0), null)]
+        }
+      ],
+      closures: [
+        { id: 1, edge_id: 1, by_edge_id: 3, artifact_id: 1, kind: "born_closed" as const, invalid_at: year(0) },
+        { id: 2, edge_id: 1, by_edge_id: null, artifact_id: 2, kind: "repeat_end" as const, invalid_at: year(1) },
+        { id: 3, edge_id: 3, by_edge_id: 2, artifact_id: 3, kind: "close" as const, invalid_at: year(2) }
+      ].map((c): StoredClosure => ({ ...c, prev_invalid_at: null, expired_at: NOW, created_at: NOW })),
+      entities: [],
+      sessions: new Map()
+    }
+    const { plan: p } = plan(world, { artifacts: [{ id: 2, kind: "text" }], facts: [], entities: [] })
+    expect(p.merges).toEqual([{ from: 2, into: 1 }])
+    expect(p.factUpdates.find((u) => u.id === 1)).toMatchObject({
+      valid_at: year(2),
+      invalid_at: year(4),
+      expired_at: null
+    })
+  })
 })

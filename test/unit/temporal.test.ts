@@ -249,6 +249,26 @@ describe("planReconciliation", () => {
     expect(p.invalidated).toEqual([7])
   })
 
+  it("makes an imposed end the fact's own when a repeat states that very end (the other order leaves it live)", () => {
+    // Berlin was cut at 2024-03-01 by a newer Lisbon; a repeat now says it ended then too
+    const cut = {
+      ...stored(7, "2023-01-01", "2024-03-01"),
+      expired_at: "2025-01-01T00:00:00.000Z",
+      stated_invalid_at: null
+    }
+    const again = [fresh(0, "2023-01-01", "2024-03-01", "berlin")]
+    const p = plan({ newFacts: again, stored: [cut], exact: exactRepeats(again, [cut]) })
+    expect(p.closes).toEqual([{ id: 7, invalid_at: t("2024-03-01"), expired_at: null }])
+    // it was closed already: not newly invalidated
+    expect(p.invalidated).toEqual([])
+    // a later end than the imposed one changes nothing
+    const later = [fresh(0, "2023-01-01", "2024-06-01", "berlin")]
+    expect(plan({ newFacts: later, stored: [cut], exact: exactRepeats(later, [cut]) }).closes).toEqual([])
+    // nor does the same statement again (its statements said that end already)
+    const said = { ...cut, stated_invalid_at: t("2024-03-01") }
+    expect(plan({ newFacts: again, stored: [said], exact: exactRepeats(again, [said]) }).closes).toEqual([])
+  })
+
   it("keeps a stored end date, and takes a period that ends before the stored fact began as a fact of its own", () => {
     const ended = [stored(7, "2024-03-01", "2024-06-01")]
     const again = [fresh(0, "2024-03-01", "2025-01-10", "berlin")]

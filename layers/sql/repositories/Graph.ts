@@ -152,7 +152,7 @@ export const make = Effect.gen(function*() {
       )
 
   // an end only moves earlier (times are normalized RFC 3339 UTC, so they compare as text); the
-  // plan says which expired_at goes with it
+  // plan says which expired_at goes with it (the same end too: a statement of an imposed end makes it live)
   const closeEdges = (closes: ReadonlyArray<EdgeClose>) =>
     Effect.forEach(
       chunksOf(closes),
@@ -163,7 +163,7 @@ export const make = Effect.gen(function*() {
         return sql`UPDATE gb_edges SET
           invalid_at = ${newEnd},
           expired_at = CASE ${sql.join(" ", false)(chunk.map((c) => sql`WHEN id = ${c.id} THEN ${c.expired_at}`))} END
-        WHERE id IN ${sql.in(chunk.map((c) => c.id))} AND (invalid_at IS NULL OR invalid_at > ${newEnd})`
+        WHERE id IN ${sql.in(chunk.map((c) => c.id))} AND (invalid_at IS NULL OR invalid_at >= ${newEnd})`
       },
       { discard: true }
     ).pipe(Effect.orDie)
