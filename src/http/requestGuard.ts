@@ -11,6 +11,7 @@
 import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Option } from "effect"
 import { Authentication } from "../auth/Authentication.js"
+import { jsonErrors } from "./jsonErrors.js"
 import { errorResponse } from "./responses.js"
 
 export interface RequestPolicy {
@@ -128,7 +129,8 @@ export const guardRequests = (policy: RequestPolicy, authenticationOn: boolean) 
       const refused = errorResponse(415, "content-type must be application/json")
       return cors === undefined ? refused : withCors(refused, cors)
     }
-    const response = yield* app
+    // failures answered here, inside the guard, so an error carries the CORS headers too
+    const response = yield* jsonErrors(app)
     return cors === undefined ? response : withCors(response, cors)
   })
 
