@@ -1,6 +1,7 @@
 /**
- * AppLive: picks the adapters from the configuration and composes the remember machinery.
- * The HTTP server is added by the CLI; embedders can use `CoreLive` with their own layers.
+ * AppLive: picks the adapters from the configuration and composes the app: storage, the model
+ * services, the remember machinery and the read programs. The HTTP server is added by the CLI;
+ * embedders use `Gligabao.layer` (layers/Gligabao.ts), which is `appLayerFor` with their ports.
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import {
