@@ -14,7 +14,7 @@ import {
   summaryVectorId,
   vectorDelete
 } from "../pipeline/vectors.js"
-import type { ForgetEntity, ForgetFact, StoredClosure } from "../services/ForgetRepo.js"
+import type { FactUpdate, ForgetEntity, ForgetFact, StoredClosure } from "../services/ForgetRepo.js"
 import type { EdgeClosure } from "../services/GraphRepo.js"
 import type { OutboxItem } from "../services/VectorOutbox.js"
 import {
@@ -74,15 +74,7 @@ export interface Planned {
   /** the decisions the forgotten facts pass on, as they stand after the merges */
   readonly closures: ReadonlyArray<EdgeClosure>
   /** the facts that stay with another anchor, words, start or end */
-  readonly factUpdates: ReadonlyArray<{
-    readonly id: number
-    readonly artifact_id: number | null
-    readonly description: string
-    readonly valid_at: string | null
-    readonly invalid_at: string | null
-    readonly expired_at: string | null
-    readonly reembed: boolean
-  }>
+  readonly factUpdates: ReadonlyArray<FactUpdate & { readonly id: number }>
   readonly sessionLinks: {
     readonly sessions: ReadonlyArray<string>
     readonly entityIds: ReadonlyArray<number>

@@ -49,6 +49,17 @@ export interface ForgetEntity {
  * The reads and writes of an exact forget (docs/FORGET.md), each a few indexed statements.
  * The caller holds the dataset's lock and one transaction. Infrastructure errors are defects.
  */
+/** A fact's anchor, words and state as a forget decided them. */
+export interface FactUpdate {
+  readonly artifact_id: number | null
+  readonly description: string
+  readonly valid_at: string | null
+  readonly invalid_at: string | null
+  readonly expired_at: string | null
+  /** its vector must be written again */
+  readonly reembed: boolean
+}
+
 export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
   ForgetRepo,
   {
@@ -73,18 +84,7 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly live: boolean }>>
     readonly deleteClosures: (ids: ReadonlyArray<number>) => Effect.Effect<void>
     /** a fact's anchor, words and state as the forget decided them */
-    readonly updateFact: (
-      id: number,
-      values: {
-        readonly artifact_id: number | null
-        readonly description: string
-        readonly valid_at: string | null
-        readonly invalid_at: string | null
-        readonly expired_at: string | null
-        /** its vector must be written again */
-        readonly reembed: boolean
-      }
-    ) => Effect.Effect<void>
+    readonly updateFact: (id: number, values: FactUpdate) => Effect.Effect<void>
     /** moves the links, sessions and series anchors of `from` to `into` (a repeat merged) */
     readonly moveFactLinks: (from: number, into: number) => Effect.Effect<void>
     readonly deleteFacts: (ids: ReadonlyArray<number>) => Effect.Effect<void>

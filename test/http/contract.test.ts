@@ -29,8 +29,7 @@ import {
   type ExampleRequest,
   examplesOf,
   type Json,
-  operationsOf,
-  ORDER,
+  operationsInOrder,
   servedDocument
 } from "../support/openapi.js"
 
@@ -144,6 +143,14 @@ const toHttp = (g: { readonly method: string; readonly url: string; readonly bod
   return g.body.present ? HttpClientRequest.bodyUnsafeJson(base, g.body.value) : base
 }
 
+/** An answer as the document's verdict reads it (GraphML and Prometheus text have no JSON). */
+const answerOf = (res: TestResponse) => ({
+  status: res.status,
+  contentType: res.headers["content-type"],
+  text: res.text,
+  json: res.json
+})
+
 const describeAnswer = (res: TestResponse) => `${res.status} ${res.text.slice(0, 160)}`
 
 /** The server's verdict: refused (400, or 413 over a byte limit), or taken (any other documented answer). */
@@ -165,13 +172,11 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
       Effect.gen(function*() {
         const doc = yield* servedDocument
         const verdict = documentVerdict(doc)
-        const operations = operationsOf(doc)
-          .map((operation, index) => ({ operation, index }))
-          .sort((a, b) => ORDER[a.operation.method] - ORDER[b.operation.method] || a.index - b.index)
+        const operations = operationsInOrder(doc)
         const wrong: Array<string> = []
         let checked = 0
         let graphml = 0
-        for (const { operation } of operations) {
+        for (const operation of operations) {
           for (const example of examplesOf(doc, operation).requests) {
             const res = yield* send(
               toHttp({
@@ -179,12 +184,7 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
                 body: example.body === undefined ? { present: false } : { present: true, value: example.body }
               })
             )
-            const problem = verdict.response(operation.method, operation.path, {
-              status: res.status,
-              contentType: res.headers["content-type"],
-              text: res.text,
-              json: res.json
-            })
+            const problem = verdict.response(operation.method, operation.path, answerOf(res))
             checked++
             if (problem !== undefined) wrong.push(`${example.label}: ${problem} (${describeAnswer(res)})`)
             if (operation.path === "/v1/gb/graph") {
@@ -194,12 +194,7 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
               )
               expect(xml.status, xml.text).toBe(200)
               expect(xml.text).toMatch(/^<\?xml[^>]*\?>\s*<graphml\b/)
-              const media = verdict.response("get", operation.path, {
-                status: xml.status,
-                contentType: xml.headers["content-type"],
-                text: xml.text,
-                json: undefined
-              })
+              const media = verdict.response("get", operation.path, answerOf(xml))
               if (media !== undefined) wrong.push(`GraphML export: ${media}`)
               graphml++
             }
@@ -216,24 +211,17 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
         Effect.gen(function*() {
           const doc = yield* servedDocument
           const verdict = documentVerdict(doc)
-          const operations = operationsOf(doc)
-            .map((operation, index) => ({ operation, index }))
-            .sort((a, b) => ORDER[a.operation.method] - ORDER[b.operation.method] || a.index - b.index)
+          const operations = operationsInOrder(doc)
           const disagreements: Array<string> = []
           let valid = 0
           let invalid = 0
-          for (const { operation } of operations) {
+          for (const operation of operations) {
             const example = examplesOf(doc, operation).requests[0]
             if (example === undefined) continue
             for (const g of generate(doc, verdict.resolve, operation.op, example)) {
               const documentSays = verdict.request(g.method, g.path, g.url, g.body)
               const res = yield* send(toHttp(g))
-              const answer = verdict.response(g.method, g.path, {
-                status: res.status,
-                contentType: res.headers["content-type"],
-                text: res.text,
-                json: res.json
-              })
+              const answer = verdict.response(g.method, g.path, answerOf(res))
               if (documentSays === undefined) valid++
               else invalid++
               // 502/503: a provider this server lacks (web_search without a key), as documented

@@ -26,8 +26,8 @@ import {
   examplesOf,
   JSON_TYPE,
   label,
+  operationsInOrder,
   operationsOf,
-  ORDER,
   resolve,
   servedDocument,
   toRequest
@@ -99,10 +99,7 @@ layer(serveTest(rememberLayer(sqliteLayer(), answerAny)), { excludeTestServices:
     it.effect("answers every documented example request with a documented 2xx", () =>
       Effect.gen(function*() {
         const doc = yield* servedDocument
-        const operations = operationsOf(doc)
-          .map((operation, index) => ({ operation, index }))
-          .sort((a, b) => ORDER[a.operation.method] - ORDER[b.operation.method] || a.index - b.index)
-        const examples = operations.flatMap(({ operation }) => examplesOf(doc, operation).requests)
+        const examples = operationsInOrder(doc).flatMap((operation) => examplesOf(doc, operation).requests)
         const wrong: Array<string> = []
         for (const example of examples) {
           const res = yield* send(toRequest(example))

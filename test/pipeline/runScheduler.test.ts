@@ -64,7 +64,8 @@ describe("the remember runs' scheduler", () => {
     expect(order).toEqual(["z", "x", "y"])
   })
 
-  it("gives the event loop a turn once a slice is spent, and then goes on", () => {
+  /** A task that works for `ms` while an I/O callback arrives, then schedules a second task. */
+  const orderAfter = (ms: number) => {
     const loop = fakeLoop()
     const { scheduler } = makeRunScheduler(loop.clock)
     const order: Array<string> = []
@@ -72,7 +73,7 @@ describe("the remember runs' scheduler", () => {
     scheduler.scheduleTask(
       () => {
         order.push("first")
-        loop.advance(SLICE_MS + 2)
+        loop.advance(ms)
         loop.io(() => order.push("event loop"))
         scheduler.scheduleTask(() => order.push("second"), 0, f)
       },
@@ -80,26 +81,15 @@ describe("the remember runs' scheduler", () => {
       f
     )
     loop.run()
-    expect(order).toEqual(["first", "event loop", "second"])
+    return order
+  }
+
+  it("gives the event loop a turn once a slice is spent, and then goes on", () => {
+    expect(orderAfter(SLICE_MS + 2)).toEqual(["first", "event loop", "second"])
   })
 
   it("keeps to microtasks within a slice", () => {
-    const loop = fakeLoop()
-    const { scheduler } = makeRunScheduler(loop.clock)
-    const order: Array<string> = []
-    const f = fiber()
-    scheduler.scheduleTask(
-      () => {
-        order.push("first")
-        loop.advance(SLICE_MS - 1)
-        loop.io(() => order.push("event loop"))
-        scheduler.scheduleTask(() => order.push("second"), 0, f)
-      },
-      0,
-      f
-    )
-    loop.run()
-    expect(order).toEqual(["first", "second", "event loop"])
+    expect(orderAfter(SLICE_MS - 1)).toEqual(["first", "second", "event loop"])
   })
 
   it("takes shorter slices while a read is answered, on its own instance only", () => {

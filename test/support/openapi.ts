@@ -170,7 +170,14 @@ export const examplesOf = (doc: Json, operation: Operation) => {
 }
 
 /** Writes first (so the reads find runs, images and datasets), deletes last; else document order. */
-export const ORDER: Record<Operation["method"], number> = { post: 0, put: 1, patch: 2, get: 3, delete: 4 }
+const ORDER: Record<Operation["method"], number> = { post: 0, put: 1, patch: 2, get: 3, delete: 4 }
+
+/** The document's operations in the order examples are sent: writes first, deletes last, else as documented. */
+export const operationsInOrder = (doc: Json): Array<Operation> =>
+  operationsOf(doc)
+    .map((operation, index) => ({ operation, index }))
+    .sort((a, b) => ORDER[a.operation.method] - ORDER[b.operation.method] || a.index - b.index)
+    .map(({ operation }) => operation)
 
 export const toRequest = (example: ExampleRequest) => {
   const base = HttpClientRequest.make(example.method.toUpperCase() as "GET")(example.url)
