@@ -20,13 +20,13 @@ import {
   type Neighbour,
   type ReadFilters,
   SearchRepo,
-  type SessionCounts,
-  type TextMatch
+  type SessionCounts
 } from "../../../src/services/SearchRepo.js"
 import { traced } from "../../../src/telemetry/traced.js"
-import { fullTextTable, idfFactors, indexedRows } from "../FullText.js"
 import { datasetByName } from "./Datasets.js"
 import { chunksOf, decodeJson, unique } from "./internal.js"
+import { makeReadFilters } from "./search/filters.js"
+import { makeTextMatch } from "./search/textMatch.js"
 
 const ENTITY_COLUMNS = ["id", "dataset_id", "name", "name_key", "type", "description", "model_id", "created_at"]
 const EDGE_COLUMNS = [
@@ -80,252 +80,15 @@ const numbersAscending = (a: number, b: number) => a - b
 /** owners per statement of capped links: one UNION ALL member each, under SQLite's 500 */
 const CAPPED_OWNERS = 128
 
-/** Datasets up to this many rows a side have common words' IDF lifted (`scoredMatches`). */
-export const WEIGHTED_IDF_ROWS = 20_000
-
-/** After a fallback, the full query serves a dataset's next queries but every this-many-th. */
-export const RETRY_FAST_EVERY = 16
-/** a bound on the fallbacks remembered (one entry a dataset and side) */
-const MAX_REMEMBERED_FALLBACKS = 10_000
+export { RETRY_FAST_EVERY, WEIGHTED_IDF_ROWS } from "./search/textMatch.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
 
-  /**
-   * The artifact `alias` is of `kind`, or is a chunk (or a chunk's summary) of a document of
-   * that kind: a chunk is only a piece of what the caller remembered.
-   */
-  const artifactOfKind = (alias: string, kind: string) =>
-    sql`(${sql.literal(alias)}.kind = ${kind} OR (${sql.literal(alias)}.kind IN ('chunk', 'chunk_summary') AND EXISTS (
-      SELECT 1 FROM gb_artifacts p LEFT JOIN gb_artifacts gp ON gp.id = p.parent_id
-      WHERE p.id = ${
-      sql.literal(alias)
-    }.parent_id AND (p.kind = ${kind} OR (p.kind = 'chunk' AND gp.kind = ${kind})))))`
-
-  const knownBy = (alias: string, f: ReadFilters): Array<Fragment> =>
-    f.knownAt === null ? [] : [sql`${sql.literal(alias)}.created_at <= ${f.knownAt}`]
-
-  /**
-   * facts (alias e) that pass the time, session and kind filters. A null valid_at (the start is
-   * unknown) is unbounded below: it had started by any asOf. No index holds valid_at, so the OR
-   * is a residual test like the rest, after the index that picked the rows.
-   */
-  const factFilters = (f: ReadFilters): Fragment => {
-    const clauses: Array<Fragment> = [sql`(e.valid_at IS NULL OR e.valid_at <= ${f.asOf})`, ...knownBy("e", f)]
-    if (!f.includeExpired) {
-      // as known at knownAt: a close recorded later had not happened yet
-      const ended = f.knownAt === null
-        ? sql`e.invalid_at`
-        : sql`(CASE WHEN e.expired_at > ${f.knownAt} THEN NULL ELSE e.invalid_at END)`
-      clauses.push(sql`(${ended} IS NULL OR ${ended} > ${f.asOf})`)
-    }
-    if (f.sessionId !== null) {
-      clauses.push(
-        sql`EXISTS (SELECT 1 FROM gb_edge_sessions es WHERE es.edge_id = e.id AND es.session_id = ${f.sessionId})`
-      )
-    }
-    if (f.kind !== null) {
-      clauses.push(sql`EXISTS (SELECT 1 FROM gb_edge_artifacts ea JOIN gb_artifacts a ON a.id = ea.artifact_id
-        WHERE ea.edge_id = e.id AND ${sql.and([artifactOfKind("a", f.kind), ...knownBy("a", f)])})`)
-    }
-    return sql.and(clauses)
-  }
-
-  /** entities (alias n): they have no event time, so only known_at, session and kind apply */
-  const entityFilters = (f: ReadFilters): Fragment => {
-    const clauses: Array<Fragment> = [...knownBy("n", f)]
-    if (f.sessionId !== null) {
-      clauses.push(
-        sql`EXISTS (SELECT 1 FROM gb_entity_sessions ns WHERE ns.entity_id = n.id AND ns.session_id = ${f.sessionId})`
-      )
-    }
-    if (f.kind !== null) {
-      clauses.push(sql`EXISTS (SELECT 1 FROM gb_entity_artifacts na JOIN gb_artifacts a ON a.id = na.artifact_id
-        WHERE na.entity_id = n.id AND ${sql.and([artifactOfKind("a", f.kind), ...knownBy("a", f)])})`)
-    }
-    return sql.and(clauses)
-  }
-
-  const artifactFilters = (f: ReadFilters): Fragment => {
-    const clauses: Array<Fragment> = [...knownBy("a", f)]
-    if (f.sessionId !== null) clauses.push(sql`a.session_id = ${f.sessionId}`)
-    if (f.kind !== null) clauses.push(artifactOfKind("a", f.kind))
-    return sql.and(clauses)
-  }
-
-  /**
-   * A LIMIT of a read's subquery written into the statement, not bound: SQLite ran the capped
-   * link walks five times, the neighbourhood walks three times and the full-text candidates a
-   * quarter slower with a bound LIMIT (BENCHMARKS.md). The values are the server's own (caps,
-   * candidate counts from the request's limit), so a statement has a few forms, not many.
-   */
-  const limitOf = (n: number) => sql.literal(String(Math.max(0, Math.floor(n))))
-
-  /** An FTS5 phrase of one term (the tokenizer stems it) */
-  const phraseOf = (term: string) => `"${term.replaceAll("\"", "\"\"")}"`
-
-  /**
-   * SQLite: a CTE `scored(id, score)`, every match of the terms in the dataset's own index
-   * (FullText.ts), higher better. bm25 sums, over the terms, an IDF times the term's saturated
-   * frequency in the row; names weigh 4 times a description. Where `idfFactors` lifts a common
-   * word's IDF (FullText.ts, `termIdf`), each term is matched alone and its bm25 scaled, which
-   * costs about twice the one OR query that scores every other search. Datasets of more than
-   * WEIGHTED_IDF_ROWS rows a side keep FTS5's IDF, where a word that common is rare and counting
-   * its rows is not free.
-   */
-  const scoredMatches = (alias: "n" | "e", datasetId: number, terms: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
-      const side = alias === "n" ? "entities" : "edges"
-      const tableName = fullTextTable(side, datasetId)
-      const table = sql.literal(tableName)
-      const bm25 = sql`-bm25(${table}${sql.literal(alias === "n" ? ", 4.0, 1.0" : "")})`
-      const plain = sql`scored AS (SELECT rowid AS id, ${bm25} AS score FROM ${table}
-        WHERE ${table} MATCH ${terms.map(phraseOf).join(" OR ")})`
-      // one term: a factor would scale every score alike
-      if (terms.length === 1) return plain
-      const rows = yield* indexedRows(sql, side, datasetId)
-      if (rows > WEIGHTED_IDF_ROWS) return plain
-      const [counted] = yield* sql.unsafe<Record<string, number>>(
-        `SELECT ${
-          terms.map((_, i) => `(SELECT COUNT(*) FROM ${tableName} WHERE ${tableName} MATCH ?) AS n${i}`).join(", ")
-        }`,
-        terms.map(phraseOf)
-      )
-      const factors = idfFactors(rows, terms.map((_, i) => Number(counted?.[`n${i}`] ?? 0)))
-      if (factors === undefined) return plain
-      const scaled = terms.map((term, i) =>
-        sql`SELECT rowid AS id, ${bm25} * ${factors[i]!} AS s FROM ${table} WHERE ${table} MATCH ${phraseOf(term)}`
-      )
-      return sql`scored AS (SELECT id, SUM(s) AS score FROM (${sql.join(" UNION ALL ", false)(scaled)}) GROUP BY id)`
-    }).pipe(Effect.orDie)
-
-  /** The base table of an alias: entities (n) or facts (e). */
-  const baseOf = (alias: "n" | "e") => sql.literal(alias === "n" ? "gb_entities" : "gb_edges")
-
-  /**
-   * Every matching row of the dataset that passes `filters`, best first (score DESC, id), at
-   * most `limit`: one statement that joins and filters the dataset's whole match set.
-   */
-  const fullMatch = (
-    alias: "n" | "e",
-    datasetId: number,
-    terms: ReadonlyArray<string>,
-    filters: Fragment,
-    limit: number
-  ) =>
-    Effect.gen(function*() {
-      const a = sql.literal(alias)
-      if (isPg) {
-        const query = sql`(${sql.join(" || ", false)(terms.map((t) => sql`plainto_tsquery('english', ${t})`))})`
-        return yield* sql<TextMatch>`SELECT ${a}.id AS id, ts_rank(${a}.search_tsv, ${query}) AS score
-          FROM ${baseOf(alias)} ${a}
-          WHERE ${a}.search_tsv @@ ${query} AND ${a}.dataset_id = ${datasetId} AND ${filters}
-          ORDER BY score DESC, ${a}.id
-          LIMIT ${limitOf(limit)}`
-      }
-      // the matches drive the join (CROSS JOIN keeps SQLite from probing the index per row)
-      return yield* sql<TextMatch>`WITH ${yield* scoredMatches(alias, datasetId, terms)}
-        SELECT ${a}.id AS id, scored.score AS score
-        FROM scored CROSS JOIN ${baseOf(alias)} ${a} ON ${a}.id = scored.id
-        WHERE ${a}.dataset_id = ${datasetId} AND ${filters}
-        ORDER BY score DESC, ${a}.id
-        LIMIT ${limitOf(limit)}`
-    }).pipe(Effect.orDie)
-
-  /**
-   * How many of the FTS table's best matches the SQLite fast path looks at before joining:
-   * enough that the filters (time, session, kind) may take three quarters of them (or all but
-   * `limit` of a hundred) and `limit` rows still survive. Scoring every match is
-   * the cost either way (the sort keeps a heap of this size), so a generous size is cheap; only
-   * these rows are joined to the base table, by primary key.
-   */
-  const ftsCandidatesFor = (limit: number) => Math.max(4 * limit, 100)
-
-  /** side, dataset and filters -> queries since their fast path last fell back (absent: it did not) */
-  const fellBack = new Map<string, number>()
-  /**
-   * What a fallback is remembered by: the side, the dataset and the filters but `asOf` (which is
-   * the request's time unless given, so never the same twice).
-   */
-  const fallbackKey = (alias: "n" | "e", datasetId: number, f: ReadFilters) =>
-    JSON.stringify([alias, datasetId, f.knownAt, f.includeExpired, f.sessionId, f.kind])
-
-  /**
-   * SQLite: the `ftsCandidatesFor(limit)` best rows of the FTS table alone (`best`, ordered as the
-   * full query orders: score DESC, rowid = id), then those joined to the base table by primary
-   * key and filtered (`kept`), at most `limit`. The statement always returns one row more than
-   * nothing: `seen`, the number of candidates, LEFT JOINed with the survivors (a lone row with a
-   * null id when none survive).
-   *
-   * Exactness. Let C be the candidates (a prefix of all matches in that total order) and K the
-   * candidates that pass. A passing row outside C ranks below every row of C, so below all of
-   * K. (1) |K| >= limit: such a row is outranked by >= limit passing rows, so it is not in the
-   * full answer; that answer is the first `limit` of K, which is what `kept` is. (2) |C| <
-   * candidates: C is every match, there is no such row. Otherwise (few survivors of a full
-   * candidate list) the answer may lie beyond C: run the full query.
-   */
-  const matchTopN = (
-    alias: "n" | "e",
-    datasetId: number,
-    terms: ReadonlyArray<string>,
-    readFilters: ReadFilters,
-    filters: Fragment,
-    limit: number
-  ) =>
-    Effect.gen(function*() {
-      // a dataset and filters whose last fast attempt fell back (filters that keep few of the
-      // best matches, such as one session of a large dataset) go straight to the full query, which then costs it what it always did; every
-      // RETRY_FAST_EVERY-th query tries the fast path again, as datasets grow
-      const key = fallbackKey(alias, datasetId, readFilters)
-      const misses = fellBack.get(key) ?? 0
-      if (misses % RETRY_FAST_EVERY !== 0) {
-        fellBack.set(key, misses + 1)
-        return yield* fullMatch(alias, datasetId, terms, filters, limit)
-      }
-      const a = sql.literal(alias)
-      const candidates = ftsCandidatesFor(limit)
-      const rows = yield* sql<{ seen: number; id: number | null; score: number | null }>`
-        WITH ${yield* scoredMatches(alias, datasetId, terms)},
-        best AS MATERIALIZED (
-          SELECT id, score FROM scored
-          ORDER BY score DESC, id
-          LIMIT ${limitOf(candidates)}
-        ),
-        kept AS (
-          SELECT best.id AS id, best.score AS score
-          FROM best CROSS JOIN ${baseOf(alias)} ${a} ON ${a}.id = best.id
-          WHERE ${a}.dataset_id = ${datasetId} AND ${filters}
-          ORDER BY best.score DESC, best.id
-          LIMIT ${limitOf(limit)}
-        )
-        SELECT seen.n AS seen, kept.id AS id, kept.score AS score
-        FROM (SELECT COUNT(*) AS n FROM best) seen LEFT JOIN kept ON 1 = 1
-        ORDER BY kept.score DESC, kept.id`.pipe(Effect.orDie)
-      const kept = rows.flatMap(({ id, score }) => id === null || score === null ? [] : [{ id, score }])
-      const seen = Number(rows[0]?.seen ?? 0)
-      if (kept.length >= limit || seen < candidates) {
-        fellBack.delete(key)
-        return kept as ReadonlyArray<TextMatch>
-      }
-      if (fellBack.size >= MAX_REMEMBERED_FALLBACKS) fellBack.clear()
-      fellBack.set(key, misses + 1)
-      return yield* fullMatch(alias, datasetId, terms, filters, limit)
-    })
-
-  const matchEntities = (datasetId: number, terms: ReadonlyArray<string>, filters: ReadFilters, limit: number) => {
-    if (terms.length === 0 || limit <= 0) return Effect.succeed([] as ReadonlyArray<TextMatch>)
-    return isPg
-      ? fullMatch("n", datasetId, terms, entityFilters(filters), limit)
-      : matchTopN("n", datasetId, terms, filters, entityFilters(filters), limit)
-  }
-
-  const matchFacts = (datasetId: number, terms: ReadonlyArray<string>, filters: ReadFilters, limit: number) => {
-    if (terms.length === 0 || limit <= 0) return Effect.succeed([] as ReadonlyArray<TextMatch>)
-    return isPg
-      ? fullMatch("e", datasetId, terms, factFilters(filters), limit)
-      : matchTopN("e", datasetId, terms, filters, factFilters(filters), limit)
-  }
+  const readFilters = makeReadFilters(sql)
+  const { artifactFilters, baseOf, entityFilters, factFilters, limitOf } = readFilters
+  const { matchEntities, matchFacts } = makeTextMatch(sql, readFilters)
 
   /**
    * Each side walks its (endpoint, created_at) index newest first and stops at `limit`, so a
