@@ -11,6 +11,7 @@ import {
 } from "./config/keys.js"
 import {
   checkKnownKeys,
+  type ConfigFlags,
   fileSource,
   isTable,
   type KeyDef,
@@ -30,6 +31,9 @@ import type { StructuredOutput } from "./domain/Stages.js"
 import { DEFAULT_PRICES, mergePrices, type PriceTable } from "./pipeline/cost.js"
 import { REMEMBER_DEFAULTS } from "./pipeline/Settings.js"
 
+/** The CLI flags that override the file and the environment (defined beside the sources they feed). */
+export type { ConfigFlags } from "./config/sources.js"
+
 export { ConfigInvalid } from "./config/ConfigInvalid.js"
 export type { LlmProvider, LogFormat, LogLevelName, VectorStoreKind } from "./config/keys.js"
 export type { AuthToken, TimeseriesProviderConfig } from "./config/tables.js"
@@ -40,18 +44,6 @@ export type { AuthToken, TimeseriesProviderConfig } from "./config/tables.js"
  * mirror the TOML keys in camelCase. Secrets are `Redacted`: log `describeConfig(config)`,
  * never the config itself.
  */
-
-/** The CLI flags that override the file and the environment. */
-export interface ConfigFlags {
-  readonly config?: string | undefined
-  readonly db?: string | undefined
-  readonly databaseUrl?: string | undefined
-  readonly imageDir?: string | undefined
-  /** `true` enables geo; `false` is how a CLI reports an absent flag, so it changes nothing */
-  readonly geo?: boolean | undefined
-  readonly host?: string | undefined
-  readonly port?: number | undefined
-}
 
 export interface LlmConfig {
   readonly provider: LlmProvider

@@ -1,10 +1,21 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
 import * as Toml from "smol-toml"
-import type { ConfigFlags } from "../Config.js"
 import { closest } from "../domain/didYouMean.js"
 import { ConfigInvalid, type ConfigSource, invalidValue, sourceName } from "./ConfigInvalid.js"
 import type { ValueSpec } from "./values.js"
+
+/** The CLI flags that override the file and the environment. */
+export interface ConfigFlags {
+  readonly config?: string | undefined
+  readonly db?: string | undefined
+  readonly databaseUrl?: string | undefined
+  readonly imageDir?: string | undefined
+  /** `true` enables geo; `false` is how a CLI reports an absent flag, so it changes nothing */
+  readonly geo?: boolean | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+}
 
 export type TomlTable = { readonly [key: string]: unknown }
 

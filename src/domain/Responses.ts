@@ -4,7 +4,7 @@
  * document. The manager checks what a pipeline built against them (`decodeRememberBody`).
  */
 import { Either, ParseResult, Schema } from "effect"
-import { Trajectory } from "../eval/Atif.js"
+import { Trajectory } from "./Atif.js"
 import { IMAGE_MEDIA_TYPES } from "./Image.js"
 import { ARTIFACT_KINDS, REASONING_LEVELS, RUN_STATUSES } from "./Stages.js"
 

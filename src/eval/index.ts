@@ -1,6 +1,6 @@
 /** Eval mode (ATIF trajectories) and the knowledge evals, for embedders and scripts. */
-export * as Atif from "./Atif.js"
-export { ATIF_SCHEMA_VERSION, Trajectory, validateTrajectory } from "./Atif.js"
+export * as Atif from "../domain/Atif.js"
+export { ATIF_SCHEMA_VERSION, Trajectory, validateTrajectory } from "../domain/Atif.js"
 export { type EvalCase, EvalCaseFile, EvalCaseInvalid, loadCases, parseCase } from "./cases.js"
 export {
   DEFAULT_EVAL_USER,

@@ -19,6 +19,7 @@
  */
 import { Clock, Effect, Either } from "effect"
 import { GLIGABAO_VERSION } from "../Config.js"
+import { ATIF_SCHEMA_VERSION, type Trajectory } from "../domain/Atif.js"
 import { type RememberError, statusOf } from "../domain/Errors.js"
 import type { RememberRequest } from "../domain/Remember.js"
 import type { RememberResult } from "../domain/Responses.js"
@@ -27,7 +28,6 @@ import { toIso } from "../domain/time.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
 import type { LlmMessage, LlmRequest } from "../services/Llm.js"
 import type { ModelCallReport, RunObserver, StageReport, StageRunRef } from "../services/RunObserver.js"
-import { ATIF_SCHEMA_VERSION, type Trajectory } from "./Atif.js"
 
 type Step = Trajectory["steps"][number]
 

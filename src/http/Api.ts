@@ -10,6 +10,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { JSONSchema, Schema, SchemaAST as AST } from "effect"
 import { GLIGABAO_VERSION } from "../Config.js"
+import { Trajectory } from "../domain/Atif.js"
 import { ImageQuery } from "../domain/Image.js"
 import { EvalRememberRequest, RememberBatchRequest, RememberRequest } from "../domain/Remember.js"
 import {
@@ -21,7 +22,6 @@ import {
 } from "../domain/Responses.js"
 import { RememberRun, RunsParams, RunsResponse } from "../domain/runView.js"
 import { PathId } from "../domain/Wire.js"
-import { Trajectory } from "../eval/Atif.js"
 import { GRAPHML_MEDIA_TYPE } from "../query/export.js"
 import { AdminApiGroup, AdminPageGroup } from "./AdminApi.js"
 import { CorrectGroup } from "./CorrectApi.js"

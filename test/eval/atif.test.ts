@@ -5,7 +5,7 @@
  */
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { validateTrajectory } from "../../src/eval/Atif.js"
+import { validateTrajectory } from "../../src/domain/Atif.js"
 
 /** The example of guides/external-apis.md section 5. */
 const example = () => ({
