@@ -34,6 +34,7 @@ import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
 import { DisabledEmbeddingsLive, OpenAiEmbeddingsLive } from "./embeddings/index.js"
 import { LocalImageStoreLive } from "./files/LocalImageStore.js"
 import { NominatimResolverLive } from "./geo/NominatimResolver.js"
+import { NoneGeoResolverLive } from "./geo/NoneGeoResolver.js"
 import { AnthropicLlmLive, OpenAiLlmLive, UnconfiguredLlmLive } from "./llm/index.js"
 import { PgLive, SqliteLive } from "./sql/index.js"
 import { timeseriesFor } from "./timeseries/index.js"
@@ -156,15 +157,19 @@ export const classifierFor = (config: AppConfig) =>
     onSome: (apiKey) => JevClassifierLive({ url: config.jevUrl, apiKey })
   })
 
-/** Nominatim when geo is on (`geo = true`, `--geo`); otherwise the pipeline has no geo stage. */
-export const geoFor = (config: AppConfig) =>
-  config.geo.enabled
-    ? NominatimResolverLive({
-      baseUrl: config.geo.baseUrl,
-      userAgent: config.geo.userAgent,
-      requestsPerSecond: config.geo.requestsPerSecond
-    })
-    : Layer.empty
+const nominatimFor = (config: AppConfig) =>
+  NominatimResolverLive({
+    baseUrl: config.geo.baseUrl,
+    userAgent: config.geo.userAgent,
+    requestsPerSecond: config.geo.requestsPerSecond
+  })
+
+/** Nominatim when geo is on (`geo = true`, `--geo`); otherwise no resolver (`appLayerFor` then provides the "none" one). */
+export const geoFor = (config: AppConfig) => config.geo.enabled ? nominatimFor(config) : Layer.empty
+
+/** The resolver the pipeline uses: Nominatim when geo is on, else the "none" one (no resolve_geo stage). */
+const geoResolverFor = (config: AppConfig): Layer.Layer<GeoResolver> =>
+  config.geo.enabled ? nominatimFor(config) : NoneGeoResolverLive
 
 /** Web search is Anthropic's server-side tool: only the Anthropic LLM with a key has it. */
 export const webSearchAvailable = (config: AppConfig): boolean =>
@@ -203,7 +208,7 @@ export const appLayerFor = (config: AppConfig, ports: PortLayers = {}) => {
       Layer.mergeAll(
         ports.llm ?? llmFor(config),
         ports.classifier ?? classifierFor(config),
-        ports.geo ?? geoFor(config),
+        ports.geo ?? geoResolverFor(config),
         settingsFor(config),
         ports.embeddings ?? embeddingsFor(config),
         ports.vectorStore ?? vectorStoreFor(config),

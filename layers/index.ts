@@ -4,6 +4,7 @@ export { JevClassifierLive, makeJevClassifier } from "./classifier/JevClassifier
 export { NoneClassifierLive } from "./classifier/NoneClassifier.js"
 export { LocalImageStoreLive, makeLocalImageStore } from "./files/LocalImageStore.js"
 export { makeNominatimResolver, NominatimResolverLive } from "./geo/NominatimResolver.js"
+export { NoneGeoResolverLive } from "./geo/NoneGeoResolver.js"
 export * from "./llm/index.js"
 export { PgLive, RepositoriesLive, SqliteLive, type Storage } from "./sql/index.js"
 export { SeriesRepoLive } from "./sql/repositories/Series.js"

@@ -10,6 +10,7 @@ import { JevClassifierLive, makeJevClassifier } from "../layers/classifier/JevCl
 import { makeNominatimResolver, NominatimResolverLive } from "../layers/geo/NominatimResolver.js"
 import { AnthropicLlmLive, makeAnthropicLlm } from "../layers/llm/AnthropicLlm.js"
 import { ScriptedLlm } from "../layers/testing/ScriptedLlm.js"
+import { TimeseriesProvidersLive } from "../layers/timeseries/index.js"
 import { MemoryVectorStoreLive } from "../layers/vectors/MemoryVectorStore.js"
 import type { RememberRequest } from "../src/domain/Remember.js"
 import type { WebSearchItem } from "../src/pipeline/enrich/index.js"
@@ -344,7 +345,8 @@ describe("a remember through Anthropic, Jev and Nominatim fakes", () => {
         RememberSettings.layer({ webSearch: true }),
         NoEmbeddings,
         MemoryVectorStoreLive(),
-        tempImageStore()
+        tempImageStore(),
+        TimeseriesProvidersLive([])
       )),
       Layer.provideMerge(sqliteLayer())
     )

@@ -31,7 +31,7 @@ import { parseQueryAnswer } from "../src/query/answer.js"
 import type { InferencesRepo } from "../src/services/InferencesRepo.js"
 import type { Llm, LlmRequest } from "../src/services/Llm.js"
 import { RunLogRepo } from "../src/services/RunLogRepo.js"
-import { NoEmbeddings, tempImageStore, textBody, textRequest } from "./support/app.js"
+import { NoEmbeddings, noGeoNoTimeseries, tempImageStore, textBody, textRequest } from "./support/app.js"
 import { forEachDialect } from "./support/databases.js"
 import { type FakeAnthropic, forcedToolSchemaInstance, startFakeAnthropic } from "./support/fakeAnthropic.js"
 import { ECHOED_SCHEMA_TEXT, type FakeOpenAi, startFakeOpenAi } from "./support/fakeOpenAi.js"
@@ -340,7 +340,8 @@ forEachDialect((_dialect, makeLayer) => {
         RememberSettings.layer({}),
         NoEmbeddings,
         MemoryVectorStoreLive(),
-        tempImageStore()
+        tempImageStore(),
+        noGeoNoTimeseries()
       )),
       Layer.provideMerge(makeLayer())
     )

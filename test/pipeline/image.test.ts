@@ -26,7 +26,7 @@ import { RememberSettings } from "../../src/pipeline/Settings.js"
 import { ImagesRepo } from "../../src/services/ImagesRepo.js"
 import { ImageStore } from "../../src/services/ImageStore.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
-import { NoEmbeddings, rememberLayer, tempImageStore } from "../support/app.js"
+import { NoEmbeddings, noGeoNoTimeseries, rememberLayer, tempImageStore } from "../support/app.js"
 import { forEachDialect, sqliteLayer, type StorageLayer } from "../support/databases.js"
 import { type FakeAnthropic, startFakeAnthropic } from "../support/fakeAnthropic.js"
 import { b64, gif, png, sha256, webp } from "../support/images.js"
@@ -566,7 +566,8 @@ describe("through the Anthropic adapter", () => {
           RememberSettings.layer(),
           NoEmbeddings,
           MemoryVectorStoreLive(),
-          tempImageStore()
+          tempImageStore(),
+          noGeoNoTimeseries()
         )
       ),
       Layer.provideMerge(sqliteLayer())

@@ -9,8 +9,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NoneClassifierLive } from "../../layers/classifier/NoneClassifier.js"
 import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
+import { NoneGeoResolverLive } from "../../layers/geo/NoneGeoResolver.js"
 import { UnconfiguredLlmLive } from "../../layers/llm/UnconfiguredLlm.js"
 import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../layers/testing/ScriptedLlm.js"
+import { TimeseriesProvidersLive } from "../../layers/timeseries/index.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import { ServiceUnavailable } from "../../src/domain/Errors.js"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
@@ -41,6 +43,9 @@ export const NoEmbeddings = Layer.succeed(
     embed: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are not configured" }))
   })
 )
+
+/** The pipeline's optional adapters as a server without them has them: no geo stage, no timeseries providers. */
+export const noGeoNoTimeseries = () => Layer.merge(NoneGeoResolverLive, TimeseriesProvidersLive([]))
 
 /** The model services of an app with none configured: no embeddings, an LLM that is a 503, default settings. */
 export const noModels = () => Layer.mergeAll(NoEmbeddings, UnconfiguredLlmLive("none"), RememberSettings.layer())
@@ -109,8 +114,8 @@ export const rememberLayer = (storage: StorageLayer, script: LlmScript, options:
         Layer.mergeAll(
           delayedLlm(script, options),
           options.classifier ?? NoneClassifierLive,
-          options.geo ?? Layer.empty,
-          options.timeseries ?? Layer.empty,
+          options.geo ?? NoneGeoResolverLive,
+          options.timeseries ?? TimeseriesProvidersLive([]),
           RememberSettings.layer(options.settings),
           options.embeddings ?? NoEmbeddings,
           options.vectors ?? MemoryVectorStoreLive(),

@@ -5,8 +5,7 @@
  */
 import { Effect } from "effect"
 import type { RememberRequest } from "../../domain/Remember.js"
-import type { RememberDeps } from "../remember/Deps.js"
-import type { RunContext } from "../remember/RunContext.js"
+import type { RememberServices, RunContext } from "../remember/RunContext.js"
 import { resolveGeo } from "./geo.js"
 import type { TextPart } from "./keyEntities.js"
 import { webSearch } from "./webSearch.js"
@@ -18,7 +17,7 @@ export type { WebSearchItem } from "./webSearch.js"
 export const WEB_SEARCH_UNAVAILABLE = "web_search needs an Anthropic API key"
 
 /** Checked before any work: a request the server cannot serve is a 503 with nothing done. */
-export const enrichmentRefusal = (deps: RememberDeps, request: RememberRequest): string | undefined =>
+export const enrichmentRefusal = (deps: RememberServices, request: RememberRequest): string | undefined =>
   request.web_search && !deps.settings.webSearch ? WEB_SEARCH_UNAVAILABLE : undefined
 
 /** Runs the enrichments over the stored text (`parts`: the text, or its chunks in order); the response fields they add. */

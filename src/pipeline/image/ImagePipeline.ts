@@ -20,11 +20,17 @@ import {
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
 import { toIso } from "../../domain/time.js"
-import type { ImageStoreFailed } from "../../services/ImageStore.js"
+import type { Database } from "../../services/Database.js"
+import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
+import type { ImagesRepo } from "../../services/ImagesRepo.js"
+import type { ImageStore, ImageStoreFailed } from "../../services/ImageStore.js"
+import type { InferencesRepo } from "../../services/InferencesRepo.js"
+import type { Llm } from "../../services/Llm.js"
+import type { RunLogRepo } from "../../services/RunLogRepo.js"
 import type { RunObserver } from "../../services/RunObserver.js"
 import { type CallContext, callLlm, type RecordedResponse } from "../ModelCalls.js"
 import { makeRunRecorder } from "../RunRecorder.js"
-import type { ImageDeps } from "./Deps.js"
+import type { RememberSettingsShape } from "../Settings.js"
 import {
   buildExtractImagePrompt,
   EXTRACT_IMAGE_ANSWER,
@@ -32,6 +38,18 @@ import {
   type ImageReading,
   parseImageAnswer
 } from "./prompt.js"
+
+/** The services an image run uses, taken from the composition once by the pipeline's `make` (RememberPipelineLive.ts). */
+export interface ImageServices {
+  readonly llm: Llm["Type"]
+  readonly database: Database["Type"]
+  readonly datasets: DatasetsRepo["Type"]
+  readonly images: ImagesRepo["Type"]
+  readonly files: ImageStore["Type"]
+  readonly inferences: InferencesRepo["Type"]
+  readonly runLog: RunLogRepo["Type"]
+  readonly settings: RememberSettingsShape
+}
 
 const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 
@@ -79,7 +97,7 @@ type Existing =
 
 /** find_existing_image: the dataset's artifact of these bytes; a repeat gets its file back if it is gone. */
 const findExisting = (
-  deps: ImageDeps,
+  deps: ImageServices,
   datasetId: number | null,
   image: ValidImage
 ): Effect.Effect<Existing, InternalFailure> =>
@@ -136,7 +154,7 @@ interface StoreInput {
  * (local disk, never a network call); a file this call created is removed if anything fails,
  * the commit included.
  */
-const storeImage = (deps: ImageDeps, input: StoreInput) =>
+const storeImage = (deps: ImageServices, input: StoreInput) =>
   Effect.gen(function*() {
     const now = yield* nowIso
     let created: string | null = null
@@ -195,7 +213,7 @@ const storeImage = (deps: ImageDeps, input: StoreInput) =>
   })
 
 export const rememberImage = (
-  deps: ImageDeps,
+  deps: ImageServices,
   runId: number,
   request: RememberRequest,
   observer?: RunObserver

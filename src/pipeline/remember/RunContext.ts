@@ -4,13 +4,54 @@
  * program passes the next stages a new context.
  */
 import type { RememberRequest } from "../../domain/Remember.js"
+import type { ComplexityClassifier } from "../../services/ComplexityClassifier.js"
+import type { Database } from "../../services/Database.js"
+import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
+import type { Embeddings } from "../../services/Embeddings.js"
+import type { ForgetRepo } from "../../services/ForgetRepo.js"
+import type { GeoRepo } from "../../services/GeoRepo.js"
+import type { GeoResolver } from "../../services/GeoResolver.js"
+import type { GraphRepo } from "../../services/GraphRepo.js"
+import type { InferencesRepo } from "../../services/InferencesRepo.js"
+import type { Llm } from "../../services/Llm.js"
+import type { RunLogRepo } from "../../services/RunLogRepo.js"
+import type { SeriesRepo } from "../../services/SeriesRepo.js"
+import type { TimeseriesProviders } from "../../services/TimeseriesProviders.js"
+import type { VectorOutbox } from "../../services/VectorOutbox.js"
+import type { VectorStore } from "../../services/VectorStore.js"
 import type { CallContext, EmbedContext } from "../ModelCalls.js"
 import type { RunRecorder } from "../RunRecorder.js"
-import type { RememberDeps } from "./Deps.js"
+import type { RememberSettingsShape } from "../Settings.js"
 import type { VectorCache } from "./embed.js"
 
+/**
+ * The services a text run uses. The pipeline's `make` (RememberPipelineLive.ts) takes them from
+ * the composition once; every one is required: a server without geo or timeseries providers is
+ * composed with the "none" resolver and an empty provider list, which the stages read as "no
+ * geo stage" and "timeseries.fetch is a 503".
+ */
+export interface RememberServices {
+  readonly llm: Llm["Type"]
+  readonly classifier: ComplexityClassifier["Type"]
+  readonly database: Database["Type"]
+  readonly datasets: DatasetsRepo["Type"]
+  readonly graph: GraphRepo["Type"]
+  /** a repeat that moves a fact's start decides its closings again, as a forget does */
+  readonly forget: ForgetRepo["Type"]
+  readonly inferences: InferencesRepo["Type"]
+  readonly runLog: RunLogRepo["Type"]
+  readonly embeddings: Embeddings["Type"]
+  readonly vectors: VectorStore["Type"]
+  readonly outbox: VectorOutbox["Type"]
+  readonly settings: RememberSettingsShape
+  readonly geo: GeoResolver["Type"]
+  readonly geoRepo: GeoRepo["Type"]
+  readonly series: SeriesRepo["Type"]
+  readonly timeseries: TimeseriesProviders["Type"]
+}
+
 export interface RunContext {
-  readonly deps: RememberDeps
+  readonly deps: RememberServices
   readonly runId: number
   readonly request: RememberRequest
   readonly referenceTime: string

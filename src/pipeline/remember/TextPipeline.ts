@@ -26,11 +26,10 @@ import { makeRunRecorder } from "../RunRecorder.js"
 import { precheckSeries, requestSeries, seriesAfterText, timeseriesRefusal } from "../series/index.js"
 import type { StoredSeries } from "../series/store.js"
 import { drainOutbox } from "../vectors.js"
-import type { RememberDeps } from "./Deps.js"
 import { vectorCache } from "./embed.js"
 import { type Lookahead, lookahead } from "./lookahead.js"
 import { documentOutcome, unitOutcome } from "./response.js"
-import { inDataset, type RunContext } from "./RunContext.js"
+import { inDataset, type RememberServices, type RunContext } from "./RunContext.js"
 import { type StoredUnit, storeUnit, type Unit, type UnitWork, unitWork } from "./unit.js"
 
 /** The classifier sees at most the first 32 KiB of the text (spec: Classify complexity). */
@@ -64,7 +63,7 @@ interface RememberedText {
 }
 
 /** What the server cannot serve is refused before any work, with nothing done. */
-const checkRequest = Effect.fnUntraced(function*(deps: RememberDeps, request: RememberRequest) {
+const checkRequest = Effect.fnUntraced(function*(deps: RememberServices, request: RememberRequest) {
   const refusal = enrichmentRefusal(deps, request)
   if (refusal !== undefined) return yield* new ServiceUnavailable({ message: refusal })
   const seriesRefusal = timeseriesRefusal(deps, request)
@@ -73,7 +72,7 @@ const checkRequest = Effect.fnUntraced(function*(deps: RememberDeps, request: Re
 
 /** The run's context: its recorder, reference time, and the dataset if it exists already. */
 const openRun = Effect.fn("remember.open_run")(
-  function*(deps: RememberDeps, runId: number, request: RememberRequest, observer: RunObserver | undefined) {
+  function*(deps: RememberServices, runId: number, request: RememberRequest, observer: RunObserver | undefined) {
     const recorder = makeRunRecorder(deps.runLog, runId, observer, { dataset: request.dataset })
     const existing = yield* deps.datasets.find(request.user_id, request.dataset)
     return {
@@ -90,7 +89,7 @@ const openRun = Effect.fn("remember.open_run")(
 )
 
 /** Drains what earlier failed writes left in the outbox; logged, never fails this call. */
-export const retryPendingVectors = Effect.fn("remember.retry_pending_vectors")(function*(deps: RememberDeps) {
+export const retryPendingVectors = Effect.fn("remember.retry_pending_vectors")(function*(deps: RememberServices) {
   yield* drainOutbox(deps).pipe(
     Effect.tap((n) => (n > 0 ? Effect.logInfo("wrote vectors left in the outbox", { vectors: n }) : Effect.void)),
     Effect.catchAll((e) => Effect.logWarning("vectors in the outbox still cannot be written", { error: e.message }))
@@ -272,7 +271,7 @@ export interface PreparedText {
  */
 export const prepareText = Effect.fn("remember.text.prepare")(
   function*(
-    deps: RememberDeps,
+    deps: RememberServices,
     runId: number,
     request: RememberRequest,
     observer?: RunObserver
@@ -318,7 +317,7 @@ const applyText = Effect.fn("remember.text.apply")(
 
 /** The whole text, `prepareText` then its `apply` (the caller holds the dataset's lock). */
 export const rememberText = (
-  deps: RememberDeps,
+  deps: RememberServices,
   runId: number,
   request: RememberRequest,
   observer?: RunObserver

@@ -13,9 +13,8 @@
 import { Effect, Either } from "effect"
 import { InvalidRequest, type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import type { RememberRequest } from "../../domain/Remember.js"
-import type { RememberDeps } from "../remember/Deps.js"
 import type { Lookahead } from "../remember/lookahead.js"
-import type { RunContext } from "../remember/RunContext.js"
+import type { RememberServices, RunContext } from "../remember/RunContext.js"
 import type { Stored } from "../remember/store.js"
 import type { UnitWork } from "../remember/unit.js"
 import { fetchSeries, type TextEntity } from "./fetch.js"
@@ -31,7 +30,7 @@ export const NO_TIMESERIES_PROVIDERS = "timeseries.fetch: the server has no time
 
 /** Checked before any work: what the server cannot serve is refused with nothing done. */
 export const timeseriesRefusal = (
-  deps: RememberDeps,
+  deps: RememberServices,
   request: RememberRequest
 ): InvalidRequest | ServiceUnavailable | undefined => {
   const fetch = request.timeseries?.fetch

@@ -11,16 +11,14 @@ import { AnchorNotFound } from "../../domain/Errors.js"
 import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import { toIso } from "../../domain/time.js"
 import type { AnchorSelector, SeriesInput, SeriesPointInput } from "../../domain/Timeseries.js"
-import type { GraphRepo } from "../../services/GraphRepo.js"
-import type { NewAnchor, SeriesRepo } from "../../services/SeriesRepo.js"
+import type { NewAnchor } from "../../services/SeriesRepo.js"
 import { nameKey, normalizeRelation, normalizeType } from "../normalize.js"
+import type { RememberServices } from "../remember/RunContext.js"
 import type { Stored } from "../remember/store.js"
 import { type SeriesStats, seriesStats } from "./stats.js"
 
-export interface SeriesDeps {
-  readonly graph: GraphRepo["Type"]
-  readonly series: SeriesRepo["Type"]
-}
+/** The repositories a series write uses: the run's own (its store transaction's). */
+type SeriesRepos = Pick<RememberServices, "graph" | "series">
 
 export type AnchorMatch =
   | { readonly entity_id: number; readonly name: string; readonly type: string }
@@ -104,7 +102,7 @@ const edgeMatch = (e: EdgeWithNames): AnchorMatch => ({
   target: e.target_name
 })
 
-const resolveSelector = (deps: SeriesDeps, input: StoreSeriesInput, selector: AnchorSelector) =>
+const resolveSelector = (deps: SeriesRepos, input: StoreSeriesInput, selector: AnchorSelector) =>
   Effect.gen(function*() {
     if ("entity" in selector) {
       const type = selector.entity.type === undefined ? undefined : normalizeType(selector.entity.type)
@@ -123,7 +121,7 @@ const resolveSelector = (deps: SeriesDeps, input: StoreSeriesInput, selector: An
   })
 
 /** Resolves every selector of every series; fails on the first required one that matched nothing. */
-const resolveAll = (deps: SeriesDeps, input: StoreSeriesInput) =>
+const resolveAll = (deps: SeriesRepos, input: StoreSeriesInput) =>
   Effect.forEach(
     input.series,
     (s) =>
@@ -163,7 +161,7 @@ const aboutNames = (outcomes: ReadonlyArray<AnchorOutcome>, direct: ReadonlyArra
  * matched nothing, before any series is written.
  */
 export const storeSeries = (
-  deps: SeriesDeps,
+  deps: SeriesRepos,
   input: StoreSeriesInput
 ): Effect.Effect<ReadonlyArray<StoredSeries>, AnchorNotFound> =>
   Effect.gen(function*() {
@@ -218,7 +216,7 @@ export interface SeriesWrite {
 
 /** The request's series, anchored to the text that `last` completes (see SeriesWrite). */
 export const storeTextSeries = (
-  deps: SeriesDeps,
+  deps: SeriesRepos,
   write: SeriesWrite,
   last: Stored
 ): Effect.Effect<ReadonlyArray<StoredSeries>, AnchorNotFound> =>
