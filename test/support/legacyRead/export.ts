@@ -1,0 +1,179 @@
+// Legacy copy of the read path as of 534360b (issue 38, item 7): test/query/readEquivalence.test.ts
+// runs it beside the new one. Deleted once the comparison has passed.
+/**
+ * `GET /v1/gb/graph`: a dataset's entities, facts and artifacts as one JSON document or as
+ * GraphML, produced page by page (keyset paging by id) so that a large dataset never sits in
+ * memory whole. The pages are read as of one instant: `known_at` defaults to the moment the
+ * export starts, so remembers that commit while it streams do not show up halfway.
+ */
+import { Chunk, Clock, Effect, Option, Stream } from "effect"
+import type { NotFound } from "../../../src/domain/Errors.js"
+import { toIso } from "../../../src/domain/time.js"
+import {
+  artifactNode,
+  entityNode,
+  factEdge,
+  graphmlFooter,
+  graphmlHeader,
+  mentionEdge
+} from "../../../src/query/graphml.js"
+import type { GraphFormat, GraphRequest } from "../../../src/query/requests.js"
+import { filtersAt, findDataset, type ReadDeps } from "./deps.js"
+import type { ReadFilters } from "./SearchRepo.js"
+import { artifactOut, entityOut, factOut } from "./views.js"
+
+/** The GraphML export's media type (documented in the OpenAPI document beside the JSON). */
+export const GRAPHML_MEDIA_TYPE = "application/graphml+xml"
+
+/** Rows per page (and per SQL statement of links). */
+export const EXPORT_PAGE = 500
+
+export interface GraphExport {
+  readonly format: GraphFormat
+  readonly contentType: string
+  /** a suggested file name */
+  readonly filename: string
+  /** the document, in pieces */
+  readonly body: Stream.Stream<string>
+}
+
+/** Pages of rows by ascending id, until a short page. */
+const paged = <A extends { readonly id: number }>(
+  page: (afterId: number) => Effect.Effect<ReadonlyArray<A>>
+): Stream.Stream<ReadonlyArray<A>> =>
+  Stream.paginateEffect(0, (afterId) =>
+    Effect.map(page(afterId), (rows) => {
+      const last = rows[rows.length - 1]
+      return [rows, rows.length < EXPORT_PAGE || last === undefined ? Option.none() : Option.some(last.id)] as const
+    })).pipe(Stream.filter((rows) => rows.length > 0))
+
+/** A JSON array's elements, comma-separated across pages. */
+const jsonElements = <A>(pages: Stream.Stream<ReadonlyArray<A>>, encode: (a: A) => unknown) =>
+  pages.pipe(
+    Stream.mapAccum(true, (first, rows) => [
+      false,
+      (first ? "\n" : ",\n") + rows.map((r) => JSON.stringify(encode(r))).join(",\n")
+    ])
+  )
+
+const asJson = (
+  deps: ReadDeps,
+  datasetId: number,
+  filters: ReadFilters,
+  head: Record<string, unknown>
+): Stream.Stream<string> => {
+  const { search } = deps
+  const opening = JSON.stringify(head).slice(0, -1)
+  return Stream.concatAll(Chunk.make(
+    Stream.succeed(`${opening},"entities":[`),
+    jsonElements(paged((after) => search.entityPage(datasetId, filters, after, EXPORT_PAGE)), entityOut),
+    Stream.succeed(`\n],"edges":[`),
+    jsonElements(
+      paged((after) => search.factPage(datasetId, filters, after, EXPORT_PAGE)),
+      (f) => factOut(f, filters.knownAt)
+    ),
+    Stream.succeed(`\n],"artifacts":[`),
+    jsonElements(paged((after) => search.artifactPage(datasetId, filters, after, EXPORT_PAGE)), artifactOut),
+    Stream.succeed("\n]}\n")
+  ))
+}
+
+/**
+ * Artifacts first, then entities (with a `mentions` edge from each exported artifact that
+ * yielded them), then facts. A fact whose endpoint the filters left out (a session that
+ * restated a fact without naming an endpoint again) brings that endpoint's node along, so every
+ * edge points at a node of the document.
+ */
+const asGraphml = (
+  deps: ReadDeps,
+  datasetId: number,
+  filters: ReadFilters,
+  graph: Parameters<typeof graphmlHeader>[0]
+) =>
+  // the sets of exported ids belong to one run of the stream
+  Stream.suspend(() => graphmlPieces(deps, datasetId, filters, graph))
+
+const graphmlPieces = (
+  deps: ReadDeps,
+  datasetId: number,
+  filters: ReadFilters,
+  graph: Parameters<typeof graphmlHeader>[0]
+) => {
+  const { search } = deps
+  const artifacts = new Set<number>()
+  const entities = new Set<number>()
+  const artifactNodes = paged((after) => search.artifactPage(datasetId, filters, after, EXPORT_PAGE)).pipe(
+    Stream.map((rows) =>
+      rows.map((a) => {
+        artifacts.add(a.id)
+        return artifactNode(artifactOut(a))
+      }).join("")
+    )
+  )
+  const entityNodes = paged((after) => search.entityPage(datasetId, filters, after, EXPORT_PAGE)).pipe(
+    Stream.map((rows) =>
+      rows.map((e) => {
+        entities.add(e.id)
+        const mentions = e.artifact_ids.filter((a) => artifacts.has(a)).map((a) => mentionEdge(a, e.id)).join("")
+        return entityNode(entityOut(e)) + mentions
+      }).join("")
+    )
+  )
+  const endpointsOnly = { ...filters, sessionId: null, kind: null }
+  const factEdges = paged((after) => search.factPage(datasetId, filters, after, EXPORT_PAGE)).pipe(
+    Stream.mapEffect((rows) =>
+      Effect.gen(function*() {
+        const missing = [...new Set(rows.flatMap((f) => [f.source_id, f.target_id]))].filter((id) => !entities.has(id))
+        const extra = missing.length === 0 ? [] : yield* search.entities(datasetId, missing, endpointsOnly)
+        const nodes = extra.map((e) => {
+          entities.add(e.id)
+          return entityNode(entityOut(e))
+        }).join("")
+        return nodes + rows.map((f) => factEdge(factOut(f, filters.knownAt))).join("")
+      })
+    )
+  )
+  return Stream.concatAll(Chunk.make(
+    Stream.succeed(graphmlHeader(graph)),
+    artifactNodes,
+    entityNodes,
+    factEdges,
+    Stream.succeed(graphmlFooter)
+  ))
+}
+
+/** The export of the request's dataset; NotFound when the user has no such dataset. */
+export const runExportGraph = (deps: ReadDeps, request: GraphRequest): Effect.Effect<GraphExport, NotFound> =>
+  Effect.gen(function*() {
+    const dataset = yield* findDataset(deps, request)
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const filters: ReadFilters = { ...filtersAt(request, now), knownAt: request.known_at ?? now }
+    const safeName = dataset.name.replace(/[^A-Za-z0-9._-]+/g, "_") || "dataset"
+    if (request.format === "graphml") {
+      return {
+        format: "graphml",
+        contentType: `${GRAPHML_MEDIA_TYPE}; charset=utf-8`,
+        filename: `${safeName}.graphml`,
+        body: asGraphml(deps, dataset.id, filters, {
+          id: `dataset-${dataset.id}`,
+          dataset: dataset.name,
+          asOf: filters.asOf,
+          knownAt: filters.knownAt!
+        })
+      }
+    }
+    const head = {
+      dataset: { id: dataset.id, name: dataset.name, created_at: dataset.created_at },
+      as_of: filters.asOf,
+      known_at: filters.knownAt,
+      include_expired: filters.includeExpired,
+      ...(filters.sessionId === null ? {} : { session_id: filters.sessionId }),
+      ...(filters.kind === null ? {} : { kind: filters.kind })
+    }
+    return {
+      format: "json",
+      contentType: "application/json",
+      filename: `${safeName}.json`,
+      body: asJson(deps, dataset.id, filters, head)
+    }
+  })
