@@ -9,7 +9,7 @@
  * the seed's behaviour (remember.concurrency 1, chunk_concurrency 1) and the defaults, side by
  * side. Prints a markdown table and writes build/bench/bench-<time>.json (and latest.json).
  *
- * Scenarios: overhead, latency, throughput, document, search, memory, cost, one-dataset, import. `--quick` runs them
+ * Scenarios: overhead, latency, throughput, document, search, memory, cost, one-dataset, import, cpu. `--quick` runs them
  * all small (under 2 minutes; one server per configuration is shared by the scenarios that need
  * no seeded file); bars are still judged, marked "quick". A MISS never fails the
  * run; a failed correctness check (a request not answered 200, duplicate entities, different
@@ -27,6 +27,7 @@ import { type Context, FULL, QUICK } from "./benchmarks/context.js"
 import { startFakes } from "./benchmarks/fakes.js"
 import { machine, markdown, Report } from "./benchmarks/report.js"
 import { cost } from "./benchmarks/scenarios/cost.js"
+import { cpu } from "./benchmarks/scenarios/cpu.js"
 import { longDocument } from "./benchmarks/scenarios/document.js"
 import { importTexts } from "./benchmarks/scenarios/import.js"
 import { latencyFloor } from "./benchmarks/scenarios/latency.js"
@@ -48,7 +49,8 @@ const SCENARIOS = {
   memory,
   cost,
   "one-dataset": oneDataset,
-  import: importTexts
+  import: importTexts,
+  cpu
 } as const satisfies Record<string, (ctx: Context) => Promise<void>>
 type Name = keyof typeof SCENARIOS
 

@@ -26,6 +26,10 @@ export interface Sizes {
   /** the memory scenario's text, bytes, and its model latency */
   readonly memoryBytes: number
   readonly memoryLatencyMs: number
+  /** the cpu scenario: sequential remembers and searches, and remembers per client of 8 at once */
+  readonly cpuRemembers: number
+  readonly cpuSearches: number
+  readonly cpuClientRemembers: number
 }
 
 export const FULL: Sizes = {
@@ -41,7 +45,10 @@ export const FULL: Sizes = {
   searchQueries: 200,
   vectorQueries: 100,
   memoryBytes: 1024 * 1024,
-  memoryLatencyMs: 10
+  memoryLatencyMs: 10,
+  cpuRemembers: 200,
+  cpuSearches: 200,
+  cpuClientRemembers: 25
 }
 
 export const QUICK: Sizes = {
@@ -57,7 +64,10 @@ export const QUICK: Sizes = {
   searchQueries: 25,
   vectorQueries: 15,
   memoryBytes: 128 * 1024,
-  memoryLatencyMs: 0
+  memoryLatencyMs: 0,
+  cpuRemembers: 48,
+  cpuSearches: 48,
+  cpuClientRemembers: 8
 }
 
 export interface Context {

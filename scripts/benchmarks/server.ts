@@ -35,6 +35,8 @@ export interface ServerOptions {
   readonly entry?: string | undefined
   /** count and time the server's SQL statements into this JSON file (sqlTrace.cjs) */
   readonly sqlTraceFile?: string | undefined
+  /** the cpu scenario's probe (cpuProbe.cjs: statements and allocation) writes to this JSON file */
+  readonly probeFile?: string | undefined
 }
 
 export interface Server {
@@ -90,6 +92,10 @@ export const childEnv = (options: Omit<ServerOptions, "db" | "profileDir" | "ent
     mkdirSync(dirname(options.sqlTraceFile), { recursive: true })
     nodeOptions.push(`--require ${join(ROOT, "scripts", "benchmarks", "sqlTrace.cjs")}`)
     env.GLIGABAO_BENCH_SQL_TRACE = options.sqlTraceFile
+  }
+  if (options.probeFile !== undefined) {
+    nodeOptions.push(`--require ${join(ROOT, "scripts", "benchmarks", "cpuProbe.cjs")}`)
+    env.GLIGABAO_BENCH_PROBE = options.probeFile
   }
   const joined = nodeOptions.filter((o) => o.trim() !== "").join(" ")
   if (joined !== "") env.NODE_OPTIONS = joined
