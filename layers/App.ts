@@ -1,7 +1,8 @@
 /**
  * AppLive: picks the adapters from the configuration and composes the app: storage, the model
- * services, the remember machinery and the read programs. The HTTP server is added by the CLI;
- * embedders use `Gligabao.layer` (layers/Gligabao.ts), which is `appLayerFor` with their ports.
+ * services, the remember machinery and the programs the doors call (Reads, Forgets, Corrections,
+ * Images). The HTTP server is added by the CLI; embedders use `Gligabao.layer`
+ * (layers/Gligabao.ts), which is `appLayerFor` with their ports.
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import {
@@ -12,6 +13,8 @@ import {
   repositoriesReadDeps
 } from "../src/admin/AdminDatabases.js"
 import { type AppConfig, AppConfigTag } from "../src/Config.js"
+import { CorrectionsLive, ForgetsLive } from "../src/forget/Forgets.js"
+import { ImagesLive } from "../src/images/Images.js"
 import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RunSchedulerLive } from "../src/pipeline/RunScheduler.js"
@@ -233,8 +236,8 @@ export const appLayerFor = (config: AppConfig, ports: PortLayers = {}) => {
     Layer.provideMerge(storageFor(config)),
     Layer.provideMerge(ports.imageStore ?? LocalImageStoreLive(config.imageDir))
   )
-  // the read programs over everything else (their model services included)
-  return ReadsLive.pipe(Layer.provideMerge(app))
+  // the programs over everything else (their model services included): reads, forgets, corrections, images
+  return Layer.mergeAll(ReadsLive, ForgetsLive, CorrectionsLive, ImagesLive).pipe(Layer.provideMerge(app))
 }
 
 /** Everything the HTTP handlers need, built from the configuration. */

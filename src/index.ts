@@ -54,6 +54,17 @@ export { listSeries, readSeries, type SeriesRange, type SeriesRef, type SeriesVi
 export { type SeriesStats, seriesStats } from "./pipeline/series/stats.js"
 export { RememberSettings, type RememberSettingsShape } from "./pipeline/Settings.js"
 
+export {
+  Corrections,
+  CorrectionsLive,
+  type CorrectionsService,
+  Forgets,
+  ForgetsLive,
+  type ForgetsService,
+  makeCorrections,
+  makeForgets
+} from "./forget/Forgets.js"
+export { Images, ImagesLive, type ImagesService, makeImages } from "./images/Images.js"
 export * from "./query/index.js"
 // both define a FactView: here it is the fact view's schema (GET /v1/gb/facts/{id}), and
 // SearchRepo's row of a fact is FactRowView

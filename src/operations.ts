@@ -8,9 +8,7 @@ import { IdempotencyConflict, statusOf } from "./domain/Errors.js"
 import { batchRequests, RememberBatchRequest, RememberRequest } from "./domain/Remember.js"
 import type { RememberBatchQueued, RememberBatchResult, RememberSuccess } from "./domain/Responses.js"
 import { decodeRequest } from "./domain/Wire.js"
-import { forgetDeps } from "./forget/deps.js"
-import { eraseDeps, forgetUser, hardDeleteDataset } from "./forget/erase.js"
-import { forgetArtifact } from "./forget/forgetArtifact.js"
+import { Forgets } from "./forget/Forgets.js"
 import { ForgetArtifactRequest, ForgetUserRequest, HardDeleteRequest } from "./forget/requests.js"
 import { RememberManager } from "./pipeline/RememberManager.js"
 import { Reads } from "./query/Reads.js"
@@ -133,7 +131,7 @@ const decodeHardDelete = decoded(HardDeleteRequest)
 export const hardDeleteDatasetMemory = (input: typeof HardDeleteRequest.Encoded) =>
   Effect.flatMap(
     decodeHardDelete(input),
-    (request) => Effect.flatMap(eraseDeps, (deps) => hardDeleteDataset(deps, request))
+    (request) => Effect.flatMap(Forgets, (forgets) => forgets.hardDeleteDataset(request))
   )
 
 const decodeForgetUser = decoded(ForgetUserRequest)
@@ -142,7 +140,7 @@ const decodeForgetUser = decoded(ForgetUserRequest)
 export const forgetUserMemory = (input: typeof ForgetUserRequest.Encoded) =>
   Effect.flatMap(
     decodeForgetUser(input),
-    (request) => Effect.flatMap(eraseDeps, (deps) => forgetUser(deps, request.user_id))
+    (request) => Effect.flatMap(Forgets, (forgets) => forgets.forgetUser(request))
   )
 
 const decodeForgetArtifact = decoded(ForgetArtifactRequest)
@@ -152,8 +150,7 @@ const decodeForgetArtifact = decoded(ForgetArtifactRequest)
  * `DELETE /v1/gb/artifacts/{id}?user_id=&dataset=`.
  */
 export const forgetArtifactMemory = (input: typeof ForgetArtifactRequest.Encoded) =>
-  Effect.flatMap(decodeForgetArtifact(input), (request) =>
-    Effect.flatMap(
-      forgetDeps,
-      (deps) => forgetArtifact(deps, { user_id: request.user_id, dataset: request.dataset }, request.artifact_id)
-    ))
+  Effect.flatMap(
+    decodeForgetArtifact(input),
+    (request) => Effect.flatMap(Forgets, (forgets) => forgets.forgetArtifact(request))
+  )

@@ -38,6 +38,7 @@ import {
   loadConfig
 } from "../Config.js"
 import { validateRememberRequest } from "../domain/Remember.js"
+import { ForgetsLive } from "../forget/Forgets.js"
 import { HttpAppLive } from "../http/Http.js"
 import { createStartupAwareServer } from "../http/nodeServer.js"
 import { RequestPolicyTag } from "../http/requestGuard.js"
@@ -47,14 +48,8 @@ import { reembed } from "../pipeline/reembed.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { Reads, ReadsLive } from "../query/Reads.js"
 import { validateGraphRequest, validateQueryRequest, validateSearchRequest } from "../query/requests.js"
-import { Database } from "../services/Database.js"
-import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { Embeddings } from "../services/Embeddings.js"
-import { GraphRepo } from "../services/GraphRepo.js"
-import { InferencesRepo } from "../services/InferencesRepo.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
-import { VectorOutbox } from "../services/VectorOutbox.js"
-import { VectorStore } from "../services/VectorStore.js"
 import { evalLlmEnv, runEvalCommand } from "./eval.js"
 import { forgetCommand } from "./forget.js"
 import { importLocally, importRemotely, readImportItems, validateItems } from "./import.js"
@@ -245,19 +240,16 @@ const reembedCommand = Command.make(
           return yield* Effect.fail(new Error("reembed needs embeddings: set OPENAI_API_KEY (or embedding_base_url)"))
         }
         const result = yield* reembed({
-          database: yield* Database,
-          datasets: yield* DatasetsRepo,
-          graph: yield* GraphRepo,
-          inferences: yield* InferencesRepo,
-          embeddings,
-          vectors: yield* VectorStore,
-          outbox: yield* VectorOutbox,
-          prices: config.prices
-        }, { userId: Option.getOrUndefined(o.userId), dataset: Option.getOrUndefined(o.dataset) })
+          userId: Option.getOrUndefined(o.userId),
+          dataset: Option.getOrUndefined(o.dataset)
+        })
         console.log(`reembedded ${result.entities} entities and ${result.edges} edges in ${result.datasets} datasets`)
       }).pipe(
         Effect.provide(
-          Layer.mergeAll(embeddingsFor(config), vectorStoreFor(config)).pipe(Layer.provideMerge(storageFor(config)))
+          // the settings price the embedding calls ([prices])
+          Layer.mergeAll(embeddingsFor(config), vectorStoreFor(config), settingsFor(config)).pipe(
+            Layer.provideMerge(storageFor(config))
+          )
         )
       ))
 ).pipe(Command.withDescription("embed the entities and edges stored before embeddings were configured"))
@@ -539,14 +531,18 @@ const evalCommand = Command.make(
   )
 )
 
-/** What the forget commands use: the storage, the vector store and the image files (no models, no remember). */
+/** What the forget commands use: the forgets over the storage, the vector store and the image files (no remember). */
 const forgetLayerFor = (config: AppConfig) =>
-  Layer.mergeAll(
-    embeddingsFor(config),
-    vectorStoreFor(config),
-    settingsFor(config),
-    LocalImageStoreLive(config.imageDir)
-  ).pipe(Layer.provideMerge(storageFor(config)))
+  ForgetsLive.pipe(
+    Layer.provide(
+      Layer.mergeAll(
+        embeddingsFor(config),
+        vectorStoreFor(config),
+        settingsFor(config),
+        LocalImageStoreLive(config.imageDir)
+      ).pipe(Layer.provideMerge(storageFor(config)))
+    )
+  )
 
 const forget = forgetCommand({
   options: { config: configOption, db: dbOption, databaseUrl: databaseUrlOption, imageDir: imageDirOption },

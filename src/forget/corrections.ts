@@ -7,9 +7,10 @@ import { Effect } from "effect"
 import { Conflict, InvalidRequest, NotFound } from "../domain/Errors.js"
 import { edgeOut } from "../pipeline/remember/response.js"
 import { instant } from "../pipeline/temporal.js"
+import { ForgetRepo } from "../services/ForgetRepo.js"
+import { GraphRepo } from "../services/GraphRepo.js"
 import { closureHolds, naturalEnd, stateOf } from "./closures.js"
-import type { ForgetDeps, ForgetScope } from "./deps.js"
-import { afterForget, inDataset as inDatasetTransaction } from "./envelope.js"
+import { afterForget, type ForgetScope, inDataset as inDatasetTransaction } from "./envelope.js"
 import { reembedChanged } from "./forgetArtifact.js"
 import { forgetRows, type Outcome } from "./forgetRows.js"
 import type {
@@ -24,15 +25,14 @@ import type {
 const NO_SET: ReadonlySet<number> = new Set()
 
 /** `effect` with the dataset, in the forget's envelope; after it, the outbox's backlog and the vectors of what changed. */
-const inDataset = <A, E>(
-  deps: ForgetDeps,
+const inDataset = <A, E, R>(
   scope: ForgetScope,
   what: string,
-  effect: (datasetId: number, now: string) => Effect.Effect<A, E>
-): Effect.Effect<A, E | NotFound> =>
+  effect: (datasetId: number, now: string) => Effect.Effect<A, E, R>
+) =>
   Effect.tap(
-    inDatasetTransaction(deps, scope, what, (dataset, now) => effect(dataset.id, now)),
-    () => afterForget(deps, { vectors: "pending", reembed: reembedChanged(deps, scope) })
+    inDatasetTransaction(scope, what, (dataset, now) => effect(dataset.id, now)),
+    () => afterForget({ vectors: "pending", reembed: reembedChanged(scope) })
   )
 
 const answer = (outcome: Outcome): ForgetArtifactResponse => ({
@@ -42,51 +42,59 @@ const answer = (outcome: Outcome): ForgetArtifactResponse => ({
 })
 
 /** `DELETE /v1/gb/facts/{id}`: the fact goes, whatever supports it; what it closed reopens. */
-export const deleteFact = (deps: ForgetDeps, scope: ForgetScope, id: number) =>
-  inDataset(deps, scope, `fact ${id}`, (datasetId, now) =>
+export const deleteFact = (scope: ForgetScope, id: number) =>
+  inDataset(scope, `fact ${id}`, (datasetId, now) =>
     Effect.gen(function*() {
-      if ((yield* deps.forget.factsIn(datasetId, [id])).length === 0) {
+      const forget = yield* ForgetRepo
+      if ((yield* forget.factsIn(datasetId, [id])).length === 0) {
         return yield* new NotFound({ message: `fact ${id} not found` })
       }
-      return answer(yield* forgetRows(deps, datasetId, { artifacts: [], facts: [id], entities: [] }, now))
+      return answer(yield* forgetRows(datasetId, { artifacts: [], facts: [id], entities: [] }, now))
     }))
 
 /** `DELETE /v1/gb/entities/{id}`: the entity and every fact that touches it. */
-export const deleteEntity = (deps: ForgetDeps, scope: ForgetScope, id: number) =>
-  inDataset(deps, scope, `entity ${id}`, (datasetId, now) =>
+export const deleteEntity = (scope: ForgetScope, id: number) =>
+  inDataset(scope, `entity ${id}`, (datasetId, now) =>
     Effect.gen(function*() {
-      if ((yield* deps.forget.entitiesIn(datasetId, [id])).length === 0) {
+      const forget = yield* ForgetRepo
+      if ((yield* forget.entitiesIn(datasetId, [id])).length === 0) {
         return yield* new NotFound({ message: `entity ${id} not found` })
       }
-      const facts = yield* deps.forget.factsTouching([id])
-      return answer(yield* forgetRows(deps, datasetId, { artifacts: [], facts, entities: [id] }, now))
+      const facts = yield* forget.factsTouching([id])
+      return answer(yield* forgetRows(datasetId, { artifacts: [], facts, entities: [id] }, now))
     }))
 
-const factOf = (deps: ForgetDeps, datasetId: number, id: number) =>
+const factOf = (datasetId: number, id: number) =>
   Effect.gen(function*() {
-    if ((yield* deps.forget.factsIn(datasetId, [id])).length === 0) {
+    const forget = yield* ForgetRepo
+    if ((yield* forget.factsIn(datasetId, [id])).length === 0) {
       return yield* new NotFound({ message: `fact ${id} not found` })
     }
-    return (yield* deps.forget.facts([id], []))[0]!
+    return (yield* forget.facts([id], []))[0]!
   })
 
-const factResponse = (deps: ForgetDeps, id: number) =>
-  Effect.map(deps.graph.getEdges([id]), (rows): FactResponse => ({ fact: edgeOut(rows[0]!) }))
+const factResponse = (id: number) =>
+  Effect.map(
+    Effect.flatMap(GraphRepo, (graph) => graph.getEdges([id])),
+    (rows): FactResponse => ({ fact: edgeOut(rows[0]!) })
+  )
 
 /**
  * `POST /v1/gb/facts/{id}/invalidate`: a live fact closed by hand at `invalid_at` (default now),
  * recorded as a decision with no artifact, so `reopen` undoes it.
  */
-export const invalidateFact = (deps: ForgetDeps, id: number, request: InvalidateFactRequest) =>
-  inDataset(deps, request, `fact ${id}`, (datasetId, now) =>
+export const invalidateFact = (id: number, request: InvalidateFactRequest) =>
+  inDataset(request, `fact ${id}`, (datasetId, now) =>
     Effect.gen(function*() {
-      const fact = yield* factOf(deps, datasetId, id)
+      const forget = yield* ForgetRepo
+      const graph = yield* GraphRepo
+      const fact = yield* factOf(datasetId, id)
       if (fact.expired_at !== null) return yield* new Conflict({ message: `fact ${id} is not live` })
       const at = request.invalid_at ?? now
       if (fact.valid_at !== null && instant(at) <= instant(fact.valid_at)) {
         return yield* new InvalidRequest({ message: `invalid_at must be after the fact's valid_at (${fact.valid_at})` })
       }
-      yield* deps.graph.recordClosures([{
+      yield* graph.recordClosures([{
         edge_id: id,
         by_edge_id: null,
         artifact_id: null,
@@ -96,29 +104,30 @@ export const invalidateFact = (deps: ForgetDeps, id: number, request: Invalidate
         prev_invalid_at: fact.invalid_at,
         created_at: now
       }])
-      yield* deps.forget.updateFact(id, { ...fact, invalid_at: at, expired_at: now, reembed: false })
-      return yield* factResponse(deps, id)
+      yield* forget.updateFact(id, { ...fact, invalid_at: at, expired_at: now, reembed: false })
+      return yield* factResponse(id)
     }))
 
 /** `POST /v1/gb/facts/{id}/reopen`: the closings by hand are undone; a remaining decision may still close it. */
-export const reopenFact = (deps: ForgetDeps, id: number, request: ReopenFactRequest) =>
-  inDataset(deps, request, `fact ${id}`, (datasetId) =>
+export const reopenFact = (id: number, request: ReopenFactRequest) =>
+  inDataset(request, `fact ${id}`, (datasetId) =>
     Effect.gen(function*() {
-      const fact = yield* factOf(deps, datasetId, id)
-      const closures = (yield* deps.forget.closuresTouching([id])).filter((c) => c.edge_id === id)
+      const forget = yield* ForgetRepo
+      const fact = yield* factOf(datasetId, id)
+      const closures = (yield* forget.closuresTouching([id])).filter((c) => c.edge_id === id)
       const byHand = closures.filter((c) => c.kind === "hand")
       if (byHand.length === 0) return yield* new Conflict({ message: `fact ${id} was not closed by hand` })
-      yield* deps.forget.deleteClosures(byHand.map((c) => c.id))
-      const all = (yield* deps.forget.closuresTouching([id])).filter((c) => c.kind !== "hand")
+      yield* forget.deleteClosures(byHand.map((c) => c.id))
+      const all = (yield* forget.closuresTouching([id])).filter((c) => c.kind !== "hand")
       const holding = all.filter((c) => closureHolds(c, NO_SET, NO_SET))
-      const others = yield* deps.forget.facts(
+      const others = yield* forget.facts(
         holding.flatMap((c) => [c.edge_id, ...(c.by_edge_id === null ? [] : [c.by_edge_id])]),
         []
       )
       const byId = new Map(others.map((f) => [f.id, f] as const))
       const state = stateOf(fact, holding, naturalEnd(fact, closures), (other) => byId.get(other))
-      yield* deps.forget.updateFact(id, { ...fact, ...state, reembed: false })
-      return yield* factResponse(deps, id)
+      yield* forget.updateFact(id, { ...fact, ...state, reembed: false })
+      return yield* factResponse(id)
     }))
 
 /**
@@ -126,39 +135,40 @@ export const reopenFact = (deps: ForgetDeps, id: number, request: ReopenFactRequ
  * that become exact repeats merge into the earliest, their provenance united; `from` and its
  * vectors are deleted and `into` is embedded again. Not undoable.
  */
-export const mergeEntities = (deps: ForgetDeps, request: MergeEntitiesRequest) =>
-  inDataset(deps, request, `entity ${request.into}`, (datasetId, now) =>
+export const mergeEntities = (request: MergeEntitiesRequest) =>
+  inDataset(request, `entity ${request.into}`, (datasetId, now) =>
     Effect.gen(function*() {
+      const forget = yield* ForgetRepo
       const from = request.from
       if (new Set(from).size !== from.length) return yield* new InvalidRequest({ message: "from has a repeated id" })
       if (from.includes(request.into)) return yield* new InvalidRequest({ message: "from must not contain into" })
-      const found = new Set(yield* deps.forget.entitiesIn(datasetId, [request.into, ...from]))
+      const found = new Set(yield* forget.entitiesIn(datasetId, [request.into, ...from]))
       const missing = [request.into, ...from].find((id) => !found.has(id))
       if (missing !== undefined) return yield* new NotFound({ message: `entity ${missing} not found` })
       // the result keeps the name of `into`, now and after any later forget: the statements that
       // named the merged entities (their spelling, "Bob J.") name it as `into` does
-      const [named] = yield* deps.forget.entityRows([request.into])
-      const moved = yield* deps.forget.moveEntities(from, request.into)
-      yield* deps.forget.renameStatements(request.into, named!.name)
+      const [named] = yield* forget.entityRows([request.into])
+      const moved = yield* forget.moveEntities(from, request.into)
+      yield* forget.renameStatements(request.into, named!.name)
       // exact repeats now: the earliest stays, the others merge into it
-      const facts = (yield* deps.forget.facts(moved, [])).filter((f) => f.expired_at === null)
+      const facts = (yield* forget.facts(moved, [])).filter((f) => f.expired_at === null)
       const merged: Array<number> = []
       const seen = new Set<number>()
       for (const fact of facts) {
         if (seen.has(fact.id)) continue
-        const twins = (yield* deps.forget.withTriples(datasetId, [fact])).flatMap((t) => (t.live ? [t.id] : []))
+        const twins = (yield* forget.withTriples(datasetId, [fact])).flatMap((t) => (t.live ? [t.id] : []))
           .sort((a, b) => a - b)
         for (const id of twins) seen.add(id)
         const [keep, ...drops] = twins
         for (const drop of drops) {
           // both facts' decisions were made: what the repeat closed (or what closed it) stays so, for the one kept
-          yield* deps.forget.moveFactLinks(drop, keep!)
-          yield* deps.forget.repointClosures(drop, keep!)
+          yield* forget.moveFactLinks(drop, keep!)
+          yield* forget.repointClosures(drop, keep!)
           merged.push(drop)
         }
       }
-      yield* forgetRows(deps, datasetId, { artifacts: [], facts: merged, entities: from }, now)
-      const into = (yield* deps.forget.entityRows([request.into]))[0]!
+      yield* forgetRows(datasetId, { artifacts: [], facts: merged, entities: from }, now)
+      const into = (yield* forget.entityRows([request.into]))[0]!
       return {
         into: { id: into.id, name: into.name, type: into.type, description: into.description },
         merged: [...from],

@@ -10,7 +10,7 @@
  * commit hook checks it, see RunLogRepo `committed`). After the commit, the image files are
  * removed and the vector deletes written.
  */
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import {
   chunkVectorId,
@@ -20,7 +20,6 @@ import {
   summaryVectorId,
   vectorDelete
 } from "../pipeline/vectors.js"
-import { Database } from "../services/Database.js"
 import { EraseRepo } from "../services/EraseRepo.js"
 import { ImageStore } from "../services/ImageStore.js"
 import { type OutboxItem, VectorOutbox } from "../services/VectorOutbox.js"
@@ -28,39 +27,6 @@ import { VectorStore } from "../services/VectorStore.js"
 import { afterForget, inDatasetTransaction } from "./envelope.js"
 import type { HardDeleteRequest } from "./requests.js"
 import type { ForgetUserResponse, HardDeletedDataset } from "./schemas.js"
-
-export interface EraseDeps {
-  readonly database: Database["Type"]
-  readonly erase: EraseRepo["Type"]
-  readonly outbox: VectorOutbox["Type"]
-  readonly vectors: VectorStore["Type"]
-  /** null: none composed, so the files cannot be removed (each is logged) */
-  readonly files: ImageStore["Type"] | null
-}
-
-/** The dependencies from the context (the image store when present). */
-export const eraseDeps: Effect.Effect<EraseDeps, never, Database | EraseRepo | VectorOutbox | VectorStore> = Effect
-  .gen(function*() {
-    return {
-      database: yield* Database,
-      erase: yield* EraseRepo,
-      outbox: yield* VectorOutbox,
-      vectors: yield* VectorStore,
-      files: Option.getOrNull(yield* Effect.serviceOption(ImageStore))
-    }
-  })
-
-/** The dependencies when storage and a vector store are present (else None: a 503). */
-export const eraseDepsOption: Effect.Effect<Option.Option<EraseDeps>> = Effect.gen(function*() {
-  const all = Option.all({
-    database: yield* Effect.serviceOption(Database),
-    erase: yield* Effect.serviceOption(EraseRepo),
-    outbox: yield* Effect.serviceOption(VectorOutbox),
-    vectors: yield* Effect.serviceOption(VectorStore)
-  })
-  const files = Option.getOrNull(yield* Effect.serviceOption(ImageStore))
-  return Option.map(all, (deps): EraseDeps => ({ ...deps, files }))
-})
 
 type Deleted = ForgetUserResponse["deleted"]
 
@@ -84,9 +50,9 @@ const add = (a: Deleted, b: Deleted): Deleted => ({
 })
 
 /** The rows of (user, name), in the caller's transaction: what they held, then gone. */
-const eraseRows = (deps: EraseDeps, userId: string, name: string, now: string) =>
+const eraseRows = (userId: string, name: string, now: string) =>
   Effect.gen(function*() {
-    const { erase } = deps
+    const erase = yield* EraseRepo
     const ids = yield* erase.datasetIds(userId, name)
     let deleted: Deleted = { ...NOTHING, datasets: ids.length }
     const deletes: Array<OutboxItem> = []
@@ -106,24 +72,24 @@ const eraseRows = (deps: EraseDeps, userId: string, name: string, now: string) =
     const runs = yield* erase.deleteRuns(userId, name)
     for (const id of ids) yield* erase.deleteDataset(id)
     // a transactional store's deletes fail only with its database: a defect, as any SQL error here
-    const outboxIds = yield* Effect.orDie(recordVectors(deps, deletes, now))
+    const vectors = { outbox: yield* VectorOutbox, vectors: yield* VectorStore }
+    const outboxIds = yield* Effect.orDie(recordVectors(vectors, deletes, now))
     return { ids, deleted: { ...deleted, vectors: deletes.length, runs }, paths, outboxIds }
   })
 
 /** Every row of (user, name) under the dataset's lock, then its files and vectors. */
-const eraseName = (deps: EraseDeps, userId: string, name: string): Effect.Effect<Erased> =>
+const eraseName = (userId: string, name: string) =>
   Effect.gen(function*() {
     const committed = yield* inDatasetTransaction(
-      deps.database,
       { user_id: userId, dataset: name },
-      (now) => eraseRows(deps, userId, name, now)
+      (now) => eraseRows(userId, name, now)
     )
     // a dataset's id is never given again, so nothing written from here on can be in its files or indexes
-    const { vectorsPending } = yield* afterForget(deps, {
+    const { vectorsPending } = yield* afterForget({
       vectors: committed.outboxIds,
-      files: { store: deps.files, paths: committed.paths }
+      files: { store: yield* ImageStore, paths: committed.paths }
     })
-    return { ids: committed.ids, deleted: committed.deleted, pending: vectorsPending }
+    return { ids: committed.ids, deleted: committed.deleted, pending: vectorsPending } satisfies Erased
   })
 
 const withPending = (pending: number) => (pending > 0 ? { vectors_pending: pending } : {})
@@ -132,12 +98,9 @@ const withPending = (pending: number) => (pending > 0 ? { vectors_pending: pendi
  * `DELETE /v1/gb/datasets/{name}?hard=true`: every dataset of the name, live or soft-deleted,
  * and the user's runs of it. NotFound when there is neither.
  */
-export const hardDeleteDataset = (
-  deps: EraseDeps,
-  request: HardDeleteRequest
-): Effect.Effect<HardDeletedDataset, NotFound> =>
+export const hardDeleteDataset = (request: HardDeleteRequest) =>
   Effect.gen(function*() {
-    const erased = yield* eraseName(deps, request.user_id, request.dataset)
+    const erased = yield* eraseName(request.user_id, request.dataset)
     if (erased.deleted.datasets === 0 && erased.deleted.runs === 0) {
       return yield* new NotFound({ message: `no dataset ${JSON.stringify(request.dataset)} for this user` })
     }
@@ -147,7 +110,7 @@ export const hardDeleteDataset = (
       dataset_ids: erased.ids,
       deleted: erased.deleted,
       ...withPending(erased.pending)
-    }
+    } satisfies HardDeletedDataset
   })
 
 /** Names a user keeps submitting to while being forgotten are taken again, this many times at most. */
@@ -158,23 +121,24 @@ const MAX_ROUNDS = 4
  * hard delete; a name that appears meanwhile (a run submitted during the forget) too. NotFound
  * when the user has nothing.
  */
-export const forgetUser = (deps: EraseDeps, userId: string): Effect.Effect<ForgetUserResponse, NotFound> =>
+export const forgetUser = (userId: string) =>
   Effect.gen(function*() {
+    const erase = yield* EraseRepo
     let deleted = NOTHING
     let pending = 0
     let found = false
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const names = yield* deps.erase.datasetNames(userId)
+      const names = yield* erase.datasetNames(userId)
       if (names.length === 0) break
       found = true
       for (const name of names) {
-        const erased = yield* eraseName(deps, userId, name)
+        const erased = yield* eraseName(userId, name)
         deleted = add(deleted, erased.deleted)
         pending += erased.pending
       }
     }
     // every key names a run of the user, gone above: none is left unless one came meanwhile
-    const keys = yield* deps.erase.deleteIdempotencyKeys(userId)
+    const keys = yield* erase.deleteIdempotencyKeys(userId)
     if (!found && keys === 0) return yield* new NotFound({ message: "this user has nothing stored" })
-    return { user_id: userId, deleted, ...withPending(pending) }
+    return { user_id: userId, deleted, ...withPending(pending) } satisfies ForgetUserResponse
   })

@@ -9,39 +9,31 @@
 import { Effect } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import { reembed } from "../pipeline/reembed.js"
-import type { ForgetDeps, ForgetScope } from "./deps.js"
-import { afterForget, inDataset } from "./envelope.js"
+import { Embeddings } from "../services/Embeddings.js"
+import { ForgetRepo } from "../services/ForgetRepo.js"
+import { afterForget, type ForgetScope, inDataset } from "./envelope.js"
 import { forgetRows } from "./forgetRows.js"
 import type { ForgetArtifactResponse } from "./schemas.js"
 
-export type { ForgetDeps, ForgetScope } from "./deps.js"
-
 /** The rows whose words a forget changed, embedded again when embeddings are on (after the commit). */
-export const reembedChanged = (deps: ForgetDeps, scope: ForgetScope) =>
-  deps.embeddings.enabled ? reembed(deps, { userId: scope.user_id, dataset: scope.dataset }) : Effect.void
+export const reembedChanged = (scope: ForgetScope) =>
+  Effect.flatMap(
+    Embeddings,
+    (embeddings) => embeddings.enabled ? reembed({ userId: scope.user_id, dataset: scope.dataset }) : Effect.void
+  )
 
-/**
- * `DELETE /v1/gb/artifacts/{id}`: the program the handler, the library and the CLI run. A
- * dataset or artifact of another user is a 404, as a missing one.
- */
-export const forgetArtifact = (
-  deps: ForgetDeps,
-  scope: ForgetScope,
-  artifactId: number
-): Effect.Effect<ForgetArtifactResponse, NotFound> =>
+/** `DELETE /v1/gb/artifacts/{id}`. A dataset or artifact of another user is a 404, as a missing one. */
+export const forgetArtifact = (scope: ForgetScope, artifactId: number) =>
   Effect.gen(function*() {
-    const outcome = yield* inDataset(deps, scope, `artifact ${artifactId}`, (dataset, now) =>
+    const outcome = yield* inDataset(scope, `artifact ${artifactId}`, (dataset, now) =>
       Effect.gen(function*() {
-        const doomed = yield* deps.forget.descendants(dataset.id, artifactId)
+        const doomed = yield* (yield* ForgetRepo).descendants(dataset.id, artifactId)
         if (doomed.length === 0) {
           return yield* new NotFound({ message: `artifact ${artifactId} not found in this dataset` })
         }
-        return yield* forgetRows(deps, dataset.id, { artifacts: doomed, facts: [], entities: [] }, now)
+        return yield* forgetRows(dataset.id, { artifacts: doomed, facts: [], entities: [] }, now)
       }))
-    const { vectorsPending } = yield* afterForget(deps, {
-      vectors: outcome.outboxIds,
-      reembed: reembedChanged(deps, scope)
-    })
+    const { vectorsPending } = yield* afterForget({ vectors: outcome.outboxIds, reembed: reembedChanged(scope) })
     return {
       deleted: {
         artifacts: outcome.artifacts,
@@ -52,5 +44,5 @@ export const forgetArtifact = (
       reopened_facts: outcome.reopened,
       reanchored_facts: outcome.reanchored,
       ...(vectorsPending > 0 ? { vectors_pending: vectorsPending } : {})
-    }
+    } satisfies ForgetArtifactResponse
   })

@@ -5,26 +5,23 @@
  */
 import { Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
-import type { ImageStore } from "../services/ImageStore.js"
-import type { ForgetDeps, ForgetScope } from "./deps.js"
-import { afterForget, inDataset } from "./envelope.js"
+import { ForgetRepo } from "../services/ForgetRepo.js"
+import { ImageStore } from "../services/ImageStore.js"
+import { afterForget, type ForgetScope, inDataset } from "./envelope.js"
 import type { ForgetImageResponse } from "./schemas.js"
 
-export const forgetImage = (
-  deps: ForgetDeps & { readonly images: ImageStore["Type"] },
-  scope: ForgetScope,
-  id: number
-): Effect.Effect<ForgetImageResponse, NotFound> =>
+export const forgetImage = (scope: ForgetScope, id: number) =>
   Effect.gen(function*() {
-    const path = yield* inDataset(deps, scope, `image ${id}`, (dataset) =>
+    const path = yield* inDataset(scope, `image ${id}`, (dataset) =>
       Effect.flatMap(
-        deps.forget.deleteImage(dataset.id, id),
+        Effect.flatMap(ForgetRepo, (repo) => repo.deleteImage(dataset.id, id)),
         Option.match({
           onNone: () => Effect.fail(new NotFound({ message: `image ${id} not found` })),
           onSome: (deleted) => Effect.succeed(deleted.path)
         })
       ))
     // after the commit: a file that cannot be removed is logged, nothing refers to it any more
-    const { filesRemoved } = yield* afterForget(deps, { vectors: [], files: { store: deps.images, paths: [path] } })
-    return { image_artifact_id: id, deleted: { images: 1, files: filesRemoved } }
+    const store = yield* ImageStore
+    const { filesRemoved } = yield* afterForget({ vectors: [], files: { store, paths: [path] } })
+    return { image_artifact_id: id, deleted: { images: 1, files: filesRemoved } } satisfies ForgetImageResponse
   })

@@ -6,9 +6,11 @@
  */
 import { Effect } from "effect"
 import { recordVectors } from "../pipeline/vectors.js"
-import type { ForgetFact, ForgetRepo } from "../services/ForgetRepo.js"
+import { type ForgetFact, ForgetRepo } from "../services/ForgetRepo.js"
+import { GraphRepo } from "../services/GraphRepo.js"
+import { VectorOutbox } from "../services/VectorOutbox.js"
+import { VectorStore } from "../services/VectorStore.js"
 import { tripleKey } from "./closures.js"
-import type { ForgetDeps } from "./deps.js"
 import { type ForgetTarget, type Neighbourhood, planForget, type Planned, type Wants } from "./plan.js"
 
 export type { ForgetTarget } from "./plan.js"
@@ -90,15 +92,15 @@ export const loadAndPlan = (repo: ForgetRepo["Type"], datasetId: number, target:
   })
 
 /** The plan's writes, in the caller's transaction; the outbox rows of its vector deletes. */
-export const applyForgetPlan = (deps: ForgetDeps, datasetId: number, plan: Planned, now: string) =>
+export const applyForgetPlan = (datasetId: number, plan: Planned, now: string) =>
   Effect.gen(function*() {
-    const repo = deps.forget
+    const repo = yield* ForgetRepo
     // links first: the deletes below cascade, and the decisions move before the passed-on ones are added
     for (const merge of plan.merges) {
       yield* repo.moveFactLinks(merge.from, merge.into)
       yield* repo.repointClosures(merge.from, merge.into)
     }
-    if (plan.closures.length > 0) yield* deps.graph.recordClosures(plan.closures)
+    if (plan.closures.length > 0) yield* (yield* GraphRepo).recordClosures(plan.closures)
     for (const { id, ...values } of plan.factUpdates) yield* repo.updateFact(id, values)
     const { entityIds, factIds, sessions } = plan.sessionLinks
     yield* repo.removeSessionLinks(sessions, entityIds, factIds, plan.artifacts)
@@ -115,14 +117,15 @@ export const applyForgetPlan = (deps: ForgetDeps, datasetId: number, plan: Plann
     }
     for (const { id, ...words } of plan.entityUpdates) yield* repo.updateEntity(id, words)
     // a transactional store's deletes fail only with its database: a defect, as any SQL error here
-    return yield* Effect.orDie(recordVectors(deps, plan.vectorDeletes, now))
+    const vectors = { outbox: yield* VectorOutbox, vectors: yield* VectorStore }
+    return yield* Effect.orDie(recordVectors(vectors, plan.vectorDeletes, now))
   })
 
 /** The forget's reads, plan and writes, inside the caller's transaction (the caller holds the dataset's lock). */
-export const forgetRows = (deps: ForgetDeps, datasetId: number, target: ForgetTarget, now: string) =>
+export const forgetRows = (datasetId: number, target: ForgetTarget, now: string) =>
   Effect.gen(function*() {
-    const plan = yield* loadAndPlan(deps.forget, datasetId, target, now)
-    const outboxIds = yield* applyForgetPlan(deps, datasetId, plan, now)
+    const plan = yield* loadAndPlan(yield* ForgetRepo, datasetId, target, now)
+    const outboxIds = yield* applyForgetPlan(datasetId, plan, now)
     return {
       artifacts: plan.artifacts.length,
       entities: plan.deletedEntities.named.length + plan.deletedEntities.orphans.length,

@@ -1,33 +1,25 @@
-/** Handlers of the correct group: the programs of src/forget/corrections.ts, for the user the token allows. */
+/** Handlers of the correct group: the `Corrections` service, for the user the token allows. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import type { DomainError } from "../domain/Errors.js"
-import { deleteEntity, deleteFact, invalidateFact, mergeEntities, reopenFact } from "../forget/corrections.js"
-import { forgetDepsOption } from "../forget/deps.js"
-import type { ForgetDeps } from "../forget/forgetArtifact.js"
+import { Corrections } from "../forget/Forgets.js"
 import { GligabaoApi } from "./Api.js"
 import { requireUser } from "./authentication.js"
-import { guarded } from "./guarded.js"
 
-const unavailable = "corrections need storage, which is not configured on this server"
+/** `effect` for `userId`'s data: Forbidden (403) unless the caller may act for them. */
+const asUser = <A, E, R>(userId: string, effect: Effect.Effect<A, E, R>) => Effect.zipRight(requireUser(userId), effect)
 
 export const CorrectHandlersLive = HttpApiBuilder.group(GligabaoApi, "correct", (handlers) =>
   Effect.gen(function*() {
-    const found = yield* forgetDepsOption
-    const asUser = <A>(userId: string, program: (deps: ForgetDeps) => Effect.Effect<A, DomainError>) =>
-      guarded(requireUser(userId), found, unavailable, program)
+    const corrections = yield* Corrections
     return handlers
       .handle("deleteFact", ({ path, urlParams }) =>
-        asUser(urlParams.user_id, (deps) => deleteFact(deps, urlParams, path.id)))
+        asUser(urlParams.user_id, corrections.deleteFact({ ...urlParams, id: path.id })))
       .handle("deleteEntity", ({ path, urlParams }) =>
-        asUser(urlParams.user_id, (deps) =>
-          deleteEntity(deps, urlParams, path.id)))
+        asUser(urlParams.user_id, corrections.deleteEntity({ ...urlParams, id: path.id })))
       .handle("invalidateFact", ({ path, payload }) =>
-        asUser(payload.user_id, (deps) =>
-          invalidateFact(deps, path.id, payload)))
+        asUser(payload.user_id, corrections.invalidateFact({ ...payload, id: path.id })))
       .handle("reopenFact", ({ path, payload }) =>
-        asUser(payload.user_id, (deps) =>
-          reopenFact(deps, path.id, payload)))
+        asUser(payload.user_id, corrections.reopenFact({ ...payload, id: path.id })))
       .handle("mergeEntities", ({ payload }) =>
-        asUser(payload.user_id, (deps) => mergeEntities(deps, payload)))
+        asUser(payload.user_id, corrections.mergeEntities(payload)))
   }))

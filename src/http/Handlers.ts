@@ -9,7 +9,7 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { Effect, Either, Layer, Metric, Option } from "effect"
 import { currentCaller } from "../auth/Authentication.js"
 import { ADMIN_ONLY } from "../auth/tokens.js"
-import { Forbidden, InvalidRequest, NotFound, PayloadTooLarge, ServiceUnavailable, statusOf } from "../domain/Errors.js"
+import { Forbidden, InvalidRequest, NotFound, PayloadTooLarge, statusOf } from "../domain/Errors.js"
 import {
   BATCH_BODY_LIMIT,
   idempotencyKeyOf,
@@ -19,12 +19,9 @@ import {
 import type { EvalRememberSuccess, RememberQueued, RememberSuccess } from "../domain/Responses.js"
 import { type RunsResponse, runView } from "../domain/runView.js"
 import { rememberWithTrajectory } from "../eval/trajectory.js"
+import { Images } from "../images/Images.js"
 import { runRememberBatch } from "../operations.js"
-import { loadImage } from "../pipeline/image/library.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
-import { DatasetsRepo } from "../services/DatasetsRepo.js"
-import { ImagesRepo } from "../services/ImagesRepo.js"
-import { ImageStore } from "../services/ImageStore.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../telemetry/prometheus.js"
 import { AdminHandlersLive } from "./AdminHandlers.js"
@@ -158,39 +155,16 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
 
 export const ImagesHandlersLive = HttpApiBuilder.group(GligabaoApi, "images", (handlers) =>
   Effect.gen(function*() {
-    // Optional so that an app composed without image storage still serves everything else.
-    const services = Option.all([
-      yield* Effect.serviceOption(DatasetsRepo),
-      yield* Effect.serviceOption(ImagesRepo),
-      yield* Effect.serviceOption(ImageStore)
-    ])
+    const images = yield* Images
     return handlers.handle("getImage", ({ path: { id }, urlParams: { dataset, user_id } }) =>
-      Effect.gen(function*() {
-        yield* requireUser(user_id)
-        if (Option.isNone(services)) {
-          return yield* new ServiceUnavailable({ message: "image storage is not configured on this server" })
-        }
-        const [datasets, images, files] = services.value
-        const found = yield* loadImage(user_id, dataset, id).pipe(
-          Effect.provideService(DatasetsRepo, datasets),
-          Effect.provideService(ImagesRepo, images),
-          Effect.provideService(ImageStore, files),
-          Effect.orDie
-        )
-        switch (found._tag) {
-          case "NoDataset":
-            return yield* new NotFound({ message: `no dataset ${JSON.stringify(dataset)} for this user` })
-          case "NoArtifact":
-            return yield* new NotFound({ message: `no image ${id} in dataset ${JSON.stringify(dataset)}` })
-          case "NoFile":
-            return yield* new NotFound({ message: `the file of image ${id} is missing from the image directory` })
-          case "Loaded":
-            return HttpServerResponse.uint8Array(found.image.bytes, {
-              contentType: found.image.artifact.media_type,
-              headers: { "x-content-type-options": "nosniff" }
-            })
-        }
-      }))
+      Effect.zipRight(
+        requireUser(user_id),
+        Effect.map(images.image({ user_id, dataset, id }), (image) =>
+          HttpServerResponse.uint8Array(image.bytes, {
+            contentType: image.artifact.media_type,
+            headers: { "x-content-type-options": "nosniff" }
+          }))
+      ))
   }))
 
 export const HealthHandlersLive = HttpApiBuilder.group(

@@ -6,9 +6,9 @@
  * JSON is parsed) and decode them with the payload's schema.
  */
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, type Either, Option, Stream } from "effect"
-import { type InvalidRequest, ServiceUnavailable } from "../domain/Errors.js"
-import { eraseDepsOption, hardDeleteDataset } from "../forget/erase.js"
+import { Effect, type Either, Stream } from "effect"
+import type { InvalidRequest } from "../domain/Errors.js"
+import { Forgets } from "../forget/Forgets.js"
 import { RunScheduler } from "../pipeline/RunScheduler.js"
 import { Reads } from "../query/Reads.js"
 import { validateContextRequest, validateQueryRequest, validateSearchRequest } from "../query/requests.js"
@@ -31,7 +31,7 @@ const asUser = <A, E, R>(userId: string, effect: Effect.Effect<A, E, R>) => Effe
 export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handlers) =>
   Effect.gen(function*() {
     const reads = yield* Reads
-    const erasing = yield* eraseDepsOption
+    const forgets = yield* Forgets
     // the remember runs take shorter slices while a search, query or context is answered
     const { reading } = yield* RunScheduler
     return handlers
@@ -71,11 +71,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
         const scope = { user_id: urlParams.user_id, dataset: path.name }
         if (urlParams.hard !== true) return asUser(scope.user_id, reads.deleteDataset(scope))
         // a hard delete erases: the user's token, or an admin's (operators honour deletion requests)
-        return Option.match(erasing, {
-          onNone: () =>
-            Effect.fail(new ServiceUnavailable({ message: "erasing needs storage, which is not configured" })),
-          onSome: (deps) => Effect.zipRight(requireUserOrAdmin(scope.user_id), hardDeleteDataset(deps, scope))
-        })
+        return Effect.zipRight(requireUserOrAdmin(scope.user_id), forgets.hardDeleteDataset(scope))
       })
       .handle("listSessions", ({ urlParams }) => asUser(urlParams.user_id, reads.sessions(urlParams)))
       .handle("getFact", ({ path, urlParams }) =>

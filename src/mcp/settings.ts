@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Option } from "effect"
 import type { Caller } from "../auth/tokens.js"
-import { forgetDepsOption } from "../forget/deps.js"
+import { Forgets } from "../forget/Forgets.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { RunScheduler } from "../pipeline/RunScheduler.js"
 import { Reads } from "../query/Reads.js"
@@ -28,15 +28,14 @@ export const mcpUserFor = (caller: Caller, settings: Option.Option<McpSettingsSh
   })
 }
 
-/** The tools' services from the context, each optional as for the HTTP handlers. */
-export const mcpDeps: Effect.Effect<McpDeps, never, RememberManager | RunLogRepo | RunScheduler | Reads> = Effect.gen(
-  function*() {
+/** The tools' services from the context: the ones the HTTP handlers call. */
+export const mcpDeps: Effect.Effect<McpDeps, never, RememberManager | RunLogRepo | RunScheduler | Reads | Forgets> =
+  Effect.gen(function*() {
     return {
       manager: yield* RememberManager,
       scheduler: yield* RunScheduler,
       runLog: yield* RunLogRepo,
       reads: yield* Reads,
-      forget: yield* forgetDepsOption
+      forgets: yield* Forgets
     }
-  }
-)
+  })

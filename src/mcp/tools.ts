@@ -6,12 +6,12 @@
  * Independent of the MCP SDK: src/mcp/server.ts serves these over the protocol.
  */
 import { Data, Effect, JSONSchema, Option, Schema, Stream, Struct } from "effect"
-import { type DomainError, NotFound, ServiceUnavailable } from "../domain/Errors.js"
+import { type DomainError, NotFound } from "../domain/Errors.js"
 import { RememberRequest, RememberRequestFields } from "../domain/Remember.js"
 import { RememberQueued, RememberSuccess } from "../domain/Responses.js"
 import { RememberRun, runView } from "../domain/runView.js"
 import { decodeRequest, documented, IntegerIn, required, UserId } from "../domain/Wire.js"
-import { forgetArtifact, type ForgetDeps } from "../forget/forgetArtifact.js"
+import type { Forgets } from "../forget/Forgets.js"
 import { ForgetArtifactRequest } from "../forget/requests.js"
 import { ForgetArtifactResponse } from "../forget/schemas.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
@@ -42,7 +42,7 @@ export interface McpDeps {
   readonly manager: RememberManager["Type"]
   readonly runLog: RunLogRepo["Type"]
   readonly reads: Reads["Type"]
-  readonly forget: Option.Option<ForgetDeps>
+  readonly forgets: Forgets["Type"]
   /** marks the reads, so the remember runs take shorter slices meanwhile */
   readonly scheduler: RunScheduler["Type"]
 }
@@ -124,9 +124,6 @@ const encoder = <A, I>(schema: Schema.Schema<A, I, never>) => {
   return (a: A): I => encode(a)
 }
 
-const needsStorage = () =>
-  new ServiceUnavailable({ message: "this tool needs storage, which is not configured on this server" })
-
 const RunStatusArgs = Schema.Struct({
   remember_run_id: required(documented(IntegerIn(1, Number.MAX_SAFE_INTEGER), "the run's id"))
 })
@@ -154,7 +151,6 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     deps.scheduler.reading(f(deps.reads))
 
   const decodeRemember = decoded(RememberRequest)
-  const decodeForget = decoded(ForgetArtifactRequest)
   const decodeRunId = decoded(Schema.Struct({ user_id: required(UserId), ...RunStatusArgs.fields }))
   const encodeQueued = encoder(RememberQueued)
   const encodeSuccess = encoder(RememberSuccess)
@@ -327,26 +323,18 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       response: SessionsResponse,
       run: (scope) => reading((reads) => reads.sessions(scope))
     }),
-    tool(
-      "forget",
-      "Forget a remembered text for good: the artifact, what was derived from it, the facts only it " +
+    defineTool({
+      name: "forget",
+      description: "Forget a remembered text for good: the artifact, what was derived from it, the facts only it " +
         "supported; facts it had closed are reopened. Cannot be undone.",
-      inputOf(ForgetArtifactRequest.fields, {
+      input: inputOf(ForgetArtifactRequest.fields, {
         artifact_id: "the artifact_id of the text to forget (a remember response or a search result gives it)",
         dataset: "the dataset it is in (default main)"
       }, user),
-      ForgetArtifactResponse,
-      (args) =>
-        Effect.flatMap(decodeForget(args), (request) =>
-          Option.match(deps.forget, {
-            onNone: (): Effect.Effect<unknown, McpFailure> => Effect.fail(needsStorage()),
-            onSome: (forget) =>
-              Effect.map(
-                forgetArtifact(forget, { user_id: request.user_id, dataset: request.dataset }, request.artifact_id),
-                encoder(ForgetArtifactResponse)
-              )
-          }))
-    )
+      request: ForgetArtifactRequest,
+      response: ForgetArtifactResponse,
+      run: (request) => deps.forgets.forgetArtifact(request)
+    })
   ]
 }
 

@@ -7,27 +7,39 @@ import { Clock, Effect, Option } from "effect"
 import type { EmbeddingFailed, VectorWriteFailed } from "../domain/Errors.js"
 import type { DatasetRow, EdgeRow, EntityRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
-import type { Database } from "../services/Database.js"
-import type { DatasetsRepo } from "../services/DatasetsRepo.js"
-import type { Embeddings } from "../services/Embeddings.js"
-import type { GraphRepo } from "../services/GraphRepo.js"
-import type { InferencesRepo } from "../services/InferencesRepo.js"
-import type { OutboxItem, VectorOutbox } from "../services/VectorOutbox.js"
-import type { VectorStore } from "../services/VectorStore.js"
-import type { PriceTable } from "./cost.js"
+import { Database } from "../services/Database.js"
+import { DatasetsRepo } from "../services/DatasetsRepo.js"
+import { Embeddings } from "../services/Embeddings.js"
+import { GraphRepo } from "../services/GraphRepo.js"
+import { InferencesRepo } from "../services/InferencesRepo.js"
+import { type OutboxItem, VectorOutbox } from "../services/VectorOutbox.js"
+import { VectorStore } from "../services/VectorStore.js"
 import { callEmbeddings } from "./ModelCalls.js"
+import { RememberSettings } from "./Settings.js"
 import { drainOutbox, edgeVectorId, entityText, entityVectorId, indexName, recordVectors } from "./vectors.js"
 
-export interface ReembedDeps {
-  readonly database: Database["Type"]
-  readonly datasets: DatasetsRepo["Type"]
-  readonly graph: GraphRepo["Type"]
-  readonly inferences: InferencesRepo["Type"]
-  readonly embeddings: Embeddings["Type"]
-  readonly vectors: VectorStore["Type"]
-  readonly outbox: VectorOutbox["Type"]
-  readonly prices: PriceTable
-}
+/** What a re-embedding reads and writes through; the model calls are priced with the settings' prices. */
+export type ReembedPorts =
+  | Database
+  | DatasetsRepo
+  | GraphRepo
+  | InferencesRepo
+  | Embeddings
+  | VectorStore
+  | VectorOutbox
+  | RememberSettings
+
+/** The tags of ReembedPorts, for a service that keeps exactly these of its composition. */
+export const REEMBED_PORTS = [
+  Database,
+  DatasetsRepo,
+  GraphRepo,
+  InferencesRepo,
+  Embeddings,
+  VectorStore,
+  VectorOutbox,
+  RememberSettings
+] as const
 
 export interface ReembedResult {
   readonly datasets: number
@@ -55,7 +67,6 @@ const edgeItem = (d: DatasetRow, e: EdgeRow, values: ReadonlyArray<number>): Out
 
 /** One batch of rows: embed (outside any transaction), queue and mark (one transaction), write. */
 const embedBatch = <R extends { readonly id: number }>(
-  deps: ReembedDeps,
   dataset: DatasetRow,
   rows: ReadonlyArray<R>,
   text: (r: R) => string,
@@ -63,10 +74,11 @@ const embedBatch = <R extends { readonly id: number }>(
   mark: (ids: ReadonlyArray<number>, at: string) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
+    const ports = yield* Effect.all({ database: Database, outbox: VectorOutbox, vectors: VectorStore })
     const batch = yield* callEmbeddings({
-      embeddings: deps.embeddings,
-      inferences: deps.inferences,
-      prices: deps.prices,
+      embeddings: yield* Embeddings,
+      inferences: yield* InferencesRepo,
+      prices: (yield* RememberSettings).prices,
       type: "remember",
       runId: null,
       datasetId: dataset.id,
@@ -74,23 +86,24 @@ const embedBatch = <R extends { readonly id: number }>(
       runStage: "embed"
     }, rows.map(text))
     const now = toIso(yield* Clock.currentTimeMillis)
-    const ids = yield* deps.database.withTransaction(
+    const ids = yield* ports.database.withTransaction(
       Effect.flatMap(
-        recordVectors(deps, rows.map((r, i) => item(dataset, r, batch.vectors[i]!)), now),
+        recordVectors(ports, rows.map((r, i) => item(dataset, r, batch.vectors[i]!)), now),
         (ids) => Effect.as(mark(rows.map((r) => r.id), now), ids)
       )
     )
-    yield* drainOutbox(deps, ids)
+    yield* drainOutbox(ports, ids)
   })
 
 export const reembed = (
-  deps: ReembedDeps,
   filter: { readonly userId?: string | undefined; readonly dataset?: string | undefined }
-): Effect.Effect<ReembedResult, EmbeddingFailed | VectorWriteFailed> =>
+): Effect.Effect<ReembedResult, EmbeddingFailed | VectorWriteFailed, ReembedPorts> =>
   Effect.gen(function*() {
+    const datasets = yield* DatasetsRepo
+    const graph = yield* GraphRepo
     const all = filter.userId !== undefined && filter.dataset !== undefined
-      ? Option.toArray(yield* deps.datasets.find(filter.userId, filter.dataset))
-      : (yield* deps.datasets.listLive()).filter((d) =>
+      ? Option.toArray(yield* datasets.find(filter.userId, filter.dataset))
+      : (yield* datasets.listLive()).filter((d) =>
         (filter.userId === undefined || d.user_id === filter.userId) &&
         (filter.dataset === undefined || d.name === filter.dataset)
       )
@@ -99,31 +112,17 @@ export const reembed = (
     for (const dataset of all) {
       let after = 0
       for (;;) {
-        const rows = yield* deps.graph.entitiesWithoutVectors(dataset.id, after, BATCH)
+        const rows = yield* graph.entitiesWithoutVectors(dataset.id, after, BATCH)
         if (rows.length === 0) break
-        yield* embedBatch(
-          deps,
-          dataset,
-          rows,
-          entityText,
-          entityItem,
-          (ids, at) => deps.graph.markEmbedded(ids, [], at)
-        )
+        yield* embedBatch(dataset, rows, entityText, entityItem, (ids, at) => graph.markEmbedded(ids, [], at))
         entities += rows.length
         after = rows[rows.length - 1]!.id
       }
       after = 0
       for (;;) {
-        const rows = yield* deps.graph.edgesWithoutVectors(dataset.id, after, BATCH)
+        const rows = yield* graph.edgesWithoutVectors(dataset.id, after, BATCH)
         if (rows.length === 0) break
-        yield* embedBatch(
-          deps,
-          dataset,
-          rows,
-          (e) => e.description,
-          edgeItem,
-          (ids, at) => deps.graph.markEmbedded([], ids, at)
-        )
+        yield* embedBatch(dataset, rows, (e) => e.description, edgeItem, (ids, at) => graph.markEmbedded([], ids, at))
         edges += rows.length
         after = rows[rows.length - 1]!.id
       }

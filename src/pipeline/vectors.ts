@@ -34,12 +34,6 @@ export const entityText = (e: { readonly name: string; readonly type: string; re
 /** Pending vectors drained per call: bounded, so one remember never carries a huge backlog. */
 export const OUTBOX_DRAIN_LIMIT = 500
 
-type OutboxDeps = {
-  readonly database: Database["Type"]
-  readonly outbox: VectorOutbox["Type"]
-  readonly vectors: VectorStore["Type"]
-}
-
 /** Changes of one index, the last one of each vector id winning (a delete after an upsert deletes). */
 const applyChanges = (
   vectors: VectorStore["Type"],
@@ -97,7 +91,11 @@ export const recordVectors = (
  * with the drain, never overwritten by it.
  */
 export const drainOutbox = (
-  deps: OutboxDeps,
+  deps: {
+    readonly database: Database["Type"]
+    readonly outbox: VectorOutbox["Type"]
+    readonly vectors: VectorStore["Type"]
+  },
   ids?: ReadonlyArray<number>
 ): Effect.Effect<number, VectorWriteFailed> => {
   if (ids !== undefined && ids.length === 0) return Effect.succeed(0)

@@ -10,18 +10,14 @@ import { hashEmbedding, HashEmbeddings, HashEmbeddingsLive } from "../../layers/
 import { type LlmScript, type ScriptedAnswer, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { MemoryVectorStore, MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
-import { DEFAULT_PRICES } from "../../src/pipeline/cost.js"
 import { readResolveEdgesPrompt } from "../../src/pipeline/prompts/resolveEdges.js"
 import { reembed } from "../../src/pipeline/reembed.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
-import { Database } from "../../src/services/Database.js"
 import { DatasetsRepo } from "../../src/services/DatasetsRepo.js"
-import { Embeddings } from "../../src/services/Embeddings.js"
-import { GraphRepo } from "../../src/services/GraphRepo.js"
-import { InferencesRepo } from "../../src/services/InferencesRepo.js"
+import { type Embeddings } from "../../src/services/Embeddings.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { VectorOutbox } from "../../src/services/VectorOutbox.js"
-import { VectorStore } from "../../src/services/VectorStore.js"
+import { type VectorStore } from "../../src/services/VectorStore.js"
 import { graph, rememberLayer, type RememberLayerOptions, resolution, textBody, textRequest } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 
@@ -324,30 +320,13 @@ forEachDialect((_dialect, makeLayer) => {
       const out = textBody(yield* remember(request("Alice Smith lives in Berlin.")))
       expect(out.embedded_entities).toBeUndefined()
       expect(yield* count("gb_entities", "embedded_at IS NULL")).toBe(2)
-      const deps = {
-        database: yield* Database,
-        datasets: yield* DatasetsRepo,
-        graph: yield* GraphRepo,
-        inferences: yield* InferencesRepo,
-        prices: DEFAULT_PRICES
-      }
       const result = yield* Effect.gen(function*() {
-        const r = yield* reembed({
-          ...deps,
-          embeddings: yield* Embeddings,
-          vectors: yield* VectorStore,
-          outbox: yield* VectorOutbox
-        }, {})
+        const r = yield* reembed({})
         const store = yield* MemoryVectorStore
         expect(store.indexes().flatMap((i) => store.items(i).map((x) => x.id)).sort()).toEqual(
           [...out.entities.map((e) => `entity-${e.id}`), `edge-${out.edges[0].id}`].sort()
         )
-        const again = yield* reembed({
-          ...deps,
-          embeddings: yield* Embeddings,
-          vectors: yield* VectorStore,
-          outbox: yield* VectorOutbox
-        }, {})
+        const again = yield* reembed({})
         expect(again).toEqual({ datasets: 1, entities: 0, edges: 0 })
         return r
       }).pipe(

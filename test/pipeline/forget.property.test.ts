@@ -24,8 +24,7 @@ import { Effect, type Layer, Runtime } from "effect"
 import fc from "fast-check"
 import { expect } from "vitest"
 import { answer } from "../../layers/testing/FactSentenceModel.js"
-import { forgetDepsOption } from "../../src/forget/deps.js"
-import { forgetArtifact } from "../../src/forget/forgetArtifact.js"
+import { Forgets } from "../../src/forget/Forgets.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer, textBody, textRequest } from "../support/app.js"
@@ -185,8 +184,7 @@ forEachDialect((dialect, makeLayer) => {
     () =>
       Effect.gen(function*() {
         const runtime = yield* Effect.runtime<RememberManager | SqlClient.SqlClient>()
-        const forgetDeps = yield* forgetDepsOption
-        const deps = forgetDeps.pipe((o) => (o._tag === "Some" ? o.value : undefined))!
+        const forgets = yield* Forgets
         const check = (texts: ReadonlyArray<Text>, pick: number) =>
           Effect.gen(function*() {
             const manager = yield* RememberManager
@@ -205,7 +203,11 @@ forEachDialect((dialect, makeLayer) => {
               )
             const all = yield* remember(`all-${n}`, () => true)
             yield* remember(`kept-${n}`, (i) => i !== k)
-            const forgotten = yield* forgetArtifact(deps, { user_id: `all-${n}`, dataset: "main" }, all[k]!.artifact_id)
+            const forgotten = yield* forgets.forgetArtifact({
+              user_id: `all-${n}`,
+              dataset: "main",
+              artifact_id: all[k]!.artifact_id
+            })
             expect(forgotten.deleted.artifacts).toBeGreaterThan(0)
             const kept = [...rendered.keys()].filter((i) => i !== k)
             const after = yield* snapshot(`all-${n}`, (order) => kept[order]!)
@@ -237,7 +239,7 @@ forEachDialect((dialect, makeLayer) => {
             makeLayer(),
             script,
             { settings: { chunkSize: 64, chunkOverlapPercent: 0 } }
-          ) as unknown as Layer.Layer<RememberManager | SqlClient.SqlClient>
+          ) as unknown as Layer.Layer<RememberManager | SqlClient.SqlClient | Forgets>
         )
       ),
     180_000

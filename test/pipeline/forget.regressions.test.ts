@@ -8,8 +8,7 @@ import { it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
 import { expect } from "vitest"
 import { answer } from "../../layers/testing/FactSentenceModel.js"
-import { forgetDepsOption } from "../../src/forget/deps.js"
-import { forgetArtifact } from "../../src/forget/forgetArtifact.js"
+import { Forgets } from "../../src/forget/Forgets.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer, textBody, textRequest } from "../support/app.js"
@@ -38,8 +37,7 @@ const world = (user: string, texts: ReadonlyArray<string>, k?: number) =>
     const stored = yield* Effect.forEach(texts, (text) =>
       Effect.map(manager.submit(textRequest(text, { user_id: user })), textBody))
     if (k !== undefined) {
-      const deps = (yield* forgetDepsOption).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
-      yield* forgetArtifact(deps, { user_id: user, dataset: "main" }, stored[k]!.artifact_id)
+      yield* (yield* Forgets).forgetArtifact({ user_id: user, dataset: "main", artifact_id: stored[k]!.artifact_id })
     }
     return yield* live(user)
   })

@@ -15,8 +15,7 @@ import { SqliteLive } from "../../layers/sql/index.js"
 import { answer } from "../../layers/testing/FactSentenceModel.js"
 import { HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
 import { SqliteVecStoreLive } from "../../layers/vectors/SqliteVecStore.js"
-import { forgetDepsOption } from "../../src/forget/deps.js"
-import { forgetArtifact } from "../../src/forget/forgetArtifact.js"
+import { Forgets } from "../../src/forget/Forgets.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import type { Embeddings } from "../../src/services/Embeddings.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
@@ -52,8 +51,12 @@ it.live("a forgotten text leaves no trace in any table, the vector store or the 
     yield* remember("Bruno Diaz knows Alice Novak in 2016.")
     const sql = yield* SqlClient.SqlClient
     expect((yield* markerLocations(sql, marker)).length).toBeGreaterThan(3)
-    const deps = (yield* forgetDepsOption).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
-    const forgotten = yield* forgetArtifact(deps, { user_id: "alice", dataset: "main" }, marked.artifact_id)
+    const forgets = yield* Forgets
+    const forgotten = yield* forgets.forgetArtifact({
+      user_id: "alice",
+      dataset: "main",
+      artifact_id: marked.artifact_id
+    })
     expect(forgotten.vectors_pending).toBeUndefined()
     expect(forgotten.reopened_facts).toHaveLength(1)
     return yield* markerLocations(sql, marker)

@@ -3,7 +3,7 @@
  * tests: `rememberLayer(storage, script)` provides the manager, the repositories, the
  * SqlClient, the ScriptedLlm recorder and an ImageStore (a temp directory).
  */
-import { type Duration, Effect, Layer } from "effect"
+import { type Context, type Duration, Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -18,6 +18,8 @@ import { ServiceUnavailable } from "../../src/domain/Errors.js"
 import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
 import { isImageBody, type RememberResult, type TextRememberBody } from "../../src/domain/Responses.js"
+import { Corrections, CorrectionsLive, Forgets, ForgetsLive } from "../../src/forget/Forgets.js"
+import { Images, ImagesLive } from "../../src/images/Images.js"
 import { RememberManagerLive } from "../../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../../src/pipeline/RememberPipelineLive.js"
 import { RunSchedulerLive } from "../../src/pipeline/RunScheduler.js"
@@ -99,8 +101,8 @@ const delayedLlm = (script: LlmScript, options: RememberLayerOptions) => {
 }
 
 export const rememberLayer = (storage: StorageLayer, script: LlmScript, options: RememberLayerOptions = {}) =>
-  // the reads over everything below (their model services included), as the app composes them
-  ReadsLive.pipe(Layer.provideMerge(
+  // the programs over everything below (their model services included), as the app composes them
+  Layer.mergeAll(ReadsLive, ForgetsLive, CorrectionsLive, ImagesLive).pipe(Layer.provideMerge(
     RememberManagerLive({
       concurrency: options.concurrency ?? 4,
       instanceId: "test-instance",
@@ -175,27 +177,64 @@ export const itemsOf = <A>(items: ReadonlyArray<Readonly<Record<string, unknown>
   return items as unknown as ReadonlyArray<A>
 }
 
-/**
- * The reads of an app composed without storage: every one fails with ServiceUnavailable (503),
- * as a server without a database would answer.
- */
-export const unavailableReads = (): Layer.Layer<Reads> => {
-  const unavailable = () =>
-    Effect.fail(
-      new ServiceUnavailable({ message: "the read endpoints need storage, which is not configured on this server" })
-    )
-  return Layer.succeed(
-    Reads,
-    {
-      search: unavailable,
-      query: unavailable,
-      context: unavailable,
-      exportGraph: unavailable,
-      entityStory: unavailable,
-      factView: unavailable,
-      datasets: unavailable,
-      sessions: unavailable,
-      deleteDataset: unavailable
-    } as unknown as Reads["Type"]
+/** Each method of `tag` failing with ServiceUnavailable (503) saying its message, as a server without storage answers. */
+const unavailable = <I, S extends object>(
+  tag: Context.Tag<I, S>,
+  messages: { readonly [K in keyof S]-?: string }
+): Layer.Layer<I> =>
+  Layer.succeed(
+    tag,
+    Object.fromEntries(
+      Object.entries(messages).map(([method, message]) => [
+        method,
+        () => Effect.fail(new ServiceUnavailable({ message: message as string }))
+      ])
+    ) as unknown as S
   )
-}
+
+const READS = "the read endpoints need storage, which is not configured on this server"
+
+/** The reads of an app composed without storage. */
+export const unavailableReads = (): Layer.Layer<Reads> =>
+  unavailable(Reads, {
+    search: READS,
+    query: READS,
+    context: READS,
+    exportGraph: READS,
+    entityStory: READS,
+    factView: READS,
+    datasets: READS,
+    sessions: READS,
+    deleteDataset: READS
+  })
+
+const FORGET = "forget needs storage, which is not configured on this server"
+
+/** The forgets of an app composed without storage (a hard delete is the read group's "erasing"). */
+export const unavailableForgets = (): Layer.Layer<Forgets> =>
+  unavailable(Forgets, {
+    forgetArtifact: FORGET,
+    forgetImage: FORGET,
+    forgetUser: FORGET,
+    hardDeleteDataset: "erasing needs storage, which is not configured"
+  })
+
+const CORRECTIONS = "corrections need storage, which is not configured on this server"
+
+/** The corrections of an app composed without storage. */
+export const unavailableCorrections = (): Layer.Layer<Corrections> =>
+  unavailable(Corrections, {
+    deleteFact: CORRECTIONS,
+    deleteEntity: CORRECTIONS,
+    invalidateFact: CORRECTIONS,
+    reopenFact: CORRECTIONS,
+    mergeEntities: CORRECTIONS
+  })
+
+/** The images of an app composed without image storage. */
+export const unavailableImages = (): Layer.Layer<Images> =>
+  unavailable(Images, { image: "image storage is not configured on this server" })
+
+/** The programs of an app composed without storage: reads, forgets, corrections and images, each a 503. */
+export const withoutStorage = () =>
+  Layer.mergeAll(unavailableReads(), unavailableForgets(), unavailableCorrections(), unavailableImages())

@@ -11,8 +11,7 @@ import { Effect, Exit, Layer } from "effect"
 import { HashEmbeddingsLive } from "../../layers/testing/HashEmbeddings.js"
 import { PostgresVectorStoreLive } from "../../layers/vectors/PostgresVectorStore.js"
 import { SqliteVecStoreLive } from "../../layers/vectors/SqliteVecStore.js"
-import { forgetDeps } from "../../src/forget/deps.js"
-import { forgetArtifact } from "../../src/forget/forgetArtifact.js"
+import { Forgets } from "../../src/forget/Forgets.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { drainOutbox, recordVectors } from "../../src/pipeline/vectors.js"
 import { beforeCommit, Database } from "../../src/services/Database.js"
@@ -196,14 +195,14 @@ forEachDialect((dialect, makeLayer) => {
         const id = yield* datasetId
         const edges = `dataset-${id}-edges`
         expect(yield* idsIn(edges)).toHaveLength(1)
-        const deps = yield* forgetDeps
-        const scope = { user_id: "alice", dataset: "main" }
+        const forgets = yield* Forgets
+        const request = { user_id: "alice", dataset: "main", artifact_id: body.artifact_id }
         const sql = yield* SqlClient.SqlClient
         const inside: Array<{ vectors: number; outbox: number }> = []
         const look = Effect.provideService(Effect.map(seen, (s) => void inside.push(s)), SqlClient.SqlClient, sql)
         // the forget's transaction fails just before its commit, after its vector deletes
         const broken = yield* Effect.exit(
-          Effect.locally(forgetArtifact(deps, scope, body.artifact_id), beforeCommit, [
+          Effect.locally(forgets.forgetArtifact(request), beforeCommit, [
             Effect.zipRight(look, Effect.dieMessage("no commit"))
           ])
         )
@@ -211,7 +210,7 @@ forEachDialect((dialect, makeLayer) => {
         // every vector of the text went (its only entities and fact), none queued
         expect(inside).toEqual([{ vectors: 0, outbox: 0 }])
         expect(yield* idsIn(edges)).toHaveLength(1)
-        const forgotten = yield* Effect.locally(forgetArtifact(deps, scope, body.artifact_id), beforeCommit, [look])
+        const forgotten = yield* Effect.locally(forgets.forgetArtifact(request), beforeCommit, [look])
         expect(inside[1]).toEqual({ vectors: 0, outbox: 0 })
         expect(forgotten.deleted.facts).toBe(1)
         expect(forgotten.vectors_pending).toBeUndefined()
