@@ -71,15 +71,19 @@ interface Phase {
   readonly delta: Delta
   readonly wall: ReadonlyArray<number>
   readonly calls: ReadonlyArray<ModelCall>
+  /** CPU ms of this process (the fake models, the clients) meanwhile: what both servers share */
+  readonly benchCpuMs: number
 }
 
 const measure = async (ctx: Context, t: Target, ops: number, f: () => Promise<ReadonlyArray<number>>) => {
   const from = await read(t.pid, t.probeFile)
   const t0 = performance.now()
+  const bench0 = process.cpuUsage()
   const wall = await f()
+  const bench = process.cpuUsage(bench0)
   const calls = ctx.fakes.between(t0, performance.now())
   const to = await read(t.pid, t.probeFile)
-  return { ops, delta: delta(from, to), wall, calls } satisfies Phase
+  return { ops, delta: delta(from, to), wall, calls, benchCpuMs: (bench.user + bench.system) / 1000 } satisfies Phase
 }
 
 const sequential = (ctx: Context, t: Target, n: number) =>
@@ -334,6 +338,10 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
       ),
       row("LLM calls per remember", (f) => calls(f, "llm")),
       row("embeddings requests per remember", (f) => calls(f, "embeddings")),
+      row(
+        `bench process CPU ms per remember, ${DATASETS} clients (fake models, clients)`,
+        (f) => per(f.tp, f.tp.benchCpuMs)
+      ),
       row("facts per search answer", (f) => f.found.reduce((a, b) => a + b, 0) / Math.max(1, f.found.length)),
       row("peak RSS MB", (f) => f.peakMB)
     ]
