@@ -1,26 +1,27 @@
 /**
- * SQLite's per-dataset FTS5 tables at scale (issue 38, item 3; docs design debt 4):
+ * SQLite's full-text index at scale (issue 38, item 3; docs design debt 4; docs/FULLTEXT-ENGINE.md):
  * `node node_modules/tsx/dist/cli.mjs scripts/bench-fulltext-scale.ts [--datasets 1000,10000] [--opens 3]
  * [--compacts 3] [--seed-seconds 150] [--keep]`.
  *
  * Per size N, a fresh SQLite file in a temp directory is seeded through the server's own code:
  * `SqliteLive` (migrations), then N datasets of N users, each created as a remember's store
- * transaction creates it (`Database.withTransaction` around `DatasetsRepo.getOrCreate`, which
- * creates the dataset's two FTS5 tables, FullText.ts); every tenth of them also gets, in that
- * transaction, one artifact, four entities and five facts (indexed by the pre-commit flush).
- * Creating a dataset costs more the more there are (every CREATE scans `sqlite_schema`), so the
- * seeding stops after --seed-seconds and what was created is measured (the table says so).
+ * transaction creates it (`Database.withTransaction` around `DatasetsRepo.getOrCreate`); every
+ * tenth of them also gets, in that transaction, one artifact, four entities and five facts
+ * (indexed by the pre-commit flush, FullTextIndex.flush). The seeding stops after --seed-seconds
+ * and what was created is measured (the table says so): under 0013's engine, where each dataset
+ * created two FTS5 tables, creation slowed as the schema grew.
  * Then:
  *
  * - the schema: `sqlite_schema` rows (all, and the `gb_fts_*` ones), the bytes of their SQL, the
  *   file's size, `PRAGMA page_count` and the pages the `gb_fts_*` tables hold (dbstat);
  * - --opens cold opens, each in a child process of its own (so that its RSS is the open's alone):
- *   `SqliteLive` built as the server builds it (migrations checked, `ensureFullText`, the reader
+ *   `SqliteLive` built as the server builds it (migrations checked, the startup flush, the reader
  *   connection) and `Database.health` answered, which is when the server is ready; then, apart,
- *   `ensureFullText` once more (its own share of the open), the first full-text search on the
- *   read connection (which parses the schema there), RSS, one more dataset created and the next
- *   search on the reader (every other connection re-reads the whole schema after a CREATE);
- * - `Database.compact` as a forget runs it (FTS5 'optimize' of every dataset's tables, then the
+ *   the flush once more in a transaction (its own share of the open), the first full-text search
+ *   on the read connection (which parses the schema there), RSS, one more dataset created and
+ *   the next search on the reader; then the warm search latency, the median of --searches
+ *   searches of dataset 1 for a word every filled dataset holds ("acme") and for two words;
+ * - `Database.compact` as a forget runs it (FTS5 'optimize' of the full-text tables, then the
  *   WAL truncated): the first one after seeding, then --compacts times a forget-sized round
  *   (one fact deleted in one dataset, then `Database.compact`).
  *
@@ -37,7 +38,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { ensureFullText, fullTextTables } from "../layers/sql/FullText.js"
+import { makeFullTextIndex } from "../layers/sql/FullText.js"
 import { SqliteLive } from "../layers/sql/index.js"
 import { truncateWal } from "../layers/sql/SqliteCompact.js"
 import { Database } from "../src/services/Database.js"
@@ -52,6 +53,7 @@ const arg = (name: string, fallback: string): string => {
 const SIZES = arg("datasets", "1000,10000").split(",").map(Number)
 const OPENS = Number(arg("opens", "3"))
 const COMPACTS = Number(arg("compacts", "3"))
+const SEARCHES = Number(arg("searches", "200"))
 const KEEP = process.argv.includes("--keep")
 /** seeding stops here (the datasets created so far are measured): creation slows as the schema grows */
 const SEED_SECONDS = Number(arg("seed-seconds", "150"))
@@ -203,6 +205,8 @@ interface Opened {
   readonly rssBefore: number
   readonly rssReady: number
   readonly rssSearched: number
+  readonly common: number
+  readonly twoWords: number
 }
 
 const SEARCH_TERMS = ["alice", "berlin"]
@@ -222,7 +226,7 @@ const openOnce = (file: string, datasetId: number, extra: number) =>
     const sql = Context.get(context, SqlClient.SqlClient)
     const search = Context.get(context, SearchRepo)
     const datasets = Context.get(context, DatasetsRepo)
-    const [ensure] = yield* measured(ensureFullText(sql))
+    const [ensure] = yield* measured(sql.withTransaction(makeFullTextIndex(sql).flush))
     const [firstSearch, found] = yield* measured(search.matchFacts(datasetId, SEARCH_TERMS, FILTERS, 10))
     if (found.length === 0) return yield* Effect.dieMessage(`no match in dataset ${datasetId}`)
     const rssSearched = process.memoryUsage().rss
@@ -230,8 +234,32 @@ const openOnce = (file: string, datasetId: number, extra: number) =>
       database.withTransaction(datasets.getOrCreate(`late-user-${extra}`, "main", NOW))
     )
     const [reloadSearch] = yield* measured(search.matchFacts(datasetId, SEARCH_TERMS, FILTERS, 10))
+    /** the median ms of SEARCHES warm searches of `terms` */
+    const latency = (terms: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const times: Array<number> = []
+        for (let k = 0; k < SEARCHES; k++) {
+          const [took, hits] = yield* measured(search.matchFacts(datasetId, terms, FILTERS, 10))
+          if (hits.length === 0) return yield* Effect.dieMessage(`no match for ${terms.join(" ")}`)
+          times.push(took.wall)
+        }
+        return median(times)
+      })
+    const common = yield* latency(["acme"])
+    const twoWords = yield* latency(SEARCH_TERMS)
     yield* Scope.close(scope, Exit.void)
-    return { ready, ensure, firstSearch, create, reloadSearch, rssBefore, rssReady, rssSearched } satisfies Opened
+    return {
+      ready,
+      ensure,
+      firstSearch,
+      create,
+      reloadSearch,
+      rssBefore,
+      rssReady,
+      rssSearched,
+      common,
+      twoWords
+    } satisfies Opened
   })
 
 const openInChild = (file: string, datasetId: number, extra: number): Opened => {
@@ -258,7 +286,8 @@ const compactions = (file: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const database = yield* Database
-    const tables = yield* fullTextTables(sql)
+    const [tables] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_schema
+      WHERE type = 'table' AND name GLOB 'gb_fts_*' AND sql LIKE 'CREATE VIRTUAL TABLE%'`
     const [first] = yield* measured(database.compact)
     const rounds: Array<Took> = []
     for (let r = 0; r < COMPACTS; r++) {
@@ -267,7 +296,7 @@ const compactions = (file: string) =>
       const [took] = yield* measured(database.compact)
       rounds.push(took)
     }
-    return { tables: tables.length, first, rounds }
+    return { tables: Number(tables!.n), first, rounds }
   }).pipe(Effect.provide(SqliteLive(file)))
 
 /** `wall (cpu)` of the median of each */
@@ -316,7 +345,9 @@ const main = Effect.gen(function*() {
           tookOf(opens.map((o) => o.firstSearch))
         } | ${rss((o) => o.rssBefore)} → ${rss((o) => o.rssReady)} → ${rss((o) => o.rssSearched)} | ${
           tookOf(opens.map((o) => o.create))
-        } | ${tookOf(opens.map((o) => o.reloadSearch))} | ${tookOf([compacted.first])} | ${tookOf(compacted.rounds)} |`
+        } | ${tookOf(opens.map((o) => o.reloadSearch))} | ${tookOf([compacted.first])} | ${
+          tookOf(compacted.rounds)
+        } | ${(median(opens.map((o) => o.common))).toFixed(3)} | ${(median(opens.map((o) => o.twoWords))).toFixed(3)} |`
       )
     } finally {
       if (KEEP) console.error(`kept ${file}`)
@@ -331,11 +362,11 @@ const main = Effect.gen(function*() {
   for (const line of schemaRows) console.log(line)
   console.log(
     `\nms wall (CPU), medians: ${OPENS} opens in child processes, ${COMPACTS} forget-sized compactions\n` +
-      "\n| datasets | load at start | open to ready | ensureFullText again | first search (reader) | " +
+      "\n| datasets | load at start | open to ready | flush again | first search (reader) | " +
       "RSS MB before → ready → searched | one more dataset | next search on the reader | " +
-      "first compact | compact after a forget |"
+      "first compact | compact after a forget | warm search \"acme\" | warm search \"alice berlin\" |"
   )
-  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
   for (const line of timeRows) console.log(line)
   console.log(`\nload average at the end: ${load()}`)
 })

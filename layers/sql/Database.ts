@@ -2,17 +2,18 @@
  * The `Database` port from a SqlClient: transactions, the per-key lock the remember manager
  * holds for a whole pipeline run (an in-process lock always, plus a PostgreSQL session advisory
  * lock so that several processes on one database stay serial), and compaction (SQLite only,
- * SqliteCompact.ts).
+ * SqliteCompact.ts). The storage's PreCommitHooks (the full-text flush, FullText.ts) run before
+ * the outermost commit.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, FiberRef, Layer, Option } from "effect"
-import { beforeCommit, Database, DatabaseNotReady } from "../../src/services/Database.js"
-import { ensureFullText, flushFullText } from "./FullText.js"
+import { beforeCommit, Database, DatabaseNotReady, PreCommitHooks } from "../../src/services/Database.js"
+import { FullTextIndex } from "../../src/services/FullTextIndex.js"
 import { migrations } from "./migrations/index.js"
 import { withPgAdvisoryLock } from "./PgAdvisoryLock.js"
-import { optimizeFullText, outsideTransaction, truncateWal } from "./SqliteCompact.js"
+import { outsideTransaction, truncateWal } from "./SqliteCompact.js"
 
 /**
  * In-process keyed mutual exclusion: one 1-permit semaphore per key, dropped when no fiber
@@ -78,18 +79,17 @@ export const make = Effect.gen(function*() {
   const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
   const local = makeKeyedLock()
   const lockSql = dialect === "pg" ? yield* makeLockClient(sql) : sql
-  // SQLite's per-dataset full-text tables take the transaction's queued changes before it
-  // commits, so a read never sees rows its index lacks (FullText.ts)
-  const flushIndex = dialect === "pg" ? Effect.void : flushFullText(sql)
-  if (dialect === "sqlite") yield* ensureFullText(sql).pipe(Effect.orDie)
+  const fullText = yield* FullTextIndex
+  const hooks = Option.getOrElse(yield* Effect.serviceOption(PreCommitHooks), () => [])
+  const runHooks = Effect.all(hooks, { discard: true })
+  // what plain SQL queued while no server ran (FullText.ts)
+  if (dialect === "sqlite") yield* sql.withTransaction(fullText.flush).pipe(Effect.orDie)
   // PostgreSQL: a VACUUM would make the dead tuples' space reusable without zeroing it, and
   // VACUUM FULL rewrites whole tables under an exclusive lock: neither is a forget's to run
   const compact = dialect === "pg"
     ? outsideTransaction("Database.compact")
     : outsideTransaction("Database.compact").pipe(
-      // changes plain SQL queued still hold the deleted words
-      Effect.zipRight(sql.withTransaction(flushFullText(sql))),
-      Effect.zipRight(optimizeFullText(sql)),
+      Effect.zipRight(fullText.compact),
       Effect.zipRight(truncateWal(sql)),
       Effect.asVoid,
       Effect.orDie,
@@ -122,12 +122,17 @@ export const make = Effect.gen(function*() {
     health,
     // begin/commit failures are infrastructure errors: defects, like the repositories' own
     withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(Effect.zipLeft(
-        effect,
-        Effect.flatMap(FiberRef.get(beforeCommit), (hooks) => Effect.all(hooks, { discard: true })).pipe(
-          Effect.zipRight(flushIndex)
-        )
-      )).pipe(
+      Effect.flatMap(
+        Effect.serviceOption(SqlClient.TransactionConnection),
+        (outer) =>
+          sql.withTransaction(Effect.zipLeft(
+            effect,
+            Effect.flatMap(FiberRef.get(beforeCommit), (fiberHooks) => Effect.all(fiberHooks, { discard: true })).pipe(
+              // the storage's hooks once, at the outermost level: before the commit that publishes
+              Effect.zipRight(Option.isSome(outer) ? Effect.void : runHooks)
+            )
+          ))
+      ).pipe(
         Effect.catchIf(isSqlError, (error) => Effect.die(error))
       ) as Effect.Effect<A, E, R>,
     withLock: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -139,4 +144,8 @@ export const make = Effect.gen(function*() {
 /** The latest migration this build has, `<id>_<name>` (the migrations' record keys are in order). */
 export const LATEST_MIGRATION: string = Object.keys(migrations).sort().at(-1)!
 
-export const DatabaseLive: Layer.Layer<Database, never, SqlClient.SqlClient> = Layer.scoped(Database, make)
+/** Needs the writer's FullTextIndex, and runs its PreCommitHooks when provided (FullText.ts's FullTextIndexLive). */
+export const DatabaseLive: Layer.Layer<Database, never, SqlClient.SqlClient | FullTextIndex> = Layer.scoped(
+  Database,
+  make
+)

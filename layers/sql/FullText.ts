@@ -1,141 +1,47 @@
 /**
- * SQLite's full-text index: one pair of FTS5 tables per dataset (migration 0013), so that bm25's
- * statistics (the row count, the average length, how many rows hold a term) are the dataset's
- * own. What one dataset stores never reorders another's results, and a search scores only its
- * own dataset's matches.
+ * The FullTextIndex port on SQL (docs/FULLTEXT-ENGINE.md).
  *
- * A trigger cannot choose its table per row, so the base tables' triggers queue every change in
- * gb_fts_pending (the op and the old or new words), and `flushFullText` applies the queue, in
- * order, to the datasets' tables: before every commit of `Database.withTransaction`, and at
- * startup (`ensureFullText`). Rows written by plain SQL reach the index at the next of those.
+ * SQLite: one FTS5 table a side (migration 0015), external content over gb_entities / gb_edges
+ * (rowid = id), whose first column is the row's dataset_id: a search matches
+ * `dataset_id : "<id>" AND <columns> : "<term>"`, which FTS5 answers by intersecting posting
+ * lists, so it costs what the dataset's matches cost, whatever else the file holds. Scores are
+ * FTS5's bm25 with the dataset's own statistics, computed here term by term rather than by
+ * bm25(), whose statistics would be the whole table's: the term frequency from highlight(), the
+ * row's length from gb_fts_lengths, the dataset's row count and average length from
+ * gb_fts_stats, the term's matching rows counted in the dataset.
  *
- * The tables are external-content tables over gb_entities and gb_edges (rowid = id): they hold
- * the terms only, and a read asks them for rowids and bm25.
+ * A trigger cannot run FTS5 commands with the old words of an external-content row, so the base
+ * tables' triggers queue every change in gb_fts_pending, and `flush` applies the queue (the
+ * index, the lengths and the statistics) before every commit of `Database.withTransaction` and
+ * at startup. Rows written by plain SQL reach the index at the next of those.
+ *
+ * PostgreSQL: the tsvector column of migration 0004, kept by its triggers; ts_rank scores a row
+ * by itself, so nothing is queued, counted or compacted.
  */
-import type { SqlClient, SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Context, Effect, Layer } from "effect"
+import { PreCommitHooks } from "../../src/services/Database.js"
+import { FullTextIndex, type FullTextSide } from "../../src/services/FullTextIndex.js"
 
-export type FullTextSide = "entities" | "edges"
+export type { FullTextSide } from "../../src/services/FullTextIndex.js"
 
 export const FULL_TEXT_SIDES: ReadonlyArray<FullTextSide> = ["entities", "edges"]
 
-/** The indexed columns of a side, in the base table's names. */
+/** The indexed columns of a side, in the base table's names (the dataset column apart). */
 export const FULL_TEXT_COLUMNS: Record<FullTextSide, string> = {
   entities: "name, description",
   edges: "description"
 }
 
-const CONTENT: Record<FullTextSide, string> = { entities: "gb_entities", edges: "gb_edges" }
-
-/** The name of a dataset's FTS5 table: our own integer id, never input text. */
-export const fullTextTable = (side: FullTextSide, datasetId: number): string => {
-  if (!Number.isSafeInteger(datasetId) || datasetId < 0) throw new Error(`not a dataset id: ${datasetId}`)
-  return `gb_fts_${side}_${datasetId}`
-}
+/** A side's FTS5 table. */
+export const fullTextTable = (side: FullTextSide): string => `gb_fts_${side}`
 
 /** Porter stemming over unicode61 with diacritics folded, as since migration 0004. */
-export const createFullTextStatements = (datasetId: number): ReadonlyArray<string> =>
-  FULL_TEXT_SIDES.map((side) =>
-    `CREATE VIRTUAL TABLE IF NOT EXISTS ${fullTextTable(side, datasetId)} USING fts5(
-      ${FULL_TEXT_COLUMNS[side]},
-      content = '${CONTENT[side]}', content_rowid = 'id',
-      tokenize = 'porter unicode61 remove_diacritics 2'
-    )`
-  )
+export const TOKENIZE = "porter unicode61 remove_diacritics 2"
 
-const run = (sql: SqlClient.SqlClient, statements: ReadonlyArray<string>) =>
-  Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })
-
-/** A dataset's two tables, when it has none yet. */
-export const createFullText = (sql: SqlClient.SqlClient, datasetId: number): Effect.Effect<void, SqlError.SqlError> =>
-  run(sql, createFullTextStatements(datasetId))
-
-/**
- * Drops a deleted dataset's tables and its queued changes (its rows' deletes, queued by the
- * cascade): dropping frees every page of the index at once, which secure_delete zeroes.
- */
-export const dropFullText = (sql: SqlClient.SqlClient, datasetId: number): Effect.Effect<void, SqlError.SqlError> =>
-  Effect.zipRight(
-    sql`DELETE FROM gb_fts_pending WHERE dataset_id = ${datasetId}`,
-    run(sql, FULL_TEXT_SIDES.map((side) => `DROP TABLE IF EXISTS ${fullTextTable(side, datasetId)}`))
-  )
-
-/**
- * Applies the queued changes, oldest first, one statement per dataset and side: an insert row
- * adds the words; a delete row is FTS5's 'delete' command with the words the index holds (an
- * update queued both). Then empties the queue. Costs one read of an empty table when nothing
- * is queued; the tables' IF NOT EXISTS creation is a no-op for a dataset that has them.
- */
-export const flushFullText = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError.SqlError> =>
-  Effect.gen(function*() {
-    const groups = yield* sql<{ dataset_id: number; side: FullTextSide }>`
-      SELECT DISTINCT dataset_id, side FROM gb_fts_pending`
-    if (groups.length === 0) return
-    for (const datasetId of new Set(groups.map((g) => Number(g.dataset_id)))) {
-      // a no-op but for a dataset whose row plain SQL inserted
-      yield* createFullText(sql, datasetId)
-    }
-    for (const { dataset_id, side } of groups) {
-      const table = fullTextTable(side, Number(dataset_id))
-      const columns = FULL_TEXT_COLUMNS[side]
-      // an FTS5 command names its table as a column; NULL there is a plain insert
-      yield* sql.unsafe(
-        `INSERT INTO ${table} (${table}, rowid, ${columns})
-          SELECT CASE op WHEN 'delete' THEN 'delete' END, row_id, ${columns} FROM gb_fts_pending
-          WHERE dataset_id = ? AND side = ? ORDER BY id`,
-        [dataset_id, side]
-      )
-    }
-    yield* sql`DELETE FROM gb_fts_pending`
-  })
-
-/**
- * At startup: every dataset has its tables (one created by plain SQL, or whose creation was cut
- * short, gets them), and what plain SQL queued is applied.
- */
-export const ensureFullText = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError.SqlError> =>
-  sql.withTransaction(Effect.gen(function*() {
-    const datasets = yield* sql<{ id: number }>`SELECT id FROM gb_datasets ORDER BY id`
-    yield* Effect.forEach(datasets, ({ id }) => createFullText(sql, Number(id)), { discard: true })
-    yield* flushFullText(sql)
-  }))
-
-/** Every dataset's FTS5 tables (for 'optimize'). */
-export const fullTextTables = (sql: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<string>, SqlError.SqlError> =>
-  sql<{ name: string }>`SELECT name FROM sqlite_schema
-    WHERE type = 'table' AND name GLOB 'gb_fts_*' AND sql LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name`.pipe(
-    Effect.map((rows) => rows.map((row) => row.name))
-  )
-
-/**
- * A varint of SQLite's format (FTS5 writes its records with it): big-endian groups of 7 bits,
- * a set high bit meaning more follow, the ninth byte whole.
- */
-export const readVarint = (bytes: Uint8Array, offset: number): number => {
-  let value = 0
-  for (let i = 0; i < 9; i++) {
-    const byte = bytes[offset + i] ?? 0
-    if (i === 8) return value * 256 + byte
-    value = value * 128 + (byte & 0x7f)
-    if ((byte & 0x80) === 0) return value
-  }
-  return value
-}
-
-/**
- * How many rows a dataset's table indexes: the first varint of FTS5's averages record (rowid 1
- * of its `_data` table), the row count bm25 itself reads. Zero for a table that never held one.
- */
-export const indexedRows = (
-  sql: SqlClient.SqlClient,
-  side: FullTextSide,
-  datasetId: number
-): Effect.Effect<number, SqlError.SqlError> =>
-  sql.unsafe<{ block: Uint8Array | null }>(`SELECT block FROM ${fullTextTable(side, datasetId)}_data WHERE id = 1`)
-    .pipe(Effect.map((rows) => {
-      const block = rows[0]?.block
-      return block === undefined || block === null || block.length === 0 ? 0 : readVarint(block, 0)
-    }))
+/** Datasets up to this many rows a side have common words' IDF lifted (`termIdf`). */
+export const WEIGHTED_IDF_ROWS = 20_000
 
 /** FTS5's IDF (fts5_aux.c): ln((N - n + 0.5) / (n + 0.5)), or 1e-6 where that is not positive. */
 export const fts5Idf = (rows: number, n: number): number => {
@@ -158,12 +64,213 @@ export const termIdf = (rows: number, n: number): number => {
 }
 
 /**
- * The factor on each term's own bm25 that turns FTS5's IDF into `termIdf` (bm25 sums per term),
- * from the table's row count and each term's matching rows; undefined when every factor is 1,
- * and one OR query's bm25 is the score.
+ * Each term's IDF in a dataset of `rows` rows, from the rows each term matches there: `termIdf`
+ * for several terms in a dataset of at most WEIGHTED_IDF_ROWS rows, else FTS5's. A count above
+ * the row count (a lagging statistic) is read as the row count.
  */
-export const idfFactors = (rows: number, counts: ReadonlyArray<number>): ReadonlyArray<number> | undefined => {
+export const idfsOf = (rows: number, counts: ReadonlyArray<number>): ReadonlyArray<number> => {
   const total = Math.max(rows, ...counts)
-  const factors = counts.map((n) => termIdf(total, n) / fts5Idf(total, n))
-  return factors.every((f) => f === 1) ? undefined : factors
+  const idf = counts.length > 1 && rows <= WEIGHTED_IDF_ROWS ? termIdf : fts5Idf
+  return counts.map((n) => idf(total, n))
 }
+
+/** An FTS5 phrase of one term (the tokenizer stems it). */
+export const phraseOf = (term: string): string => `"${term.replaceAll("\"", "\"\"")}"`
+
+/** The MATCH of a term among a dataset's rows: the dataset's token, then the term in the side's columns. */
+const matchOf = (side: FullTextSide, datasetId: number, term: string): string => {
+  if (!Number.isSafeInteger(datasetId) || datasetId < 0) throw new Error(`not a dataset id: ${datasetId}`)
+  return `dataset_id : "${datasetId}" AND ${side === "entities" ? "{name description}" : "description"} : ${
+    phraseOf(term)
+  }`
+}
+
+/**
+ * A term's weighted frequency in the matched row (bm25's f): how many instances highlight()
+ * marks in each column (the characters it adds, one a mark, as the close mark is empty), names
+ * weighing 4 times a description as in bm25(t, 4, 1).
+ */
+const termFrequency = (side: FullTextSide): string => {
+  const table = fullTextTable(side)
+  const marks = (column: number, name: string) =>
+    `(COALESCE(length(highlight(${table}, ${column}, char(1), '')), 0) - COALESCE(length(${table}.${name}), 0))`
+  return side === "entities"
+    ? `(4.0 * ${marks(1, "name")} + 1.0 * ${marks(2, "description")})`
+    : `(1.0 * ${marks(1, "description")})`
+}
+
+const BM25_K1 = "1.2"
+const BM25_B = "0.75"
+
+/** SQLite's adapter over `sql` (the writer's connection; a reader's only scores and counts). */
+export const makeSqliteFullText = (sql: SqlClient.SqlClient): FullTextIndex["Type"] => {
+  const nothing = sql`SELECT NULL AS id, NULL AS score WHERE 0`
+
+  const rows = (side: FullTextSide, datasetId: number) =>
+    sql<{ rows: number }>`SELECT rows FROM gb_fts_stats WHERE dataset_id = ${datasetId} AND side = ${side}`.pipe(
+      Effect.map((found) => Number(found[0]?.rows ?? 0)),
+      Effect.orDie
+    )
+
+  /**
+   * bm25 of fts5_aux.c term by term, with the dataset's statistics, in its order of operations
+   * (so that scores equal a per-dataset table's but for the logarithm's last bit and the sum's
+   * order): Σ idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)), the IDF from `idfsOf`.
+   */
+  const scored = (side: FullTextSide, datasetId: number, terms: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const table = fullTextTable(side)
+      const [stats] = yield* sql<{ rows: number; tokens: number }>`SELECT rows, tokens FROM gb_fts_stats
+        WHERE dataset_id = ${datasetId} AND side = ${side}`
+      const datasetRows = Number(stats?.rows ?? 0)
+      if (terms.length === 0 || datasetRows === 0) return nothing
+      const matches = terms.map((term) => matchOf(side, datasetId, term))
+      const [counted] = yield* sql.unsafe<Record<string, number>>(
+        `SELECT ${matches.map((_, i) => `(SELECT COUNT(*) FROM ${table} WHERE ${table} MATCH ?) AS n${i}`).join(", ")}`,
+        matches
+      )
+      const counts = matches.map((_, i) => Number(counted?.[`n${i}`] ?? 0))
+      const idfs = idfsOf(datasetRows, counts)
+      const avgdl = Number(stats!.tokens) / datasetRows
+      const f = sql.literal(termFrequency(side))
+      const perTerm = matches.flatMap((match, i) => {
+        if (counts[i] === 0) return []
+        return [sql`SELECT rowid AS id, ${idfs[i]!} AS idf, ${f} AS f FROM ${sql.literal(table)}
+          WHERE ${sql.literal(table)} MATCH ${match}`]
+      })
+      if (perTerm.length === 0) return nothing
+      // materialized, so that highlight() runs once a row and term (bm25 reads f twice)
+      return sql`WITH tf AS MATERIALIZED (${sql.join(" UNION ALL ", false)(perTerm)})
+        SELECT tf.id AS id, SUM(tf.idf * ((tf.f * (${sql.literal(`${BM25_K1} + 1.0`)})) / (tf.f + ${
+        sql.literal(BM25_K1)
+      } * (1 - ${sql.literal(BM25_B)} + ${sql.literal(BM25_B)} * l.length / ${avgdl})))) AS score
+        FROM tf CROSS JOIN gb_fts_lengths l ON l.side = ${side} AND l.row_id = tf.id
+        GROUP BY tf.id`
+    }).pipe(Effect.orDie, Effect.withSpan("FullTextIndex.scored"))
+
+  /** The rows whose last change in the queue is their insert: what the index holds of them now. */
+  const lastInserts = `(SELECT MAX(id) AS id FROM gb_fts_pending GROUP BY side, row_id) last
+    CROSS JOIN gb_fts_pending p ON p.id = last.id`
+
+  /** Adds (sign 1) or takes away (-1) the touched rows' lengths from their datasets' statistics. */
+  const addToStats = (sign: 1 | -1) =>
+    sql.unsafe(`INSERT INTO gb_fts_stats (dataset_id, side, rows, tokens)
+      SELECT l.dataset_id, l.side, ${sign} * COUNT(*), ${sign} * SUM(l.length)
+      FROM (SELECT DISTINCT side, row_id FROM gb_fts_pending) p
+      CROSS JOIN gb_fts_lengths l ON l.side = p.side AND l.row_id = p.row_id
+      WHERE true
+      GROUP BY l.dataset_id, l.side
+      ON CONFLICT (dataset_id, side) DO UPDATE SET rows = rows + excluded.rows, tokens = tokens + excluded.tokens`)
+
+  /**
+   * Applies the queue, oldest first: an insert row adds its words to the side's table, a delete
+   * row is FTS5's 'delete' command with the words the index holds (an update queued both).
+   * Then each touched row's length: its old one leaves the statistics and gb_fts_lengths, and
+   * the row as it now is (its last queued insert, if any) is counted with the real tokenizer, in
+   * a temp contentless FTS5 table (the writer keeps temp in memory, Sqlite.ts), and added. Costs
+   * one read of an empty table when nothing is queued.
+   */
+  const flushQueue = Effect.gen(function*() {
+    const queued = yield* sql`SELECT 1 AS one FROM gb_fts_pending LIMIT 1`
+    if (queued.length === 0) return
+    for (const side of FULL_TEXT_SIDES) {
+      const table = fullTextTable(side)
+      const columns = FULL_TEXT_COLUMNS[side]
+      // an FTS5 command names its table as a column; NULL there is a plain insert
+      yield* sql.unsafe(
+        `INSERT INTO ${table} (${table}, rowid, dataset_id, ${columns})
+          SELECT CASE op WHEN 'delete' THEN 'delete' END, row_id, dataset_id, ${columns} FROM gb_fts_pending
+          WHERE side = ? ORDER BY id`,
+        [side]
+      )
+    }
+    yield* addToStats(-1)
+    yield* sql`DELETE FROM gb_fts_lengths WHERE (side, row_id) IN (SELECT side, row_id FROM gb_fts_pending)`
+    yield* sql.unsafe(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.gb_fts_count USING fts5(
+      name, description, content = '', tokenize = '${TOKENIZE}')`)
+    yield* sql.unsafe(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.gb_fts_count_vocab
+      USING fts5vocab(temp, gb_fts_count, 'instance')`)
+    yield* sql.unsafe(`INSERT INTO temp.gb_fts_count (rowid, name, description)
+      SELECT p.id, p.name, p.description FROM ${lastInserts} WHERE p.op = 'insert'`)
+    yield* sql.unsafe(`INSERT INTO gb_fts_lengths (side, row_id, dataset_id, length)
+      SELECT p.side, p.row_id, p.dataset_id, COALESCE(c.n, 0) FROM ${lastInserts}
+      LEFT JOIN (SELECT doc, COUNT(*) AS n FROM temp.gb_fts_count_vocab GROUP BY doc) c ON c.doc = p.id
+      WHERE p.op = 'insert'`)
+    yield* sql.unsafe(`INSERT INTO temp.gb_fts_count (gb_fts_count) VALUES ('delete-all')`)
+    yield* addToStats(1)
+    // a dataset side left without rows keeps no statistics
+    yield* sql`DELETE FROM gb_fts_stats WHERE rows = 0
+      AND (dataset_id, side) IN (SELECT DISTINCT dataset_id, side FROM gb_fts_pending)`
+    yield* sql`DELETE FROM gb_fts_pending`
+  })
+
+  const flush = flushQueue.pipe(Effect.orDie, Effect.withSpan("FullTextIndex.flush"))
+
+  // the table names are ours, not input: an FTS5 command names its table as a column
+  const optimize: Effect.Effect<void, SqlError.SqlError> = Effect.forEach(
+    FULL_TEXT_SIDES.map(fullTextTable),
+    (table) => sql.unsafe(`INSERT INTO ${table}(${table}) VALUES ('optimize')`),
+    { discard: true }
+  )
+
+  return FullTextIndex.of({
+    scored,
+    flush,
+    rows: (side, datasetId) => rows(side, datasetId).pipe(Effect.withSpan("FullTextIndex.rows")),
+    // changes plain SQL queued still hold deleted words: applied first, in a transaction of their own
+    compact: sql.withTransaction(flushQueue).pipe(
+      Effect.zipRight(optimize),
+      Effect.orDie,
+      Effect.withSpan("FullTextIndex.compact")
+    ),
+    // the cascade queued the rows' deletes: applying them takes the rows' terms and lengths away
+    drop: (datasetId) =>
+      flushQueue.pipe(
+        Effect.zipRight(sql`DELETE FROM gb_fts_stats WHERE dataset_id = ${datasetId}`),
+        Effect.asVoid,
+        Effect.orDie,
+        Effect.withSpan("FullTextIndex.drop")
+      )
+  })
+}
+
+/** PostgreSQL's adapter: the tsvector column its triggers keep (migration 0004). */
+export const makePgFullText = (sql: SqlClient.SqlClient): FullTextIndex["Type"] => {
+  const base = (side: FullTextSide) => sql.literal(side === "entities" ? "gb_entities" : "gb_edges")
+  return FullTextIndex.of({
+    scored: (side, datasetId, terms) => {
+      const query = sql`(${sql.join(" || ", false)(terms.map((t) => sql`plainto_tsquery('english', ${t})`))})`
+      return Effect.succeed<Fragment>(
+        terms.length === 0
+          ? sql`SELECT NULL AS id, NULL AS score WHERE false`
+          : sql`SELECT id, ts_rank(search_tsv, ${query}) AS score FROM ${base(side)}
+            WHERE search_tsv @@ ${query} AND dataset_id = ${datasetId}`
+      ).pipe(Effect.withSpan("FullTextIndex.scored"))
+    },
+    flush: Effect.void.pipe(Effect.withSpan("FullTextIndex.flush")),
+    rows: (side, datasetId) =>
+      sql<{ n: number }>`SELECT COUNT(*) AS n FROM ${base(side)} WHERE dataset_id = ${datasetId}`.pipe(
+        Effect.map((found) => Number(found[0]?.n ?? 0)),
+        Effect.orDie,
+        Effect.withSpan("FullTextIndex.rows")
+      ),
+    compact: Effect.void.pipe(Effect.withSpan("FullTextIndex.compact")),
+    drop: () => Effect.void.pipe(Effect.withSpan("FullTextIndex.drop"))
+  })
+}
+
+/** The adapter of `sql`'s dialect. */
+export const makeFullTextIndex = (sql: SqlClient.SqlClient): FullTextIndex["Type"] =>
+  sql.onDialectOrElse({ pg: () => makePgFullText(sql), orElse: () => makeSqliteFullText(sql) })
+
+/**
+ * The index over the writer's client, and its flush as a pre-commit hook of
+ * `Database.withTransaction`.
+ */
+export const FullTextIndexLive: Layer.Layer<FullTextIndex | PreCommitHooks, never, SqlClient.SqlClient> = Layer
+  .effectContext(
+    Effect.map(SqlClient.SqlClient, (sql) => {
+      const index = makeFullTextIndex(sql)
+      return Context.make(FullTextIndex, index).pipe(Context.add(PreCommitHooks, [index.flush]))
+    })
+  )

@@ -39,6 +39,9 @@ export const SqliteClientLive = (
       // not only for a forget, since every request's full text has been in a queue row deleted
       // long before anyone asks to forget it (docs/SECURITY.md, "Deleted data on disk")
       yield* client`PRAGMA secure_delete = ON`
+      // the full-text flush counts tokens in a temp FTS5 table (FullText.ts): temp tables and
+      // indexes live in memory, so no text passes through a temp file
+      yield* client`PRAGMA temp_store = MEMORY`
       // In WAL mode NORMAL syncs at checkpoints, not at every commit: a commit survives a crash of
       // the process (the WAL is in the OS's hands), and an OS crash or power loss can lose the last
       // commits but never corrupts the file. better-sqlite3 builds with this default already; said

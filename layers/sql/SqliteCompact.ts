@@ -2,11 +2,11 @@
  * What SQLite needs, beyond `secure_delete` (set on every connection, Sqlite.ts), so that
  * deleted rows leave nothing readable in its files (docs/SECURITY.md, "Deleted data on disk"):
  *
- * - FTS5 'optimize' on the full-text tables (a pair per dataset, FullText.ts). A delete from
- *   an FTS5 index only writes a tombstone; the deleted terms stay in the old segments
- *   (`gb_fts_*_data`, `gb_fts_*_idx`) until those are merged away. 'optimize' merges every segment into one, and the rows of the
- *   old segments are then deleted, which secure_delete zeroes. It rewrites every dataset's index
- *   (BENCHMARKS.md, "No trace").
+ * - FTS5 'optimize' on the two full-text tables (FullTextIndex.compact, FullText.ts). A delete
+ *   from an FTS5 index only writes a tombstone; the deleted terms stay in the old segments
+ *   (`gb_fts_*_data`, `gb_fts_*_idx`) until those are merged away. 'optimize' merges every
+ *   segment into one, and the rows of the old segments are then deleted, which secure_delete
+ *   zeroes. It rewrites the whole index, every dataset's (BENCHMARKS.md, "No trace").
  * - `wal_checkpoint(TRUNCATE)`. The WAL keeps every page image written since it was last
  *   reset, the pages as they were before a delete among them, and a checkpoint that does not
  *   truncate leaves those frames in the file until later writes overwrite them. TRUNCATE copies
@@ -16,7 +16,6 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect, Option, Schedule } from "effect"
-import { fullTextTables } from "./FullText.js"
 
 /** Tries of a checkpoint that reports busy, after the first. */
 const CHECKPOINT_RETRIES = 3
@@ -35,16 +34,6 @@ export const outsideTransaction = (operation: string): Effect.Effect<void> =>
       onSome: () => Effect.dieMessage(`${operation} must not run inside a transaction`)
     })
   )
-
-/** FTS5 'optimize' on every dataset's full-text tables. */
-export const optimizeFullText = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError.SqlError> =>
-  Effect.flatMap(fullTextTables(sql), (tables) =>
-    Effect.forEach(
-      tables,
-      // the table names are ours, not input: an FTS5 command names its table as a column
-      (table) => sql.unsafe(`INSERT INTO ${table}(${table}) VALUES ('optimize')`),
-      { discard: true }
-    ))
 
 /**
  * `PRAGMA wal_checkpoint(TRUNCATE)`, tried again while it reports busy. True when the WAL was

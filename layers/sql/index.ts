@@ -23,6 +23,7 @@ import type { SearchRepo } from "../../src/services/SearchRepo.js"
 import type { SeriesRepo } from "../../src/services/SeriesRepo.js"
 import type { VectorOutbox } from "../../src/services/VectorOutbox.js"
 import { DatabaseLive } from "./Database.js"
+import { FullTextIndexLive } from "./FullText.js"
 import { PgClientLive, PgMigratedLive, type PgOptions } from "./Pg.js"
 import { AdminRepoLive } from "./repositories/Admin.js"
 import { DatasetsRepoLive } from "./repositories/Datasets.js"
@@ -58,7 +59,11 @@ export type Storage = SqlClient.SqlClient | Repositories
 
 export type StorageError = SqlError.SqlError | MigrationError
 
-/** All but SearchRepo, over whatever SqlClient is provided (already migrated). */
+/**
+ * All but SearchRepo, over whatever SqlClient is provided (already migrated). The full-text
+ * index's writer instance serves the Database port (its flush a pre-commit hook, compaction)
+ * and erase; SearchRepo scores with an instance on its own client (search/textMatch.ts).
+ */
 const WritingRepositoriesLive = Layer.mergeAll(
   AdminRepoLive,
   DatabaseLive,
@@ -72,7 +77,7 @@ const WritingRepositoriesLive = Layer.mergeAll(
   RunLogRepoLive,
   SeriesRepoLive,
   VectorOutboxLive
-)
+).pipe(Layer.provide(FullTextIndexLive))
 
 /** The repositories and the Database port over whatever SqlClient is provided (already migrated). */
 export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.merge(

@@ -1,6 +1,17 @@
 import { Context, Data, type Effect, FiberRef } from "effect"
 
 /**
+ * Effects a storage layer contributes to run before every commit of `Database.withTransaction`,
+ * once, at the outermost transaction however they nest (the SQLite full-text index applies what
+ * the transaction queued, FullTextIndex.flush). Unlike `beforeCommit`, they belong to the
+ * storage, not to a fiber.
+ */
+export class PreCommitHooks extends Context.Tag("gligabao/PreCommitHooks")<
+  PreCommitHooks,
+  ReadonlyArray<Effect.Effect<void>>
+>() {}
+
+/**
  * Effects run inside every `Database.withTransaction` of the fibers that carry them, just
  * before the commit. The remember manager sets one per run: the run's request leaves the
  * durable queue in the very transaction that stores its artifact, so a process that dies
@@ -35,7 +46,10 @@ export class Database extends Context.Tag("gligabao/Database")<
   Database,
   {
     readonly dialect: "sqlite" | "pg"
-    /** runs `effect` in one transaction (nested calls join it) */
+    /**
+     * runs `effect` in one transaction (nested calls join it); `beforeCommit` runs at every
+     * level, the storage's PreCommitHooks at the outermost only
+     */
     readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
     /**
      * runs `effect` holding the lock of `key` (a user and dataset name): in-process always,

@@ -99,9 +99,9 @@ forEachDialect((dialect: Dialect, makeLayer) => {
           yield* database.withTransaction(sql`DELETE FROM gb_entities`.pipe(Effect.orDie))
           yield* expectFullTextConsistent
           const left = yield* sql.unsafe<{ n: number }>(
-            `SELECT COUNT(*) AS n FROM ${fullTextTable("entities", dataset!.id)} WHERE ${
-              fullTextTable("entities", dataset!.id)
-            } MATCH 'painter'`
+            `SELECT COUNT(*) AS n FROM ${fullTextTable("entities")} WHERE ${
+              fullTextTable("entities")
+            } MATCH 'dataset_id : "${dataset!.id}" AND painter'`
           ).pipe(Effect.orDie)
           expect(Number(left[0]!.n)).toBe(0)
         }

@@ -1,7 +1,9 @@
 /**
  * Migration 0013 on a SQLite file whose rows the shared full-text tables of 0004 indexed: each
  * dataset gets its own tables holding exactly its rows, the shared ones are gone, and the new
- * triggers queue what is written next.
+ * triggers queue what is written next. The tables are checked as 0013 and 0014 leave them (0015
+ * replaces them, test/sql/sharedFullTextMigration.test.ts); the searches and the write, by this
+ * build, after 0015.
  */
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
@@ -16,6 +18,57 @@ import { tempDir } from "../support/cli.js"
 import { expectFullTextConsistent } from "../support/fullText.js"
 
 const before13 = Object.fromEntries(Object.entries(migrations).filter(([key]) => key < "0013"))
+const before15 = Object.fromEntries(Object.entries(migrations).filter(([key]) => key < "0015"))
+
+type Instance = { readonly term: string; readonly doc: number; readonly col: string; readonly offset: number }
+
+/**
+ * 0013's index: each dataset's tables hold exactly its rows (an index built afresh from them,
+ * compared term by term and position by position), the queue is empty, FTS5's check passes.
+ * Frozen from test/support/fullText.ts as it was for 0013's engine.
+ */
+const expectPerDatasetFullTextConsistent = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const instances = (schema: string, table: string) =>
+    Effect.gen(function*() {
+      yield* sql.unsafe(`CREATE VIRTUAL TABLE temp.check_vocab USING fts5vocab(${schema}, ${table}, 'instance')`)
+      const rows = yield* sql.unsafe<Instance>(
+        `SELECT term, doc, col, "offset" AS offset FROM temp.check_vocab ORDER BY doc, col, "offset", term`
+      )
+      yield* sql.unsafe(`DROP TABLE temp.check_vocab`)
+      return rows.map((r) => `${r.doc}:${r.col}:${r.offset}:${r.term}`)
+    })
+  const [queued] = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM gb_fts_pending`
+  expect(Number(queued!.n), "changes left in gb_fts_pending").toBe(0)
+  for (const { id } of yield* sql<{ id: number }>`SELECT id FROM gb_datasets ORDER BY id`) {
+    for (
+      const [side, columns, base] of [["entities", "name, description", "gb_entities"], [
+        "edges",
+        "description",
+        "gb_edges"
+      ]]
+    ) {
+      const table = `gb_fts_${side}_${Number(id)}`
+      yield* sql.unsafe(`INSERT INTO ${table} (${table}) VALUES ('integrity-check')`)
+      yield* sql.unsafe(`CREATE VIRTUAL TABLE temp.check_fresh USING fts5(${columns},
+        content = '${base}', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')`)
+      yield* sql.unsafe(
+        `INSERT INTO temp.check_fresh (rowid, ${columns}) SELECT id, ${columns} FROM ${base} WHERE dataset_id = ? ORDER BY id`,
+        [id]
+      )
+      const expected = yield* instances("temp", "check_fresh")
+      const actual = yield* instances("main", table)
+      yield* sql.unsafe(`DROP TABLE temp.check_fresh`)
+      expect(actual, `${table} against its rows`).toEqual(expected)
+    }
+  }
+}).pipe(Effect.orDie)
+
+const migratedUpTo = (file: string, record: typeof migrations | typeof before13) =>
+  SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(record) }).pipe(
+    Layer.provideMerge(SqliteClient.layer({ filename: file })),
+    Layer.provide(NodeContext.layer)
+  )
 
 const T0 = "2025-01-01T00:00:00.000Z"
 const NOW = { asOf: T0, knownAt: null, includeExpired: false, sessionId: null, kind: null }
@@ -48,22 +101,18 @@ describe("migration 0013: SQLite's full-text index per dataset", () => {
                  (2, 2, 3, 3, 'paints', 'Bob paints', '${T0}', '${T0}')`
         )
         expect(yield* names(sql)).toContain("gb_edges_fts")
-      }).pipe(
-        Effect.provide(
-          SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(before13) }).pipe(
-            Layer.provideMerge(SqliteClient.layer({ filename: file })),
-            Layer.provide(NodeContext.layer)
-          )
-        ),
-        Effect.orDie
-      )
+      }).pipe(Effect.provide(migratedUpTo(file, before13)), Effect.orDie)
 
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const tables = yield* names(sql)
         expect(tables.filter((t) => /^gb_(entities|edges)_fts/.test(t))).toEqual([])
         expect(tables).toEqual(expect.arrayContaining(["gb_fts_edges_1", "gb_fts_edges_2", "gb_fts_entities_1"]))
-        yield* expectFullTextConsistent
+        yield* expectPerDatasetFullTextConsistent
+      }).pipe(Effect.provide(migratedUpTo(file, before15)), Effect.orDie)
+
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
         const search = yield* SearchRepo
         expect((yield* search.matchFacts(1, ["paris", "paint"], NOW, 10)).map((m) => m.id)).toEqual([1])
         expect((yield* search.matchEntities(2, ["painter"], NOW, 10)).map((m) => m.id)).toEqual([3])

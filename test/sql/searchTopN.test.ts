@@ -11,7 +11,7 @@ import Sqlite from "better-sqlite3"
 import { Effect, Runtime } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll } from "vitest"
-import { dropFullText, fts5Idf, fullTextTable, termIdf } from "../../layers/sql/FullText.js"
+import { fts5Idf, FULL_TEXT_COLUMNS, termIdf, TOKENIZE } from "../../layers/sql/FullText.js"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { RETRY_FAST_EVERY, WEIGHTED_IDF_ROWS } from "../../layers/sql/repositories/Search.js"
 import { Database } from "../../src/services/Database.js"
@@ -62,13 +62,16 @@ interface Entity {
   readonly session?: string | null
 }
 
+/** every row gone, in a Database transaction (whose commit takes them out of the full-text index) */
 const wipe = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  for (const { id } of yield* sql<{ id: number }>`SELECT id FROM gb_datasets`) yield* dropFullText(sql, id)
-  for (const table of ["gb_edge_sessions", "gb_entity_sessions", "gb_edges", "gb_entities", "gb_datasets"]) {
-    yield* sql.unsafe(`DELETE FROM ${table}`)
-  }
-  yield* sql`DELETE FROM gb_fts_pending`
+  yield* (yield* Database).withTransaction(
+    Effect.forEach(
+      ["gb_edge_sessions", "gb_entity_sessions", "gb_edges", "gb_entities", "gb_datasets"],
+      (table) => sql.unsafe(`DELETE FROM ${table}`),
+      { discard: true }
+    ).pipe(Effect.orDie)
+  )
 })
 
 let nextId = 1
@@ -181,15 +184,22 @@ const referenceFilters = (
 }
 
 /**
- * The match computed apart: each term's bm25 in the dataset's table alone, rescaled from FTS5's
+ * The match computed apart: each term's bm25 in an FTS5 table of the dataset's rows alone (built
+ * here, in temp), rescaled from FTS5's
  * IDF to `termIdf` (N the dataset's rows, n the term's) when there are several terms, summed per
  * row; the rows that pass the filters, best first, then by id.
  */
 const reference = (alias: "e" | "n", datasetId: number, terms: ReadonlyArray<string>, f: ReadFilters, limit: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const fts = fullTextTable(alias === "e" ? "edges" : "entities", datasetId)
+    const fts = "temp.reference_fts"
     const base = alias === "e" ? "gb_edges" : "gb_entities"
+    const columns = FULL_TEXT_COLUMNS[alias === "e" ? "edges" : "entities"]
+    yield* sql.unsafe(`CREATE VIRTUAL TABLE ${fts} USING fts5(${columns}, tokenize = '${TOKENIZE}')`)
+    yield* sql.unsafe(
+      `INSERT INTO ${fts} (rowid, ${columns}) SELECT id, ${columns} FROM ${base} WHERE dataset_id = ? ORDER BY id`,
+      [datasetId]
+    )
     const weights = alias === "n" ? ", 4.0, 1.0" : ""
     const counted = yield* sql.unsafe<{ rows: number }>(`SELECT COUNT(*) AS rows FROM ${base} WHERE dataset_id = ?`, [
       datasetId
@@ -198,13 +208,14 @@ const reference = (alias: "e" | "n", datasetId: number, terms: ReadonlyArray<str
     const scores = new Map<number, number>()
     for (const term of terms) {
       const hits = yield* sql.unsafe<{ id: number; b: number }>(
-        `SELECT rowid AS id, -bm25(${fts}${weights}) AS b FROM ${fts} WHERE ${fts} MATCH ?`,
+        `SELECT rowid AS id, -bm25(reference_fts${weights}) AS b FROM ${fts} WHERE reference_fts MATCH ?`,
         [`"${term}"`]
       )
       const n = hits.length
       const weight = terms.length === 1 || N > WEIGHTED_IDF_ROWS ? 1 : termIdf(N, n) / fts5Idf(N, n)
       for (const { b, id } of hits) scores.set(id, (scores.get(id) ?? 0) + b * weight)
     }
+    yield* sql.unsafe(`DROP TABLE ${fts}`)
     const filters = referenceFilters(alias, f)
     const passing = yield* sql.unsafe<{ id: number }>(
       `SELECT ${alias}.id AS id FROM ${base} ${alias} WHERE ${alias}.dataset_id = ? AND ${filters.sql}`,

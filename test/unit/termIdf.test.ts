@@ -1,11 +1,21 @@
 /**
  * The IDF SQLite's full-text match scores a term with (layers/sql/FullText.ts): FTS5's, with a
- * floor for words in a large share of a dataset's rows; and the varint of FTS5's records (the
- * row count bm25 reads; checked against real tables by test/sql/searchTopN.test.ts).
+ * floor for words in a large share of a dataset's rows. (The factor on bm25 that once turned
+ * one into the other is gone: the IDF is written into the score directly.)
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { fts5Idf, idfFactors, readVarint, termIdf } from "../../layers/sql/FullText.js"
+import { fts5Idf, idfsOf, termIdf } from "../../layers/sql/FullText.js"
+
+/**
+ * The IDF a search scores each term with over FTS5's (the factor bm25 was once scaled by);
+ * undefined when every factor is 1
+ */
+const idfFactors = (rows: number, counts: ReadonlyArray<number>): ReadonlyArray<number> | undefined => {
+  const total = Math.max(rows, ...counts)
+  const factors = idfsOf(rows, counts).map((idf, i) => idf / fts5Idf(total, counts[i]!))
+  return factors.every((f) => f === 1) ? undefined : factors
+}
 
 describe("termIdf", () => {
   it("is FTS5's IDF for a word in fewer than about 38% of the rows, and no factor is needed", () => {
@@ -45,14 +55,5 @@ describe("termIdf", () => {
 
   it("a count above the row count (a lagging record) is read as the row count", () => {
     expect(idfFactors(3, [5, 1])).toEqual(idfFactors(5, [5, 1]))
-  })
-})
-
-describe("readVarint", () => {
-  it("reads SQLite's varints: one byte and several, at an offset", () => {
-    expect(readVarint(Uint8Array.of(0x05), 0)).toBe(5)
-    expect(readVarint(Uint8Array.of(0x81, 0x00), 0)).toBe(128)
-    // 6 * 2^14 + 0x20 * 2^7 + 0x0d
-    expect(readVarint(Uint8Array.of(0xff, 0x86, 0xa0, 0x0d), 1)).toBe(102_413)
   })
 })

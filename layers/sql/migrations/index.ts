@@ -13,6 +13,7 @@ import structuredMode from "./0011_structured_mode.js"
 import pgVectors from "./0012_pg_vectors.js"
 import datasetFullText from "./0013_dataset_full_text.js"
 import unknownStart from "./0014_unknown_start.js"
+import sharedFullText from "./0015_shared_full_text.js"
 
 export const migrations = {
   "0001_init": init,
@@ -28,5 +29,6 @@ export const migrations = {
   "0011_structured_mode": structuredMode,
   "0012_pg_vectors": pgVectors,
   "0013_dataset_full_text": datasetFullText,
-  "0014_unknown_start": unknownStart
+  "0014_unknown_start": unknownStart,
+  "0015_shared_full_text": sharedFullText
 }

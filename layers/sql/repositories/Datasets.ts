@@ -3,7 +3,6 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { DatasetRow } from "../../../src/domain/Rows.js"
 import { type DatasetCounts, DatasetsRepo } from "../../../src/services/DatasetsRepo.js"
-import { createFullText } from "../FullText.js"
 
 /** The user's live dataset of that name, on `sql` (the writer's connection, or a reader's). */
 export const datasetByName = (sql: SqlClient.SqlClient) => (userId: string, name: string) =>
@@ -17,11 +16,6 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const find = datasetByName(sql)
-  // SQLite indexes each dataset's words in tables of its own (FullText.ts)
-  const created = sql.onDialectOrElse({
-    pg: () => (_: DatasetRow) => Effect.void,
-    orElse: () => (row: DatasetRow) => createFullText(sql, row.id).pipe(Effect.orDie)
-  })
 
   // the common case is one read; a concurrent creator makes our insert a no-op, then we read its row
   const getOrCreate = (userId: string, name: string, now: string) =>
@@ -37,10 +31,7 @@ export const make = Effect.gen(function*() {
       }
         ON CONFLICT (user_id, name) WHERE deleted_at IS NULL DO NOTHING
         RETURNING id, user_id, name, created_at, deleted_at`.pipe(Effect.orDie)
-      if (inserted[0] !== undefined) {
-        yield* created(inserted[0])
-        return inserted[0]
-      }
+      if (inserted[0] !== undefined) return inserted[0]
       return Option.getOrThrowWith(yield* find(userId, name), () => new Error(`dataset ${name} vanished`))
     })
 

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { type DatasetContents, EraseRepo } from "../../../src/services/EraseRepo.js"
-import { dropFullText } from "../FullText.js"
+import { FullTextIndex } from "../../../src/services/FullTextIndex.js"
 import { chunksOf } from "./internal.js"
 
 /** The error text a scrubbed model call keeps: it failed, and what it said is gone. */
@@ -15,6 +15,7 @@ export const SCRUBBED_ERROR = "removed: its user or dataset was forgotten"
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const fullText = yield* FullTextIndex
   const ids = (rows: ReadonlyArray<{ readonly id: number }>) => rows.map((r) => Number(r.id))
 
   const datasetNames = (userId: string) =>
@@ -87,15 +88,10 @@ const make = Effect.gen(function*() {
     sql<{ id: number }>`DELETE FROM gb_remember_runs WHERE user_id = ${userId} AND dataset = ${name}
       RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
 
-  // on SQLite the dataset's full-text tables go with it (FullText.ts)
-  const dropIndex = sql.onDialectOrElse({
-    pg: () => (_: number) => Effect.void,
-    orElse: () => (datasetId: number) => dropFullText(sql, datasetId)
-  })
-
+  // the cascade queued its rows' deletes from the full-text index: applied, with its statistics gone
   const deleteDataset = (datasetId: number) =>
     sql`DELETE FROM gb_datasets WHERE id = ${datasetId}`.pipe(
-      Effect.zipRight(dropIndex(datasetId)),
+      Effect.zipRight(fullText.drop(datasetId)),
       Effect.asVoid,
       Effect.orDie
     )
@@ -120,4 +116,8 @@ const make = Effect.gen(function*() {
   })
 })
 
-export const EraseRepoLive: Layer.Layer<EraseRepo, never, SqlClient.SqlClient> = Layer.effect(EraseRepo, make)
+/** Needs the writer's FullTextIndex (FullText.ts's FullTextIndexLive). */
+export const EraseRepoLive: Layer.Layer<EraseRepo, never, SqlClient.SqlClient | FullTextIndex> = Layer.effect(
+  EraseRepo,
+  make
+)

@@ -1,18 +1,17 @@
 /**
  * The full-text match of SearchRepo: a dataset's rows matching any of the terms, best first,
- * after the read filters. FTS5 MATCH + bm25 over the dataset's own tables on SQLite
- * (FullText.ts), with a top-N fast path; tsvector @@ tsquery + ts_rank on PostgreSQL
- * (migrations/0004).
+ * after the read filters. On SQLite the FullTextIndex port scores the dataset's matches
+ * (FullText.ts, a CTE `scored`), with a top-N fast path; on PostgreSQL tsvector @@ tsquery +
+ * ts_rank, inline in one statement with the filters (migrations/0004).
  */
 import type { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import type { ReadFilters, TextMatch } from "../../../../src/services/SearchRepo.js"
-import { fullTextTable, idfFactors, indexedRows } from "../../FullText.js"
+import { makeFullTextIndex } from "../../FullText.js"
 import type { ReadFilterSql } from "./filters.js"
 
-/** Datasets up to this many rows a side have common words' IDF lifted (`scoredMatches`). */
-export const WEIGHTED_IDF_ROWS = 20_000
+export { WEIGHTED_IDF_ROWS } from "../../FullText.js"
 
 /** After a fallback, the full query serves a dataset's next queries but every this-many-th. */
 export const RETRY_FAST_EVERY = 16
@@ -22,43 +21,18 @@ const MAX_REMEMBERED_FALLBACKS = 10_000
 export const makeTextMatch = (sql: SqlClient.SqlClient, readFilters: ReadFilterSql) => {
   const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
   const { baseOf, entityFilters, factFilters, limitOf } = readFilters
-  /** An FTS5 phrase of one term (the tokenizer stems it) */
-  const phraseOf = (term: string) => `"${term.replaceAll("\"", "\"\"")}"`
+  // this client's own instance (the reader's, on a file): scoring only reads
+  const fullText = makeFullTextIndex(sql)
 
   /**
-   * SQLite: a CTE `scored(id, score)`, every match of the terms in the dataset's own index
-   * (FullText.ts), higher better. bm25 sums, over the terms, an IDF times the term's saturated
-   * frequency in the row; names weigh 4 times a description. Where `idfFactors` lifts a common
-   * word's IDF (FullText.ts, `termIdf`), each term is matched alone and its bm25 scaled, which
-   * costs about twice the one OR query that scores every other search. Datasets of more than
-   * WEIGHTED_IDF_ROWS rows a side keep FTS5's IDF, where a word that common is rare and counting
-   * its rows is not free.
+   * SQLite: a CTE `scored(id, score)`, every match of the terms in the dataset, higher better:
+   * bm25 with the dataset's own statistics (FullTextIndex.scored, FullText.ts).
    */
   const scoredMatches = (alias: "n" | "e", datasetId: number, terms: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
-      const side = alias === "n" ? "entities" : "edges"
-      const tableName = fullTextTable(side, datasetId)
-      const table = sql.literal(tableName)
-      const bm25 = sql`-bm25(${table}${sql.literal(alias === "n" ? ", 4.0, 1.0" : "")})`
-      const plain = sql`scored AS (SELECT rowid AS id, ${bm25} AS score FROM ${table}
-        WHERE ${table} MATCH ${terms.map(phraseOf).join(" OR ")})`
-      // one term: a factor would scale every score alike
-      if (terms.length === 1) return plain
-      const rows = yield* indexedRows(sql, side, datasetId)
-      if (rows > WEIGHTED_IDF_ROWS) return plain
-      const [counted] = yield* sql.unsafe<Record<string, number>>(
-        `SELECT ${
-          terms.map((_, i) => `(SELECT COUNT(*) FROM ${tableName} WHERE ${tableName} MATCH ?) AS n${i}`).join(", ")
-        }`,
-        terms.map(phraseOf)
-      )
-      const factors = idfFactors(rows, terms.map((_, i) => Number(counted?.[`n${i}`] ?? 0)))
-      if (factors === undefined) return plain
-      const scaled = terms.map((term, i) =>
-        sql`SELECT rowid AS id, ${bm25} * ${factors[i]!} AS s FROM ${table} WHERE ${table} MATCH ${phraseOf(term)}`
-      )
-      return sql`scored AS (SELECT id, SUM(s) AS score FROM (${sql.join(" UNION ALL ", false)(scaled)}) GROUP BY id)`
-    }).pipe(Effect.orDie)
+    Effect.map(
+      fullText.scored(alias === "n" ? "entities" : "edges", datasetId, terms),
+      (body) => sql`scored AS (${body})`
+    )
 
   /**
    * Every matching row of the dataset that passes `filters`, best first (score DESC, id), at
