@@ -94,7 +94,7 @@ describe("query plans", () => {
         kind: null
       }
       trace.start()
-      yield* (yield* SearchRepo).entities(dataset.id, owners, filters)
+      yield* (yield* SearchRepo).links("entity", owners, filters)
       trace.stop()
       const walks = trace.captured.filter((s) => s.includes("UNION ALL") && s.includes(") capped "))
       expect(walks.length).toBe(2)

@@ -99,8 +99,8 @@ export const readGraph = (
         }
       })
     const id = found.value.id
-    const entities = yield* all((after) => search.entityPage(id, EVERYTHING, after, PAGE))
-    const facts = yield* all((after) => search.factPage(id, EVERYTHING, after, PAGE))
+    const entities = yield* all((after) => search.page("entities", id, EVERYTHING, after, PAGE))
+    const facts = yield* all((after) => search.page("facts", id, EVERYTHING, after, PAGE))
     return {
       entities: entities.map((e) => ({ id: e.id, name: e.name, type: e.type, session_ids: e.session_ids })),
       edges: facts.map((f) => ({

@@ -17,13 +17,13 @@
  */
 import { Effect } from "effect"
 import type { NotFound } from "../domain/Errors.js"
-import type { ReadFilters, UnlinkedFactView } from "../services/SearchRepo.js"
+import type { ReadFact, ReadFilters } from "../services/SearchRepo.js"
 import { renderContext } from "./contextBlock.js"
 import { filtersOf, findDataset, type ReadDeps } from "./deps.js"
 import { type ContextRequest, DEFAULT_HOPS } from "./requests.js"
 import type { ContextResponse } from "./responses.js"
-import { retrieve } from "./retrieve.js"
-import { entityOut, type FactOut, factOut, type LinkedEntityOut, NO_LINKS, type Scored } from "./views.js"
+import { inRank, rank, rankedItems } from "./retrieve.js"
+import { type EntityItem, entityItem, type FactItem, factItem, linked } from "./views.js"
 
 export type { ContextResponse } from "./responses.js"
 
@@ -33,21 +33,21 @@ export const CONTEXT_CANDIDATES = 50
 export const RECENT_WINDOW = 100
 
 /**
- * The block's candidates. They come without their links (empty lists): only the facts and
- * entities the block keeps have theirs read, with `filters`.
+ * The block's candidates, as shown but for their links: only the facts and entities the block
+ * keeps have theirs read, with `filters`.
  */
 interface Ranked {
-  readonly facts: ReadonlyArray<FactOut>
-  readonly entities: ReadonlyArray<LinkedEntityOut>
+  readonly facts: ReadonlyArray<FactItem>
+  readonly entities: ReadonlyArray<EntityItem>
   readonly filters: ReadFilters
+  /** joined before the answer: the query's gb_inferences row */
+  readonly recorded: Effect.Effect<void>
 }
 
-const unscored = <A extends Scored>({ found_by: _, score: __, ...rest }: A): Omit<A, keyof Scored> => rest
-
-/** Search's ranking, without its scores (the block's order is the rank). */
+/** Search's ranking (no passages), its order the block's. */
 const relevant = (deps: ReadDeps, request: ContextRequest, query: string): Effect.Effect<Ranked, NotFound> =>
-  Effect.map(
-    retrieve(deps, {
+  Effect.gen(function*() {
+    const ranking = yield* rank(deps, {
       user_id: request.user_id,
       dataset: request.dataset,
       query,
@@ -56,20 +56,17 @@ const relevant = (deps: ReadDeps, request: ContextRequest, query: string): Effec
       include_expired: false,
       limit: CONTEXT_CANDIDATES,
       hops: DEFAULT_HOPS
-    }, { links: false, passages: false }),
-    (found) => ({
-      facts: found.facts.map(unscored),
-      entities: found.entities.map(unscored),
-      filters: found.filters
-    })
-  )
+    }, false)
+    const items = yield* rankedItems(deps, ranking)
+    return { ...items, filters: ranking.filters, recorded: ranking.candidates.recorded }
+  })
 
 /** The endpoints of a fact, once each. */
-const endpoints = (f: UnlinkedFactView): ReadonlyArray<number> =>
+const endpoints = (f: ReadFact): ReadonlyArray<number> =>
   f.source_id === f.target_id ? [f.source_id] : [f.source_id, f.target_id]
 
 /** The window's facts by connectedness, then newest; its endpoints by degree, then first appearance. */
-export const rankRecent = <F extends UnlinkedFactView>(window: ReadonlyArray<F>): {
+export const rankRecent = <F extends ReadFact>(window: ReadonlyArray<F>): {
   readonly facts: ReadonlyArray<F>
   readonly entityIds: ReadonlyArray<number>
 } => {
@@ -95,16 +92,12 @@ const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Eff
     })
     const window = yield* deps.search.recentFacts(dataset.id, filters, RECENT_WINDOW)
     const ranked = rankRecent(window)
-    const rows = new Map(
-      (yield* deps.search.unlinkedEntities(dataset.id, ranked.entityIds, filters)).map((e) => [e.id, e])
-    )
+    const entities = yield* deps.search.entities(dataset.id, ranked.entityIds, filters)
     return {
-      facts: ranked.facts.map((f) => factOut({ ...f, ...NO_LINKS }, null)),
-      entities: ranked.entityIds.flatMap((id) => {
-        const row = rows.get(id)
-        return row === undefined ? [] : [entityOut({ ...row, ...NO_LINKS })]
-      }),
-      filters
+      facts: ranked.facts.map((f) => factItem(f, null)),
+      entities: inRank(ranked.entityIds.map((id) => ({ id })), entities, entityItem),
+      filters,
+      recorded: Effect.void
     }
   })
 
@@ -120,9 +113,10 @@ export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effe
       deps.search.links("fact", block.facts.map((f) => f.id), ranked.filters),
       deps.search.links("entity", block.entities.map((e) => e.id), ranked.filters)
     ], { concurrency: "unbounded" })
+    yield* ranked.recorded
     return {
       ...block,
-      facts: block.facts.map((f) => ({ ...f, ...factLinks.get(f.id)! })),
-      entities: block.entities.map((e) => ({ ...e, ...entityLinks.get(e.id)! }))
+      facts: block.facts.map((f) => linked(f, factLinks.get(f.id)!)),
+      entities: block.entities.map((e) => linked(e, entityLinks.get(e.id)!))
     }
   })

@@ -15,7 +15,7 @@
  */
 import { collapseWhitespace, nameKey } from "../pipeline/normalize.js"
 import { countTokens } from "../pipeline/tokenizer.js"
-import type { FactOut, LinkedEntityOut } from "./views.js"
+import type { EntityItem, FactItem } from "./views.js"
 
 export const FACTS_HEADER = "# Facts"
 export const ENTITIES_HEADER = "# Entities"
@@ -32,7 +32,7 @@ const day = (iso: string): string => {
  * that leans on context, "moved there in 2021") `source relation target`, the relation's `_` as
  * spaces.
  */
-export const factSentence = (f: Pick<FactOut, "source" | "relation" | "target" | "description">): string => {
+export const factSentence = (f: Pick<FactItem, "source" | "relation" | "target" | "description">): string => {
   const description = collapseWhitespace(f.description).replace(/\.+$/u, "").trimEnd()
   const text = nameKey(description)
   if (description !== "" && text.includes(nameKey(f.source)) && text.includes(nameKey(f.target))) {
@@ -47,19 +47,19 @@ export const factSentence = (f: Pick<FactOut, "source" | "relation" | "target" |
  * true at any time before its end). Undefined when neither is known: an unknown start whose end a
  * known_at view hides (the contracts give every fact a start or an end).
  */
-const factDates = (f: Pick<FactOut, "valid_at" | "invalid_at">): string | undefined => {
+const factDates = (f: Pick<FactItem, "valid_at" | "invalid_at">): string | undefined => {
   if (f.valid_at === null) return f.invalid_at === undefined ? undefined : `until ${day(f.invalid_at)}`
   return f.invalid_at === undefined ? `since ${day(f.valid_at)}` : `${day(f.valid_at)} to ${day(f.invalid_at)}`
 }
 
 /** `- <sentence> (<dates>)` (factDates), or the sentence alone when nothing is known of its times. */
-export const factLine = (f: FactOut): string => {
+export const factLine = (f: FactItem): string => {
   const dates = factDates(f)
   return collapseWhitespace(`- ${factSentence(f)}${dates === undefined ? "" : ` (${dates})`}`)
 }
 
 /** `- <name> (<type>): <description>`; without a type or a description, without that part. */
-export const entityLine = (e: Pick<LinkedEntityOut, "name" | "type" | "description">): string => {
+export const entityLine = (e: Pick<EntityItem, "name" | "type" | "description">): string => {
   const type = collapseWhitespace(e.type)
   const description = collapseWhitespace(e.description)
   // collapsed as a whole, so that no line ends in a space (an empty name would leave one)
@@ -96,7 +96,7 @@ type Item<F, E> = { readonly fact: F } | { readonly entity: E }
  * is the sum of each line's count with its "\n", but the last line's alone. `tokens` is counted
  * once more on the block as returned, and should that ever exceed the budget the last lines go.
  */
-export const renderContext = <F extends FactOut, E extends LinkedEntityOut>(
+export const renderContext = <F extends FactItem, E extends EntityItem>(
   facts: ReadonlyArray<F>,
   entities: ReadonlyArray<E>,
   maxTokens: number

@@ -59,9 +59,7 @@ export const runEntityStory = (
     if (problem !== undefined) return yield* new InvalidRequest({ message: problem })
     const dataset = yield* findDataset(deps, request)
     const { id, name } = request
-    const found = id !== undefined
-      ? yield* deps.search.entityById(dataset.id, id)
-      : yield* deps.search.entityByNameKey(dataset.id, nameKey(name!))
+    const found = yield* deps.search.entity(dataset.id, id !== undefined ? { id } : { nameKey: nameKey(name!) })
     if (Option.isNone(found)) {
       return yield* new NotFound({
         message: id !== undefined ? `entity ${id} not found` : `no entity named ${JSON.stringify(name)}`

@@ -11,7 +11,7 @@ import type { ReadFilters } from "../services/SearchRepo.js"
 import { filtersAt, findDataset, type ReadDeps } from "./deps.js"
 import { artifactNode, entityNode, factEdge, graphmlFooter, graphmlHeader, mentionEdge } from "./graphml.js"
 import type { GraphFormat, GraphRequest } from "./requests.js"
-import { artifactOut, entityOut, factOut } from "./views.js"
+import { artifactOut, entityItem, entityOut, factOut, linked } from "./views.js"
 
 /** The GraphML export's media type (documented in the OpenAPI document beside the JSON). */
 export const GRAPHML_MEDIA_TYPE = "application/graphml+xml"
@@ -57,14 +57,14 @@ const asJson = (
   const opening = JSON.stringify(head).slice(0, -1)
   return Stream.concatAll(Chunk.make(
     Stream.succeed(`${opening},"entities":[`),
-    jsonElements(paged((after) => search.entityPage(datasetId, filters, after, EXPORT_PAGE)), entityOut),
+    jsonElements(paged((after) => search.page("entities", datasetId, filters, after, EXPORT_PAGE)), entityOut),
     Stream.succeed(`\n],"edges":[`),
     jsonElements(
-      paged((after) => search.factPage(datasetId, filters, after, EXPORT_PAGE)),
+      paged((after) => search.page("facts", datasetId, filters, after, EXPORT_PAGE)),
       (f) => factOut(f, filters.knownAt)
     ),
     Stream.succeed(`\n],"artifacts":[`),
-    jsonElements(paged((after) => search.artifactPage(datasetId, filters, after, EXPORT_PAGE)), artifactOut),
+    jsonElements(paged((after) => search.page("artifacts", datasetId, filters, after, EXPORT_PAGE)), artifactOut),
     Stream.succeed("\n]}\n")
   ))
 }
@@ -93,7 +93,7 @@ const graphmlPieces = (
   const { search } = deps
   const artifacts = new Set<number>()
   const entities = new Set<number>()
-  const artifactNodes = paged((after) => search.artifactPage(datasetId, filters, after, EXPORT_PAGE)).pipe(
+  const artifactNodes = paged((after) => search.page("artifacts", datasetId, filters, after, EXPORT_PAGE)).pipe(
     Stream.map((rows) =>
       rows.map((a) => {
         artifacts.add(a.id)
@@ -101,7 +101,7 @@ const graphmlPieces = (
       }).join("")
     )
   )
-  const entityNodes = paged((after) => search.entityPage(datasetId, filters, after, EXPORT_PAGE)).pipe(
+  const entityNodes = paged((after) => search.page("entities", datasetId, filters, after, EXPORT_PAGE)).pipe(
     Stream.map((rows) =>
       rows.map((e) => {
         entities.add(e.id)
@@ -111,14 +111,17 @@ const graphmlPieces = (
     )
   )
   const endpointsOnly = { ...filters, sessionId: null, kind: null }
-  const factEdges = paged((after) => search.factPage(datasetId, filters, after, EXPORT_PAGE)).pipe(
+  const factEdges = paged((after) => search.page("facts", datasetId, filters, after, EXPORT_PAGE)).pipe(
     Stream.mapEffect((rows) =>
       Effect.gen(function*() {
         const missing = [...new Set(rows.flatMap((f) => [f.source_id, f.target_id]))].filter((id) => !entities.has(id))
-        const extra = missing.length === 0 ? [] : yield* search.entities(datasetId, missing, endpointsOnly)
+        const [extra, extraLinks] = missing.length === 0 ? [[], new Map()] : yield* Effect.all([
+          search.entities(datasetId, missing, endpointsOnly),
+          search.links("entity", missing, endpointsOnly)
+        ], { concurrency: "unbounded" })
         const nodes = extra.map((e) => {
           entities.add(e.id)
-          return entityNode(entityOut(e))
+          return entityNode(linked(entityItem(e), extraLinks.get(e.id)!))
         }).join("")
         return nodes + rows.map((f) => factEdge(factOut(f, filters.knownAt))).join("")
       })

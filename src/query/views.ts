@@ -4,10 +4,15 @@
  * holds, model_id when unknown, ...).
  */
 import type { ArtifactRow } from "../domain/Rows.js"
-import type { EntityView, FactView } from "../services/SearchRepo.js"
+import type { Links, ReadEntity, ReadFact } from "../services/SearchRepo.js"
 import type { ArtifactOut, ChunkOut, FactOut, LinkedEntityOut, Scored } from "./responses.js"
 
 export type { ArtifactOut, ChunkOut, FactOut, LinkedEntityOut, Scored }
+
+/** A fact as shown, but its links: what a context block's line is made of. */
+export type FactItem = Omit<FactOut, keyof Links>
+/** An entity as shown, but its links. */
+export type EntityItem = Omit<LinkedEntityOut, keyof Links>
 
 const some = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
   (value === null ? {} : { [key]: value }) as { [P in K]?: V }
@@ -16,7 +21,7 @@ const some = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
  * A fact as gligabao knew it at `knownAt`: a close recorded later (expired_at after it) had
  * not happened, so the fact was still open then.
  */
-export const factOut = (f: FactView, knownAt: string | null): FactOut => {
+export const factItem = (f: ReadFact, knownAt: string | null): FactItem => {
   const closedLater = knownAt !== null && f.expired_at !== null && f.expired_at > knownAt
   return {
     id: f.id,
@@ -33,26 +38,31 @@ export const factOut = (f: FactView, knownAt: string | null): FactOut => {
     ...some("expired_at", closedLater ? null : f.expired_at),
     ...some("artifact_id", f.artifact_id),
     ...some("model_id", f.model_id),
-    ...some("model", f.model),
-    artifact_ids: f.artifact_ids,
-    session_ids: f.session_ids
+    ...some("model", f.model)
   }
 }
 
-/** The links of an entity whose links are not read (yet): empty lists. */
-export const NO_LINKS = { artifact_ids: [], session_ids: [] } as const
-
-export const entityOut = (e: EntityView): LinkedEntityOut => ({
+export const entityItem = (e: ReadEntity): EntityItem => ({
   id: e.id,
   name: e.name,
   type: e.type,
   description: e.description,
   created_at: e.created_at,
   ...some("model_id", e.model_id),
-  ...some("model", e.model),
-  artifact_ids: e.artifact_ids,
-  session_ids: e.session_ids
+  ...some("model", e.model)
 })
+
+/** An item with its links, which come last on the wire. */
+export const linked = <A>(item: A, links: Links): A & Links => ({
+  ...item,
+  artifact_ids: links.artifact_ids,
+  session_ids: links.session_ids
+})
+
+/** A fact with its links, as search, the export and a story show it. */
+export const factOut = (f: ReadFact & Links, knownAt: string | null): FactOut => linked(factItem(f, knownAt), f)
+
+export const entityOut = (e: ReadEntity & Links): LinkedEntityOut => linked(entityItem(e), e)
 
 export const artifactOut = (a: ArtifactRow): ArtifactOut => ({
   id: a.id,

@@ -36,20 +36,25 @@ export interface Links {
   readonly session_ids: ReadonlyArray<string>
 }
 
-/** A fact with its endpoints and its model's name. */
-export interface UnlinkedFactView extends EdgeWithNames {
+/**
+ * A fact as the read side reads it: its row, its endpoints' names and its model's name. Never
+ * its links: those are their own question (`SearchRepo.links`), and a view joins them
+ * (src/query/views.ts), so no row carries half-read lists.
+ */
+export interface ReadFact extends EdgeWithNames {
   readonly model: string | null
 }
 
-/** A fact with its endpoints, its model's name and its provenance. */
-export interface FactView extends UnlinkedFactView, Links {}
-
-/** An entity row with the name of its model. */
-export interface UnlinkedEntityView extends EntityRow {
+/** An entity row with the name of its model; its links likewise apart. */
+export interface ReadEntity extends EntityRow {
   readonly model: string | null
 }
 
-export interface EntityView extends UnlinkedEntityView, Links {}
+/** A fact with every one of its links (export pages, an entity's story, a fact's view). */
+export interface FactView extends ReadFact, Links {}
+
+/** An entity with every one of its links. */
+export interface EntityView extends ReadEntity, Links {}
 
 /** A fact of an entity's story: a fact view with its endpoints' types. */
 export interface EntityFactView extends FactView {
@@ -114,11 +119,24 @@ export interface FactClosureRow {
  */
 export const MAX_RESULT_LINKS = 50
 
+/** What a row check, a row read or a link read is about. */
+export type ReadKind = "fact" | "entity"
+
+/** An export page's rows by what is exported: every link included. */
+export interface PageRows {
+  readonly entities: EntityView
+  readonly facts: FactView
+  readonly artifacts: ArtifactRow
+}
+
 /**
- * The read side of the graph tables, always within one dataset. Every lookup is indexed (full
- * text: FTS5 on SQLite, tsvector + GIN on PostgreSQL). Infrastructure errors are defects. It
- * sees committed data only and may run on connections of its own (a SQLite file's reader), so
- * nothing that writes may rely on it to see its own transaction.
+ * The read side's questions to storage, always within one dataset: the retrieval boundary
+ * (docs/READ.md). The read programs ask what they want (ranked full-text candidates, which ids
+ * pass the filters, rows, their links, a neighbourhood, a story, a page); an adapter decides how
+ * (statement shapes, caps, fallbacks, full-text statistics) and gives each method a span
+ * (`SearchRepo.<method>`). Infrastructure errors are defects. It sees committed data only and
+ * may run on connections of its own (a SQLite file's reader), so nothing that writes may rely
+ * on it to see its own transaction.
  */
 export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
   SearchRepo,
@@ -126,8 +144,8 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
     /** the user's live dataset of that name */
     readonly dataset: (userId: string, name: string) => Effect.Effect<Option.Option<DatasetRow>>
     /**
-     * entities whose name or description matches any of `terms` (words; the engine stems them),
-     * best first, at most `limit`
+     * full-text candidates: entities whose name or description matches any of `terms` (words;
+     * the engine stems them) and that pass the filters, best first, at most `limit`
      */
     readonly matchEntities: (
       datasetId: number,
@@ -135,57 +153,44 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       filters: ReadFilters,
       limit: number
     ) => Effect.Effect<ReadonlyArray<TextMatch>>
-    /** facts whose description matches any of `terms`, best first, at most `limit` */
+    /** full-text candidates: facts whose description matches any of `terms`, likewise */
     readonly matchFacts: (
       datasetId: number,
       terms: ReadonlyArray<string>,
       filters: ReadFilters,
       limit: number
     ) => Effect.Effect<ReadonlyArray<TextMatch>>
-    /** facts touching the entity (as source or target), newest first (created_at), at most `limit` */
+    /** those of `ids` that pass the filters (a vector hit is checked so before it is ranked) */
+    readonly passing: (
+      kind: ReadKind,
+      datasetId: number,
+      ids: ReadonlyArray<number>,
+      filters: ReadFilters
+    ) => Effect.Effect<ReadonlySet<number>>
+    /** the neighbourhood: facts touching the entity (as source or target), newest first (created_at), at most `limit` */
     readonly factsAround: (
       datasetId: number,
       entityId: number,
       filters: ReadFilters,
       limit: number
     ) => Effect.Effect<ReadonlyArray<Neighbour>>
-    /** those of `ids` that pass the filters: ids only (no names, no links), for ranking before the rows are read */
-    readonly passingFacts: (
-      datasetId: number,
-      ids: ReadonlyArray<number>,
-      filters: ReadFilters
-    ) => Effect.Effect<ReadonlySet<number>>
-    readonly passingEntities: (
-      datasetId: number,
-      ids: ReadonlyArray<number>,
-      filters: ReadFilters
-    ) => Effect.Effect<ReadonlySet<number>>
-    /** those of `ids` that pass the filters, in no particular order; links capped (MAX_RESULT_LINKS) */
+    /** the rows of those of `ids` that pass the filters, in no particular order */
     readonly facts: (
       datasetId: number,
       ids: ReadonlyArray<number>,
       filters: ReadFilters
-    ) => Effect.Effect<ReadonlyArray<FactView>>
+    ) => Effect.Effect<ReadonlyArray<ReadFact>>
     readonly entities: (
       datasetId: number,
       ids: ReadonlyArray<number>,
       filters: ReadFilters
-    ) => Effect.Effect<ReadonlyArray<EntityView>>
-    /** `facts` without the links: for a caller that reads the links of only some of them */
-    readonly unlinkedFacts: (
-      datasetId: number,
-      ids: ReadonlyArray<number>,
-      filters: ReadFilters
-    ) => Effect.Effect<ReadonlyArray<UnlinkedFactView>>
-    /** `entities` without the links, likewise */
-    readonly unlinkedEntities: (
-      datasetId: number,
-      ids: ReadonlyArray<number>,
-      filters: ReadFilters
-    ) => Effect.Effect<ReadonlyArray<UnlinkedEntityView>>
-    /** the capped links of these facts or entities (as `facts` and `entities` read them), an entry for every id */
+    ) => Effect.Effect<ReadonlyArray<ReadEntity>>
+    /**
+     * the links of these facts or entities, each list its MAX_RESULT_LINKS most recent, ascending;
+     * links to artifacts stored after known_at hidden; an entry for every id
+     */
     readonly links: (
-      owner: "fact" | "entity",
+      kind: ReadKind,
       ids: ReadonlyArray<number>,
       filters: ReadFilters
     ) => Effect.Effect<ReadonlyMap<number, Links>>
@@ -200,55 +205,44 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       datasetId: number,
       chunkIds: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<ArtifactRow>>
-    /** export: the next page by id (ids greater than `afterId`), every link included */
-    readonly entityPage: (
-      datasetId: number,
-      filters: ReadFilters,
-      afterId: number,
-      limit: number
-    ) => Effect.Effect<ReadonlyArray<EntityView>>
-    readonly factPage: (
-      datasetId: number,
-      filters: ReadFilters,
-      afterId: number,
-      limit: number
-    ) => Effect.Effect<ReadonlyArray<FactView>>
-    readonly artifactPage: (
-      datasetId: number,
-      filters: ReadFilters,
-      afterId: number,
-      limit: number
-    ) => Effect.Effect<ReadonlyArray<ArtifactRow>>
-    /** an entity's story (src/query/entity.ts): the entity `id` if it is of the dataset, every link */
-    readonly entityById: (datasetId: number, id: number) => Effect.Effect<Option.Option<EntityView>>
     /**
-     * the entity whose `name_key` this is (names of several types share one): the one touched by
-     * the most facts, live or closed, ties by lowest id; every link
+     * the `limit` most recently stored facts that pass the filters, newest first (id descending:
+     * ids grow in storage order)
      */
-    readonly entityByNameKey: (datasetId: number, nameKey: string) => Effect.Effect<Option.Option<EntityView>>
+    readonly recentFacts: (
+      datasetId: number,
+      filters: ReadFilters,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<ReadFact>>
+    /** an export page: the rows with ids greater than `afterId` that pass the filters, by id, every link */
+    readonly page: <K extends keyof PageRows>(
+      kind: K,
+      datasetId: number,
+      filters: ReadFilters,
+      afterId: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<PageRows[K]>>
+    /**
+     * an entity's story (src/query/entity.ts): the entity if it is of the dataset, every link. By
+     * `nameKey` (names of several types share one): the one touched by the most facts, live or
+     * closed, ties by lowest id
+     */
+    readonly entity: (
+      datasetId: number,
+      by: { readonly id: number } | { readonly nameKey: string }
+    ) => Effect.Effect<Option.Option<EntityView>>
     /**
      * every fact touching the entity, as source or target, by valid_at (an unknown start first)
-     * then id, every link;
-     * with `openAt`, only those that had not ended by then (`invalid_at` null or later)
+     * then id, every link; with `openAt`, only those that had not ended by then
      */
     readonly entityFacts: (
       datasetId: number,
       entityId: number,
       openAt: string | null
     ) => Effect.Effect<ReadonlyArray<EntityFactView>>
-    /**
-     * the `limit` most recently stored facts that pass the filters, newest first (id descending:
-     * ids grow in storage order), without their links; one backward walk of the
-     * `(dataset_id, id)` index that stops at `limit`
-     */
-    readonly recentFacts: (
-      datasetId: number,
-      filters: ReadFilters,
-      limit: number
-    ) => Effect.Effect<ReadonlyArray<UnlinkedFactView>>
     /** the dataset's sessions with counts, by session id */
     readonly sessions: (datasetId: number) => Effect.Effect<ReadonlyArray<SessionCounts>>
-    /** a fact's view (src/query/fact.ts): the fact `id` if it is of the dataset, with its endpoints' types, every link */
+    /** a fact's view (src/query/fact.ts): the fact if it is of the dataset, with its endpoints' types, every link */
     readonly factById: (datasetId: number, id: number) => Effect.Effect<Option.Option<EntityFactView>>
     /**
      * every artifact linked to the fact (gb_edge_artifacts) with its statement, and its creator

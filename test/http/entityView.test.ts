@@ -260,10 +260,10 @@ describe("an entity's story: query plans", () => {
       const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
       const search = yield* SearchRepo
       trace.start()
-      expect(yield* search.entityByNameKey(dataset.id, "alice novak")).toEqual(Option.none())
+      expect(yield* search.entity(dataset.id, { nameKey: "alice novak" })).toEqual(Option.none())
       const byName = trace.captured.filter((q) => q.includes("name_key ="))
       trace.start()
-      yield* search.entityById(dataset.id, 1)
+      yield* search.entity(dataset.id, { id: 1 })
       const byId = [...trace.captured]
       trace.start()
       yield* search.entityFacts(dataset.id, 1, "2026-01-01T00:00:00.000Z")

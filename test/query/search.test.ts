@@ -300,11 +300,8 @@ forEachDialect((_dialect, makeLayer) => {
               Effect.zipRight(Effect.sync(() => asked.push(index)), vectors.query(index, v, k, min))
           },
           search: {
+            // rows never carry links (SearchRepo.facts and entities read none): links are asked apart
             ...deps.search,
-            facts: (...args) =>
-              Effect.zipRight(Effect.sync(() => asked.push("facts with links")), deps.search.facts(...args)),
-            entities: (...args) =>
-              Effect.zipRight(Effect.sync(() => asked.push("entities with links")), deps.search.entities(...args)),
             links: (owner, ids, filters) =>
               Effect.zipRight(Effect.sync(() => linked.push([owner, ids])), deps.search.links(owner, ids, filters))
           }

@@ -82,6 +82,23 @@ const seed = (name: string) =>
 const highest = <A extends string | number>(ids: ReadonlyArray<A>) =>
   [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(-MAX_RESULT_LINKS)
 
+/** rows with their result links, as search reads them: the rows and their capped links, joined by id */
+const linkedRows = <R extends { readonly id: number }>(
+  kind: "fact" | "entity",
+  rows: Effect.Effect<ReadonlyArray<R>>,
+  ids: ReadonlyArray<number>,
+  filters: ReadFilters
+) =>
+  Effect.flatMap(SearchRepo, (repo) =>
+    Effect.map(
+      Effect.all([rows, repo.links(kind, ids, filters)]),
+      ([found, links]) => found.map((row) => ({ ...row, ...links.get(row.id)! }))
+    ))
+const linkedEntities = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+  Effect.flatMap(SearchRepo, (repo) => linkedRows("entity", repo.entities(datasetId, ids, filters), ids, filters))
+const linkedFacts = (datasetId: number, ids: ReadonlyArray<number>, filters: ReadFilters) =>
+  Effect.flatMap(SearchRepo, (repo) => linkedRows("fact", repo.facts(datasetId, ids, filters), ids, filters))
+
 const sessionsUpTo = (n: number) => Array.from({ length: n }, (_, i) => `s${i}`)
 
 forEachDialect((_dialect, makeLayer) => {
@@ -91,35 +108,39 @@ forEachDialect((_dialect, makeLayer) => {
         const s = yield* seed("hub")
         const repo = yield* SearchRepo
         const { hub, quiet } = s
-        const entities = yield* repo.entities(s.datasetId, [quiet, hub], NOW)
+        const entities = yield* linkedEntities(s.datasetId, [quiet, hub], NOW)
         const byId = new Map(entities.map((e) => [e.id, e]))
         expect(byId.get(hub)!.artifact_ids).toEqual(s.artifacts.slice(-MAX_RESULT_LINKS))
         expect(byId.get(hub)!.session_ids).toEqual(highest(sessionsUpTo(LINKED)))
         expect(byId.get(quiet)!.artifact_ids).toEqual(s.artifacts.slice(0, 2))
         expect(byId.get(quiet)!.session_ids).toEqual([])
-        const [fact] = yield* repo.facts(s.datasetId, [s.fact], NOW)
+        const [fact] = yield* linkedFacts(s.datasetId, [s.fact], NOW)
         expect(fact!.artifact_ids).toEqual(s.artifacts.slice(-MAX_RESULT_LINKS))
         expect(fact!.session_ids).toEqual(highest(sessionsUpTo(LINKED)))
 
         // known_at ten days in: links to artifacts stored later are hidden before the cap
         const early = { ...NOW, knownAt: day(9) }
-        const [then] = yield* repo.entities(s.datasetId, [hub], early)
+        const [then] = yield* linkedEntities(s.datasetId, [hub], early)
         expect(then!.artifact_ids).toEqual(s.artifacts.slice(0, 10))
-        // the rows and the links read apart (a context block) are the rows read whole
-        const byIdOrder = <A extends { readonly id: number }>(rows: ReadonlyArray<A>) =>
-          [...rows].sort((a, b) => a.id - b.id)
+        // the capped lists are the most recent of every link (an export page's), known_at or not
         for (const filters of [NOW, early]) {
-          const whole = yield* repo.entities(s.datasetId, [quiet, hub], filters)
-          const rows = yield* repo.unlinkedEntities(s.datasetId, [quiet, hub], filters)
-          const links = yield* repo.links("entity", [quiet, hub], filters)
-          expect(byIdOrder(rows.map((row) => ({ ...row, ...links.get(row.id)! })))).toEqual(byIdOrder(whole))
-          const wholeFacts = yield* repo.facts(s.datasetId, [s.fact], filters)
-          const factRows = yield* repo.unlinkedFacts(s.datasetId, [s.fact], filters)
+          const lastOf = (
+            all: { readonly artifact_ids: ReadonlyArray<number>; readonly session_ids: ReadonlyArray<string> }
+          ) => ({
+            artifact_ids: all.artifact_ids.slice(-MAX_RESULT_LINKS),
+            session_ids: all.session_ids.slice(-MAX_RESULT_LINKS)
+          })
+          const entityLinks = yield* repo.links("entity", [quiet, hub], filters)
+          const entityPage = yield* repo.page("entities", s.datasetId, filters, 0, 10)
+          for (const id of [quiet, hub]) {
+            expect(entityLinks.get(id)).toEqual(lastOf(entityPage.find((e) => e.id === id)!))
+          }
           const factLinks = yield* repo.links("fact", [s.fact], filters)
-          expect(factRows.map((row) => ({ ...row, ...factLinks.get(row.id)! }))).toEqual(wholeFacts)
+          const factPage = yield* repo.page("facts", s.datasetId, filters, 0, 10)
+          expect(factLinks.get(s.fact)).toEqual(lastOf(factPage.find((f) => f.id === s.fact)!))
         }
         // and the export's uncapped page carries every link
-        const page = yield* repo.entityPage(s.datasetId, NOW, 0, 10)
+        const page = yield* repo.page("entities", s.datasetId, NOW, 0, 10)
         expect(page.find((e) => e.id === hub)!.artifact_ids).toEqual(s.artifacts)
       }))
 
@@ -128,15 +149,15 @@ forEachDialect((_dialect, makeLayer) => {
         const s = yield* seed("checks")
         const repo = yield* SearchRepo
         const asked = [s.hub, s.quiet, 999_999]
-        const passing = yield* repo.passingEntities(s.datasetId, asked, NOW)
+        const passing = yield* repo.passing("entity", s.datasetId, asked, NOW)
         const read = yield* repo.entities(s.datasetId, asked, NOW)
         expect([...passing].sort()).toEqual(read.map((e) => e.id).sort())
         expect(passing.size).toBe(2)
         // another dataset's ids never pass; an entity created after known_at does not
-        expect((yield* repo.passingEntities(s.datasetId + 1, asked, NOW)).size).toBe(0)
-        expect((yield* repo.passingFacts(s.datasetId, [s.fact], NOW)).has(s.fact)).toBe(true)
+        expect((yield* repo.passing("entity", s.datasetId + 1, asked, NOW)).size).toBe(0)
+        expect((yield* repo.passing("fact", s.datasetId, [s.fact], NOW)).has(s.fact)).toBe(true)
         const before = { ...NOW, asOf: day(-1) }
-        expect((yield* repo.passingFacts(s.datasetId, [s.fact], before)).size).toBe(0)
+        expect((yield* repo.passing("fact", s.datasetId, [s.fact], before)).size).toBe(0)
         expect(yield* repo.facts(s.datasetId, [s.fact], before)).toEqual([])
       }))
   })
