@@ -35,11 +35,7 @@ export interface Candidates {
   readonly recorded: Effect.Effect<void>
 }
 
-interface VectorHits {
-  readonly entities: ReadonlyArray<number>
-  readonly edges: ReadonlyArray<number>
-  readonly chunks: ReadonlyArray<number>
-  readonly summaries: ReadonlyArray<number>
+type VectorHits = Readonly<Record<VectorKind, ReadonlyArray<number>>> & {
   readonly warning: string | null
   readonly recorded: Effect.Effect<void>
 }

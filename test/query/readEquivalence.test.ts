@@ -318,7 +318,7 @@ forEachDialect((dialect, makeLayer) => {
         expect(facts).toBeGreaterThan(500)
         expect(chunks).toBeGreaterThan(20)
         expect(linksCapped).toBeGreaterThan(0)
-      }))
+      }), 180_000)
 
     it.effect("context: with and without a query, the same block, facts and entities", () =>
       Effect.gen(function*() {
@@ -342,7 +342,7 @@ forEachDialect((dialect, makeLayer) => {
         }
         yield* Effect.log(`${dialect}: ${scenarios} context blocks, ${lines} items compared`)
         expect(lines).toBeGreaterThan(100)
-      }))
+      }), 180_000)
 
     it.effect("export: JSON and GraphML, every filter, the same document", () =>
       Effect.gen(function*() {
@@ -365,7 +365,7 @@ forEachDialect((dialect, makeLayer) => {
         yield* Effect.log(`${dialect}: ${scenarios} exports compared (${edges} JSON edges)`)
         // one filter exports more facts than a page holds
         expect(edges).toBeGreaterThan(1000)
-      }))
+      }), 180_000)
 
     it.effect("an entity's story, a fact's view and the sessions: the same answers", () =>
       Effect.gen(function*() {
@@ -400,6 +400,6 @@ forEachDialect((dialect, makeLayer) => {
           scenarios++
         }
         yield* Effect.log(`${dialect}: ${scenarios} stories, fact views and session lists compared`)
-      }))
+      }), 180_000)
   })
 })

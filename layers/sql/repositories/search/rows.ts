@@ -10,34 +10,12 @@ import type { Neighbour, ReadEntity, ReadFact, ReadFilters, ReadKind } from "../
 import { chunksOf, decodeJson, unique } from "../internal.js"
 import type { ReadFilterSql } from "./filters.js"
 
-const ENTITY_COLUMNS = ["id", "dataset_id", "name", "name_key", "type", "description", "model_id", "created_at"]
-const EDGE_COLUMNS = [
-  "id",
-  "dataset_id",
-  "source_id",
-  "target_id",
-  "relation",
-  "description",
-  "valid_at",
-  "invalid_at",
-  "created_at",
-  "expired_at",
-  "artifact_id",
-  "model_id"
-]
-const ARTIFACT_COLUMNS = [
-  "id",
-  "dataset_id",
-  "kind",
-  "text",
-  "parent_id",
-  "session_id",
-  "valid_at",
-  "created_at",
-  "inference_id",
-  "query",
-  "metadata"
-]
+const ENTITY_COLUMNS = "id dataset_id name name_key type description model_id created_at".split(" ")
+const EDGE_COLUMNS =
+  "id dataset_id source_id target_id relation description valid_at invalid_at created_at expired_at artifact_id model_id"
+    .split(" ")
+const ARTIFACT_COLUMNS = "id dataset_id kind text parent_id session_id valid_at created_at inference_id query metadata"
+  .split(" ")
 export const columns = (alias: string, names: ReadonlyArray<string>) => names.map((c) => `${alias}.${c}`).join(", ")
 export const ENTITY_FIELDS = columns("n", ENTITY_COLUMNS)
 export const EDGE_FIELDS = columns("e", EDGE_COLUMNS)
