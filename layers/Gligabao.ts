@@ -3,9 +3,12 @@
  * (SQLite with sqlite-vec, nothing embedded unless configured, images in a local directory),
  * any of which an option or a port's layer replaces.
  */
-import { Option, Redacted } from "effect"
+import { Layer, Option, Redacted } from "effect"
+import { AppDatabaseLive } from "../src/admin/AdminDatabases.js"
+import { Authentication } from "../src/auth/Authentication.js"
 import { type AppConfig, defaultConfig, imageDirFor } from "../src/Config.js"
 import type { StructuredOutput } from "../src/domain/Stages.js"
+import { McpSettings } from "../src/mcp/settings.js"
 import {
   datasetsOf,
   deleteDatasetMemory,
@@ -108,7 +111,12 @@ export const Gligabao = {
    * The remember manager, the read side's services (search, query, export, datasets, sessions),
    * the forget side's and the storage, composed as `gligabao serve` composes them.
    */
-  layer: (options: GligabaoOptions = {}) => appLayerFor(configFor(options), options.layers),
+  layer: (options: GligabaoOptions = {}) =>
+    // the HTTP doors' settings at their defaults, for GligabaoRoutes and HttpAppLive: no tokens,
+    // no configured MCP user, the app's own database in the admin UI
+    Layer.mergeAll(Authentication.off, McpSettings.default, AppDatabaseLive).pipe(
+      Layer.provideMerge(appLayerFor(configFor(options), options.layers))
+    ),
   configFor,
   /** the operations, taking requests as the HTTP API takes them (src/operations.ts) */
   remember,

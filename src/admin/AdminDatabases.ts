@@ -1,10 +1,10 @@
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import { DEFAULT_PRICES } from "../pipeline/cost.js"
 import type { ReadDeps } from "../query/deps.js"
 import { Reads, type ReadsService } from "../query/Reads.js"
 import { AdminRepo } from "../services/AdminRepo.js"
+import { Database } from "../services/Database.js"
 import { InferencesRepo } from "../services/InferencesRepo.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 
@@ -37,8 +37,9 @@ export const repositoriesReadDeps = (repositories: Pick<ReadDeps, "datasets" | "
 })
 
 /**
- * The databases of the admin UI, by name. The composition root provides it (`serve --db a --db b`);
- * an app composed without it shows its one database as `default` (see `adminDatabases`).
+ * The databases of the admin UI, by name. Every composition that serves the admin API provides
+ * it: `serve` its `--db` files (`adminDatabasesFor`), `Gligabao.layer` and the tests the app's
+ * own storage alone (`AppDatabaseLive`).
  */
 export class AdminDatabases
   extends Context.Tag("gligabao/AdminDatabases")<AdminDatabases, ReadonlyArray<AdminDatabase>>()
@@ -63,31 +64,26 @@ export const databaseName = (location: { readonly path: string } | { readonly ur
 export const duplicateName = (names: ReadonlyArray<string>): string | undefined =>
   names.find((name, index) => names.indexOf(name) !== index)
 
-/** The configured databases, or the app's own storage as `default` when none were configured. */
-export const adminDatabases: Effect.Effect<ReadonlyArray<AdminDatabase>> = Effect.gen(function*() {
-  const configured = yield* Effect.serviceOption(AdminDatabases)
-  if (Option.isSome(configured)) return configured.value
-  const runLog = yield* Effect.serviceOption(RunLogRepo)
-  const admin = yield* Effect.serviceOption(AdminRepo)
-  const inferences = yield* Effect.serviceOption(InferencesRepo)
-  const reads = yield* Effect.serviceOption(Reads)
-  if (Option.isNone(runLog) || Option.isNone(admin) || Option.isNone(inferences) || Option.isNone(reads)) return []
-  // the storage's own SQL client says which dialect it is
-  const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
-  const dialect = Option.match(sql, {
-    onNone: () => "sqlite" as const,
-    onSome: (client) => client.onDialectOrElse({ pg: () => "postgres" as const, orElse: () => "sqlite" as const })
+/** The app's own storage as the one database, named `default`. */
+export const AppDatabaseLive: Layer.Layer<
+  AdminDatabases,
+  never,
+  RunLogRepo | AdminRepo | InferencesRepo | Reads | Database
+> = Layer.effect(
+  AdminDatabases,
+  Effect.gen(function*() {
+    const database: AdminDatabase = {
+      name: "default",
+      dialect: (yield* Database).dialect === "pg" ? "postgres" : "sqlite",
+      primary: true,
+      runLog: yield* RunLogRepo,
+      inferences: yield* InferencesRepo,
+      admin: yield* AdminRepo,
+      reads: yield* Reads
+    }
+    return [database]
   })
-  return [{
-    name: "default",
-    dialect,
-    primary: true,
-    runLog: runLog.value,
-    inferences: inferences.value,
-    admin: admin.value,
-    reads: reads.value
-  }]
-})
+)
 
 export const findDatabase = (
   databases: ReadonlyArray<AdminDatabase>,

@@ -1,21 +1,24 @@
-import { Context, Effect, Option } from "effect"
+import { Context, type Effect, Layer } from "effect"
 import type { Caller, TokenTable } from "./tokens.js"
 
 /**
- * The configured bearer tokens. An app composed without it has authentication off (the server
- * then listens on 127.0.0.1 unless told otherwise; see `bindRefusal`).
+ * The configured bearer tokens. Every composition that serves HTTP provides it: the server its
+ * `[auth]` tokens, `Gligabao.layer` and the tests without tokens `Authentication.off` (the
+ * server then listens on 127.0.0.1 unless told otherwise; see `bindRefusal`).
  */
-export class Authentication extends Context.Tag("gligabao/Authentication")<Authentication, TokenTable>() {}
-
-/** Who sent the request being handled: provided per request by the HTTP authentication middleware. */
-export class CurrentCaller extends Context.Tag("gligabao/CurrentCaller")<CurrentCaller, Caller>() {}
+export class Authentication extends Context.Tag("gligabao/Authentication")<Authentication, TokenTable>() {
+  /** No tokens: authentication off. */
+  static readonly off: Layer.Layer<Authentication> = Layer.succeed(this, { enabled: false, entries: [] })
+}
 
 /**
- * The caller of the request being handled. Fails closed: a handler run without the
- * authentication middleware in front of it (a composition mistake) gets a caller that may act
- * for nobody.
+ * Who sent the request being handled: provided per request by the HTTP authentication
+ * middleware. Fails closed: a handler run without the middleware in front of it (a composition
+ * mistake) gets a caller that may act for nobody.
  */
-export const currentCaller: Effect.Effect<Caller> = Effect.map(
-  Effect.serviceOption(CurrentCaller),
-  Option.getOrElse((): Caller => ({ _tag: "User", userId: "" }))
-)
+export class CurrentCaller extends Context.Reference<CurrentCaller>()("gligabao/CurrentCaller", {
+  defaultValue: (): Caller => ({ _tag: "User", userId: "" })
+}) {}
+
+/** The caller of the request being handled (see `CurrentCaller`). */
+export const currentCaller: Effect.Effect<Caller> = CurrentCaller

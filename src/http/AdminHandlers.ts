@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { adminDatabases } from "../admin/AdminDatabases.js"
+import { AdminDatabases } from "../admin/AdminDatabases.js"
 import { ADMIN_CSP, adminAsset } from "../admin/assets.js"
 import { memoryEntity, memoryFact, memorySearch } from "../admin/memory.js"
 import { datasetGraph, getRun, inferenceUsage, listAllDatasets, listDatabases, listRuns } from "../admin/programs.js"
@@ -29,7 +29,7 @@ const asAdmin = <A, E, R>(handle: Effect.Effect<A, E, R>): Effect.Effect<A, E | 
 
 export const AdminApiHandlersLive = HttpApiBuilder.group(GligabaoApi, "admin", (handlers) =>
   Effect.gen(function*() {
-    const databases = yield* adminDatabases
+    const databases = yield* AdminDatabases
     return handlers
       .handle("databases", () => asAdmin(Effect.succeed(listDatabases(databases))))
       .handle("rememberRuns", ({ urlParams }) => asAdmin(listRuns(databases, urlParams)))

@@ -23,7 +23,7 @@ const MAX_MCP_BODY = TEXT_BODY_LIMIT
 export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const deps = yield* mcpDeps
-    const settings = yield* Effect.serviceOption(McpSettings)
+    const settings = yield* McpSettings
     const runtime = yield* Effect.runtime<never>()
     const handle = Effect.gen(function*() {
       const caller = yield* currentCaller

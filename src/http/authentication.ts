@@ -5,7 +5,7 @@
  * user_id (see `requireUser`).
  */
 import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { Authentication, CurrentCaller, currentCaller } from "../auth/Authentication.js"
 import { adminRefusal, eraseRefusal, identify, refusalFor, type TokenTable } from "../auth/tokens.js"
 import { Forbidden } from "../domain/Errors.js"
@@ -46,8 +46,6 @@ const isAdminApi = (path: string, url: string): boolean =>
     return routed.startsWith("/v1/gb/admin/api/") || routed === "/metrics" || routed === "/metrics/"
   })
 
-const OFF: TokenTable = { enabled: false, entries: [] }
-
 const unauthorized = (reason: string) =>
   HttpServerResponse.setHeader(errorResponse(401, reason), "www-authenticate", "Bearer realm=\"gligabao\"")
 
@@ -68,10 +66,8 @@ export const authenticate = (table: TokenTable) => (app: HttpApp.Default): HttpA
     return yield* Effect.provideService(app, CurrentCaller, caller)
   })
 
-/** The middleware layer: the tokens of `Authentication` when provided, otherwise authentication off. */
-export const AuthenticationMiddlewareLive = HttpApiBuilder.middleware(
-  Effect.map(Effect.serviceOption(Authentication), (table) => authenticate(Option.getOrElse(table, () => OFF)))
-)
+/** The middleware layer over the tokens of `Authentication` (`Authentication.off`: none). */
+export const AuthenticationMiddlewareLive = HttpApiBuilder.middleware(Effect.map(Authentication, authenticate))
 
 /** Fails with Forbidden (403) unless the request's caller may act for `userId`. */
 export const requireUser = (userId: string): Effect.Effect<void, Forbidden> =>

@@ -3,7 +3,7 @@
  * build is applied, and the vector store answers one cheap call through its port. Each check
  * has a deadline, so a probe never hangs on a database or store that does not answer.
  */
-import { Duration, Effect, Either, Option } from "effect"
+import { Duration, Effect, Either } from "effect"
 import { Database } from "../services/Database.js"
 import { VectorStore } from "../services/VectorStore.js"
 
@@ -31,33 +31,22 @@ const timedOut = (what: string) => () => ({
   message: `${what} did not answer in ${Duration.format(READY_CHECK_TIMEOUT)}`
 })
 
-const NOT_CONFIGURED = "not configured on this server"
-
-/** Optional services, as for the read endpoints: an app composed without storage still answers (503). */
-export const readiness: Effect.Effect<ReadinessReport> = Effect.gen(function*() {
-  const database = yield* Effect.serviceOption(Database)
-  const store = yield* Effect.serviceOption(VectorStore)
+/** The database and the vector store checked at once, each with its deadline. */
+export const readiness: Effect.Effect<ReadinessReport, never, Database | VectorStore> = Effect.gen(function*() {
+  const database = yield* Database
+  const store = yield* VectorStore
   const [db, vectors] = yield* Effect.all([
-    Option.match(database, {
-      onNone: () => Effect.succeed(Either.left({ message: NOT_CONFIGURED })),
-      onSome: (database) =>
-        database.health.pipe(
-          Effect.timeoutFail({ duration: READY_CHECK_TIMEOUT, onTimeout: timedOut("the database") }),
-          Effect.either
-        )
-    }),
-    Option.match(store, {
-      onNone: () => Effect.succeed(Either.left({ message: NOT_CONFIGURED })),
-      onSome: (store) =>
-        store.health.pipe(
-          Effect.timeoutFail({ duration: READY_CHECK_TIMEOUT, onTimeout: timedOut("the vector store") }),
-          Effect.either
-        )
-    })
+    database.health.pipe(
+      Effect.timeoutFail({ duration: READY_CHECK_TIMEOUT, onTimeout: timedOut("the database") }),
+      Effect.either
+    ),
+    store.health.pipe(
+      Effect.timeoutFail({ duration: READY_CHECK_TIMEOUT, onTimeout: timedOut("the vector store") }),
+      Effect.either
+    )
   ], { concurrency: "unbounded" })
-  const dialect = Option.map(database, (d) => d.dialect === "pg" ? "postgres" as const : "sqlite" as const)
-  const withDialect = Option.match(dialect, { onNone: () => ({}), onSome: (dialect) => ({ dialect }) })
-  const name = Option.match(store, { onNone: () => "none", onSome: (s) => s.name })
+  const withDialect = { dialect: database.dialect === "pg" ? "postgres" as const : "sqlite" as const }
+  const name = store.name
   const problems: Array<string> = []
   const databaseBody = Either.match(db, {
     onRight: ({ migration }) => ({ ...withDialect, migration }),

@@ -9,7 +9,7 @@
  * - CORS: no CORS header unless `server.cors_origins` names the origin; those get a preflight.
  */
 import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Context, Effect, Option } from "effect"
+import { Context, Effect } from "effect"
 import { Authentication } from "../auth/Authentication.js"
 import { jsonErrors } from "./jsonErrors.js"
 import { errorResponse } from "./responses.js"
@@ -23,9 +23,17 @@ export interface RequestPolicy {
   readonly corsOrigins: ReadonlyArray<string>
 }
 
-export class RequestPolicyTag extends Context.Tag("gligabao/RequestPolicy")<RequestPolicyTag, RequestPolicy>() {}
-
 export const LOOPBACK_ONLY: RequestPolicy = { allowedHosts: [], allowedOrigins: [], corsOrigins: [] }
+
+/**
+ * The policy the guard applies. A reference with a default rather than a required service: an
+ * application that mounts `GligabaoRoutes` widens it by providing its own (docs/EMBEDDING.md),
+ * from anywhere outside the routes, and one that provides nothing gets the narrowest policy,
+ * loopback names only. The server provides its `server.*` lists.
+ */
+export class RequestPolicyTag extends Context.Reference<RequestPolicyTag>()("gligabao/RequestPolicy", {
+  defaultValue: (): RequestPolicy => LOOPBACK_ONLY
+}) {}
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
 
@@ -134,11 +142,11 @@ export const guardRequests = (policy: RequestPolicy, authenticationOn: boolean) 
     return cors === undefined ? response : withCors(response, cors)
   })
 
-/** The middleware layer: the policy of `RequestPolicyTag` when provided (else loopback only), authentication as configured. */
+/** The middleware layer: the policy of `RequestPolicyTag`, authentication as configured. */
 export const RequestGuardMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function*() {
-    const policy = Option.getOrElse(yield* Effect.serviceOption(RequestPolicyTag), () => LOOPBACK_ONLY)
-    const authentication = yield* Effect.serviceOption(Authentication)
-    return guardRequests(policy, Option.isSome(authentication) && authentication.value.enabled)
+    const policy = yield* RequestPolicyTag
+    const authentication = yield* Authentication
+    return guardRequests(policy, authentication.enabled)
   })
 )

@@ -1,9 +1,10 @@
 /**
  * What the MCP server is told by the composition root: the user its tools act for when
- * authentication is off (`mcp.user_id`, `--user-id`). Optional: without it, and without a user
- * token, every tool takes a `user_id` argument.
+ * authentication is off (`mcp.user_id`, `--user-id`). Every composition that serves `/mcp`
+ * provides it; `McpSettings.default` configures no user: without a user token, every tool then
+ * takes a `user_id` argument.
  */
-import { Context, Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { Caller } from "../auth/tokens.js"
 import { Forgets } from "../forget/Forgets.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
@@ -16,13 +17,15 @@ export interface McpSettingsShape {
   readonly userId: Option.Option<string>
 }
 
-export class McpSettings extends Context.Tag("gligabao/McpSettings")<McpSettings, McpSettingsShape>() {}
+export class McpSettings extends Context.Tag("gligabao/McpSettings")<McpSettings, McpSettingsShape>() {
+  /** No configured user (`mcp.user_id` unset). */
+  static readonly default: Layer.Layer<McpSettings> = Layer.succeed(this, { userId: Option.none() })
+}
 
 /** Who a caller's tools act for: a user token's user, else the configured user, else a `user_id` argument. */
-export const mcpUserFor = (caller: Caller, settings: Option.Option<McpSettingsShape>): McpUser => {
+export const mcpUserFor = (caller: Caller, settings: McpSettingsShape): McpUser => {
   if (caller._tag === "User") return { _tag: "Fixed", userId: caller.userId }
-  const configured = Option.flatMap(settings, (s) => s.userId)
-  return Option.match(configured, {
+  return Option.match(settings.userId, {
     onNone: () => ({ _tag: "Argument" }),
     onSome: (userId) => ({ _tag: "Fixed", userId })
   })

@@ -24,7 +24,7 @@ import {
 } from "../../src/query/responses.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { World, worldAppLayer } from "../query/world.js"
-import { withoutStorage } from "../support/app.js"
+import { unavailableStorage, withoutStorage } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
 import { expectError, get, postJson, postRaw, send, serveTest, type TestResponse } from "../support/http.js"
 import { seedGraph } from "../support/readSeed.js"
@@ -377,6 +377,7 @@ describe("without storage", () => {
   const noStorage = Layer.mergeAll(
     Layer.mock(RememberManager, { submit: boom, enqueue: boom }),
     Layer.mock(RunLogRepo, { get: boom }),
+    unavailableStorage(),
     withoutStorage()
   )
   effectIt.live("the read endpoints answer 503 {error}; the server keeps serving", () =>

@@ -19,7 +19,7 @@ import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
 import { VectorStore } from "../../src/services/VectorStore.js"
-import { rememberLayer, withoutStorage } from "../support/app.js"
+import { rememberLayer, unavailableStorage, withoutStorage } from "../support/app.js"
 import { forEachDialect, sqliteLayer } from "../support/databases.js"
 import { get, send, serveTest, type TestResponse } from "../support/http.js"
 
@@ -92,6 +92,7 @@ describe("not ready", () => {
     const noStorage = Layer.mergeAll(
       Layer.mock(RememberManager, { submit: boom, enqueue: boom }),
       Layer.mock(RunLogRepo, { get: boom }),
+      unavailableStorage(),
       withoutStorage()
     )
     return Effect.gen(function*() {

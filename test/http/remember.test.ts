@@ -18,7 +18,7 @@ import { makeGligabaoClient } from "../../src/http/client.js"
 import { IMAGE_BODY_LIMIT, TEXT_BODY_LIMIT } from "../../src/http/Handlers.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { RunLogRepo } from "../../src/services/RunLogRepo.js"
-import { graph, rememberLayer, resolution, withoutStorage } from "../support/app.js"
+import { graph, rememberLayer, resolution, unavailableStorage, withoutStorage } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
 import { expectError, get, postChunked, postJson, postRaw, serveTest } from "../support/http.js"
 
@@ -445,6 +445,7 @@ describe("defects in handlers", () => {
   const dying = Layer.mergeAll(
     Layer.mock(RememberManager, { submit: boom, enqueue: boom }),
     Layer.mock(RunLogRepo, { get: boom }),
+    unavailableStorage(),
     withoutStorage()
   )
 

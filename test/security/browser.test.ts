@@ -30,19 +30,17 @@ const script = () =>
 const TOKEN = "a-token-long-enough-for-the-rule-0123456789"
 
 const app = (options: { readonly policy?: RequestPolicy; readonly auth?: boolean } = {}) => {
-  let layer = serveTest(rememberLayer(sqliteLayer(), () => script()))
-  if (options.policy !== undefined) layer = layer.pipe(Layer.provide(Layer.succeed(RequestPolicyTag, options.policy)))
-  if (options.auth === true) {
-    layer = layer.pipe(
-      Layer.provide(
-        Layer.succeed(
-          Authentication,
-          tokenTable([{ kind: "plain", secret: Redacted.make(TOKEN), admin: false, userId: "alice" }])
-        )
-      )
-    )
-  }
-  return layer
+  // the tokens among the app's services, where serveTest looks for them (else authentication off)
+  const tokens = Layer.succeed(
+    Authentication,
+    tokenTable([{ kind: "plain", secret: Redacted.make(TOKEN), admin: false, userId: "alice" }])
+  )
+  const services = rememberLayer(sqliteLayer(), () => script())
+  const layer = serveTest(options.auth === true ? Layer.merge(services, tokens) : services)
+  // the policy is a reference: provided from outside the app, as an embedding application does
+  return options.policy === undefined
+    ? layer
+    : layer.pipe(Layer.provide(Layer.succeed(RequestPolicyTag, options.policy)))
 }
 
 const run = <A>(program: Effect.Effect<A, unknown, any>, options?: Parameters<typeof app>[0]) =>

@@ -18,10 +18,12 @@ import { createServer, type IncomingHttpHeaders, request as httpRequest, type Se
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { LlmScript } from "../../layers/testing/ScriptedLlm.js"
+import { Authentication } from "../../src/auth/Authentication.js"
 import { MAX_LABEL_BYTES, MAX_TEXT_BYTES, MAX_USER_ID_BYTES } from "../../src/domain/Remember.js"
 import { IMAGE_BODY_LIMIT, TEXT_BODY_LIMIT } from "../../src/http/Handlers.js"
 import { HttpAppLive } from "../../src/http/Http.js"
 import { READ_BODY_LIMIT } from "../../src/http/ReadHandlers.js"
+import { McpSettings } from "../../src/mcp/settings.js"
 import { MAX_QUERY_BYTES } from "../../src/query/requests.js"
 import { rememberLayer } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
@@ -591,7 +593,12 @@ describe("slow clients, on a server with a short request timeout", () => {
     const app = HttpAppLive.pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => createServer(SERVER), { port: 0, host: "127.0.0.1" })),
       Layer.provideMerge(rememberLayer(sqliteLayer(), script, { llmDelayMs: () => LLM_DELAY_MS })),
-      Layer.provide(Layer.mergeAll(Supervisor.addSupervisor(supervisor), Logger.minimumLogLevel(LogLevel.Warning)))
+      Layer.provide(Layer.mergeAll(
+        Authentication.off,
+        McpSettings.default,
+        Supervisor.addSupervisor(supervisor),
+        Logger.minimumLogLevel(LogLevel.Warning)
+      ))
     )
     runtime = ManagedRuntime.make(app as Layer.Layer<any, any, never>)
     const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))

@@ -14,8 +14,9 @@ import { UnconfiguredLlmLive } from "../../layers/llm/UnconfiguredLlm.js"
 import { type LlmScript, ScriptedLlm, type ScriptedLlmOptions } from "../../layers/testing/ScriptedLlm.js"
 import { TimeseriesProvidersLive } from "../../layers/timeseries/index.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
+import { AdminDatabases, AppDatabaseLive } from "../../src/admin/AdminDatabases.js"
 import { ServiceUnavailable } from "../../src/domain/Errors.js"
-import { EmbeddingFailed } from "../../src/domain/Errors.js"
+import { EmbeddingFailed, VectorWriteFailed } from "../../src/domain/Errors.js"
 import type { RememberRequest } from "../../src/domain/Remember.js"
 import { isImageBody, type RememberResult, type TextRememberBody } from "../../src/domain/Responses.js"
 import { Corrections, CorrectionsLive, Forgets, ForgetsLive } from "../../src/forget/Forgets.js"
@@ -26,12 +27,13 @@ import { RunSchedulerLive } from "../../src/pipeline/RunScheduler.js"
 import { RememberSettings, type RememberSettingsShape } from "../../src/pipeline/Settings.js"
 import { Reads, ReadsLive } from "../../src/query/Reads.js"
 import type { ComplexityClassifier } from "../../src/services/ComplexityClassifier.js"
+import { Database, DatabaseNotReady } from "../../src/services/Database.js"
 import { Embeddings } from "../../src/services/Embeddings.js"
 import type { GeoResolver } from "../../src/services/GeoResolver.js"
 import type { ImageStore } from "../../src/services/ImageStore.js"
 import { Llm, type LlmRequest } from "../../src/services/Llm.js"
 import type { TimeseriesProviders } from "../../src/services/TimeseriesProviders.js"
-import type { VectorStore } from "../../src/services/VectorStore.js"
+import { VectorStore } from "../../src/services/VectorStore.js"
 import type { StorageLayer } from "./databases.js"
 
 /** No embeddings configured: nothing is embedded, the response has no embedded_* counts. */
@@ -101,6 +103,10 @@ const delayedLlm = (script: LlmScript, options: RememberLayerOptions) => {
 }
 
 export const rememberLayer = (storage: StorageLayer, script: LlmScript, options: RememberLayerOptions = {}) =>
+  // the admin UI shows the app's own database, as Gligabao.layer has it
+  AppDatabaseLive.pipe(Layer.provideMerge(rememberServices(storage, script, options)))
+
+const rememberServices = (storage: StorageLayer, script: LlmScript, options: RememberLayerOptions) =>
   // the programs over everything below (their model services included), as the app composes them
   Layer.mergeAll(ReadsLive, ForgetsLive, CorrectionsLive, ImagesLive).pipe(Layer.provideMerge(
     RememberManagerLive({
@@ -127,6 +133,30 @@ export const rememberLayer = (storage: StorageLayer, script: LlmScript, options:
       Layer.provideMerge(storage)
     )
   ))
+
+/**
+ * The storage of an app composed without any: a database and a vector store that are not ready
+ * ("not configured on this server") and no database in the admin UI. With `withoutStorage`
+ * (the programs' 503s), the partial app the 503 tests serve.
+ */
+export const unavailableStorage = () => {
+  const message = "not configured on this server"
+  const boom = () => Effect.die(new Error(`storage is ${message}`))
+  return Layer.mergeAll(
+    Layer.mock(Database, {
+      dialect: "sqlite",
+      withLock: () => () => boom(),
+      compact: boom(),
+      health: Effect.fail(new DatabaseNotReady({ check: "database", message }))
+    }),
+    Layer.mock(VectorStore, {
+      name: "none",
+      compact: boom(),
+      health: Effect.fail(new VectorWriteFailed({ message }))
+    }),
+    Layer.succeed(AdminDatabases, [])
+  )
+}
 
 /** An extract_graph answer. */
 export const graph = (

@@ -16,16 +16,23 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, Stream } from "effect"
 import { request as httpRequest } from "node:http"
 import { expect } from "vitest"
+import { Authentication } from "../../src/auth/Authentication.js"
 import { HttpAppLive } from "../../src/http/Http.js"
+import { McpSettings } from "../../src/mcp/settings.js"
 import { RunSchedulerLive } from "../../src/pipeline/RunScheduler.js"
 
-/** The app served on a test server, with `services` (and the client, server) in the output. */
+/**
+ * The app served on a test server, with `services` (and the client, server) in the output.
+ * Authentication and the MCP settings are those of `services` when they have them, otherwise
+ * off and no configured user, as `Gligabao.layer` has them.
+ */
 export const serveTest = <ROut, E>(services: Layer.Layer<ROut, E>) =>
   HttpAppLive.pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(services),
     // the scheduler of `services` when they have one (a manager's); a fresh one otherwise
     Layer.provide(RunSchedulerLive),
+    Layer.provide(Layer.mergeAll(Authentication.off, McpSettings.default)),
     // the request log is noise in test output; errors still show
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
