@@ -13,8 +13,8 @@
  * the library's merge).
  */
 import { countTokens as libraryCount } from "gpt-tokenizer/encoding/cl100k_base"
+import { countTokens } from "../src/kernel/tokenizer.js"
 import { chunkText } from "../src/pipeline/chunking.js"
-import { countTokens } from "../src/pipeline/tokenizer.js"
 
 // the first count builds the rank tables
 const loadStart = performance.now()

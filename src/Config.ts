@@ -28,7 +28,7 @@ import {
   type TimeseriesProviderConfig
 } from "./config/tables.js"
 import type { StructuredOutput } from "./domain/Stages.js"
-import { DEFAULT_PRICES, mergePrices, type PriceTable } from "./pipeline/cost.js"
+import { DEFAULT_PRICES, mergePrices, type PriceTable } from "./kernel/cost.js"
 import { REMEMBER_DEFAULTS } from "./pipeline/Settings.js"
 
 /** The CLI flags that override the file and the environment (defined beside the sources they feed). */

@@ -31,7 +31,7 @@ export * from "./services/SeriesRepo.js"
 export * from "./services/TimeseriesProviders.js"
 export * from "./services/VectorStore.js"
 
-export { DEFAULT_PRICES, type PriceTable } from "./pipeline/cost.js"
+export { DEFAULT_PRICES, type PriceTable } from "./kernel/cost.js"
 export {
   getImageArtifact,
   type ImageMissing,

@@ -13,7 +13,7 @@ import {
   imageDirFor,
   loadConfig
 } from "../src/Config.js"
-import { DEFAULT_PRICES } from "../src/pipeline/cost.js"
+import { DEFAULT_PRICES } from "../src/kernel/cost.js"
 
 const repoFile = (name: string) => fileURLToPath(new URL(`../${name}`, import.meta.url))
 

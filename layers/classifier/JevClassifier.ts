@@ -5,7 +5,7 @@
  * must not hold up the remember it precedes.
  */
 import { Clock, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { describeParseError } from "../../src/pipeline/json.js"
+import { describeParseError } from "../../src/kernel/json.js"
 import {
   ClassifierFailed,
   type Complexity,

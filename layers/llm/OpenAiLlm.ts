@@ -2,7 +2,7 @@ import { type Context, Effect, Layer, Redacted } from "effect"
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai"
 import { type LlmFailed } from "../../src/domain/Errors.js"
 import { type ReasoningLevel, type StructuredOutput, THINKING_BUDGET } from "../../src/domain/Stages.js"
-import { toStrictJsonSchema } from "../../src/pipeline/answerSchema.js"
+import { toStrictJsonSchema } from "../../src/kernel/answerSchema.js"
 import {
   Llm,
   type LlmAnswerSchema,

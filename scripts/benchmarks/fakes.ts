@@ -7,7 +7,7 @@
  */
 import { answer, type Stage } from "../../layers/testing/FactSentenceModel.js"
 import { hashEmbedding } from "../../layers/testing/HashEmbeddings.js"
-import { countTokens } from "../../src/pipeline/tokenizer.js"
+import { countTokens } from "../../src/kernel/tokenizer.js"
 import { promptTokens, startFakeAnthropic } from "../../test/support/fakeAnthropic.js"
 import { startFakeOpenAi } from "../../test/support/fakeOpenAi.js"
 

@@ -3,8 +3,8 @@
  * in the language of `layers/testing/FactSentenceModel.ts`: fact sentences among prose the fake
  * model ignores.
  */
+import { countTokens } from "../../src/kernel/tokenizer.js"
 import { chunkText } from "../../src/pipeline/chunking.js"
-import { countTokens } from "../../src/pipeline/tokenizer.js"
 
 /** The server's defaults (the bench runs on an empty gligabao.toml). */
 export const CHUNKING = { chunkSize: 1024, overlapPercent: 20 } as const

@@ -1,5 +1,5 @@
 import { Effect, Option, Redacted } from "effect"
-import { DEFAULT_PRICES, type ModelPrice } from "../pipeline/cost.js"
+import { DEFAULT_PRICES, type ModelPrice } from "../kernel/cost.js"
 import { ConfigInvalid, type ConfigSource, invalidValue, missingValue, sourceName } from "./ConfigInvalid.js"
 import { AUTH_TOKENS_ENV } from "./keys.js"
 import { envValue, fileSource, isTable, type Sources, tomlAt, type TomlTable } from "./sources.js"

@@ -5,11 +5,11 @@
  */
 import { Effect } from "effect"
 import { Conflict, InvalidRequest, NotFound } from "../domain/Errors.js"
+import { closureHolds, naturalEnd, stateOf } from "../kernel/closures.js"
+import { instant } from "../kernel/temporal.js"
 import { edgeOut } from "../pipeline/remember/response.js"
-import { instant } from "../pipeline/temporal.js"
 import { ForgetRepo } from "../services/ForgetRepo.js"
 import { GraphRepo } from "../services/GraphRepo.js"
-import { closureHolds, naturalEnd, stateOf } from "./closures.js"
 import { afterForget, type ForgetScope, inDataset as inDatasetTransaction } from "./envelope.js"
 import { reembedChanged } from "./forgetArtifact.js"
 import { forgetRows, type Outcome } from "./forgetRows.js"

@@ -5,12 +5,12 @@
  * it runs in the caller's transaction, under the dataset's lock; no model or network call.
  */
 import { Effect } from "effect"
+import { tripleKey } from "../kernel/closures.js"
 import { recordVectors } from "../pipeline/vectors.js"
 import { type ForgetFact, ForgetRepo } from "../services/ForgetRepo.js"
 import { GraphRepo } from "../services/GraphRepo.js"
 import { VectorOutbox } from "../services/VectorOutbox.js"
 import { VectorStore } from "../services/VectorStore.js"
-import { tripleKey } from "./closures.js"
 import { type ForgetTarget, type Neighbourhood, planForget, type Planned, type Wants } from "./plan.js"
 
 export type { ForgetTarget } from "./plan.js"

@@ -5,7 +5,18 @@
  * loader (forgetRows.ts) reads what `planForget` asks for (`NeedsMore`) and asks again, and
  * one transaction applies the plan, so the fixpoint below never waits on the database.
  */
-import { earliestKnownStart, endOf, intervalsOverlap } from "../pipeline/temporal.js"
+import {
+  closureHolds,
+  earlierFirst,
+  type FactState,
+  hasStatements,
+  inheritedClosures,
+  naturalEnd,
+  statedStart,
+  stateOf,
+  tripleKey
+} from "../kernel/closures.js"
+import { earliestKnownStart, endOf, intervalsOverlap } from "../kernel/temporal.js"
 import {
   chunkVectorId,
   edgeVectorId,
@@ -17,17 +28,6 @@ import {
 import type { FactUpdate, ForgetEntity, ForgetFact, StoredClosure } from "../services/ForgetRepo.js"
 import type { EdgeClosure } from "../services/GraphRepo.js"
 import type { OutboxItem } from "../services/VectorOutbox.js"
-import {
-  closureHolds,
-  earlierFirst,
-  type FactState,
-  hasStatements,
-  inheritedClosures,
-  naturalEnd,
-  statedStart,
-  stateOf,
-  tripleKey
-} from "./closures.js"
 
 /**
  * What a forget removes: artifacts (with everything derived from them), facts and entities

@@ -1,5 +1,5 @@
 import { Context, Layer } from "effect"
-import { DEFAULT_PRICES, type PriceTable } from "./cost.js"
+import { DEFAULT_PRICES, type PriceTable } from "../kernel/cost.js"
 
 /** The knobs of the remember pipeline; the server derives them from its configuration. */
 export interface RememberSettingsShape {

@@ -14,7 +14,7 @@
  * The text is tokenized once (see tokenizer.ts); boundaries are found on prefix sums of piece
  * counts, then each chunk and overlap is counted exactly, re-encoding only its edges.
  */
-import { countRange, fitsInTokens, pieceAt, pieces, splitsSurrogatePair } from "./tokenizer.js"
+import { countRange, fitsInTokens, pieceAt, pieces, splitsSurrogatePair } from "../kernel/tokenizer.js"
 
 export interface Chunk {
   readonly index: number

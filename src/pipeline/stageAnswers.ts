@@ -4,11 +4,11 @@
  * never called unconstrained. summarize_chunk answers prose and web_search answers with cited
  * text: neither has a schema.
  */
-import { QUERY_ANSWER } from "../query/answer.js"
 import type { LlmAnswerSchema } from "../services/Llm.js"
 import { DETECT_GEO_ANSWER } from "./enrich/detectGeo.js"
 import { EXTRACT_IMAGE_ANSWER } from "./image/prompt.js"
 import { EXTRACT_GRAPH_ANSWER } from "./prompts/extractGraph.js"
+import { QUERY_ANSWER } from "./prompts/queryAnswer.js"
 import { RESOLVE_EDGES_ANSWER } from "./prompts/resolveEdges.js"
 import { RESOLVE_SERIES_ANSWER } from "./series/resolveSeries.js"
 

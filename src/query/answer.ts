@@ -3,11 +3,13 @@
  * retrieved facts (with their validity) and the matched entities' descriptions, and must cite
  * the facts it used by id; citations of anything else are dropped.
  */
-import { Either, Schema } from "effect"
-import { answerSchemaOf } from "../pipeline/answerSchema.js"
-import { parseModelJson } from "../pipeline/json.js"
+import { Either } from "effect"
+import { parseModelJson } from "../kernel/json.js"
+import { QUERY_ANSWER, QueryAnswer } from "../pipeline/prompts/queryAnswer.js"
 import type { LlmMessage } from "../services/Llm.js"
 import type { FactOut, LinkedEntityOut } from "./views.js"
+
+export { QUERY_ANSWER }
 
 export const QUERY_STAGE = "query"
 /** the answer's own output budget (a thinking budget is added on top) */
@@ -60,18 +62,6 @@ export const buildQueryPrompt = (input: {
     })
   }]
 })
-
-/** Ids as numbers or as digit strings: models write either. */
-const CitedId = Schema.Union(Schema.Int, Schema.NumberFromString.pipe(Schema.int()))
-
-const QueryAnswer = Schema.Struct({
-  answer: Schema.String,
-  // null is read as missing: strict structured output writes an optional field as null
-  citations: Schema.optionalWith(Schema.Array(CitedId), { default: () => [], nullable: true })
-})
-
-/** The answer's JSON Schema, derived from the schema the parser decodes with. */
-export const QUERY_ANSWER = answerSchemaOf("query", QueryAnswer)
 
 export interface ParsedAnswer {
   readonly answer: string

@@ -13,8 +13,8 @@
  * Lines are joined by "\n", with no trailing newline; a section whose items all fail to fit is
  * left out with its header; nothing fits: the block is "" (0 tokens).
  */
-import { collapseWhitespace, nameKey } from "../pipeline/normalize.js"
-import { countTokens } from "../pipeline/tokenizer.js"
+import { collapseWhitespace, nameKey } from "../kernel/normalize.js"
+import { countTokens } from "../kernel/tokenizer.js"
 import type { EntityItem, FactItem } from "./views.js"
 
 export const FACTS_HEADER = "# Facts"

@@ -9,7 +9,7 @@
 import { Clock, Effect, Option } from "effect"
 import { InvalidRequest, NotFound } from "../domain/Errors.js"
 import { toIso } from "../domain/time.js"
-import { nameKey } from "../pipeline/normalize.js"
+import { nameKey } from "../kernel/normalize.js"
 import type { EntityFactView } from "../services/SearchRepo.js"
 import { findDataset, type ReadDeps } from "./deps.js"
 import { entityChoiceProblem, type EntityStoryRequest } from "./requests.js"

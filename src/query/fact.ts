@@ -8,7 +8,7 @@
  */
 import { Effect, Option } from "effect"
 import { InvalidRequest, NotFound } from "../domain/Errors.js"
-import { instant } from "../pipeline/temporal.js"
+import { instant } from "../kernel/temporal.js"
 import type { FactClosureRow, FactSourceRow } from "../services/SearchRepo.js"
 import { findDataset, type ReadDeps } from "./deps.js"
 import { storyFactOut } from "./entity.js"

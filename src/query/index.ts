@@ -1,4 +1,5 @@
 /** The read side as a library: the same programs the HTTP handlers and the CLI run. */
+export { type Fused, fuseRanks, type RankedList, RRF_K, type Source, SOURCES } from "../kernel/fusion.js"
 export { buildQueryPrompt, NOTHING_KNOWN, type ParsedAnswer, parseQueryAnswer, QUERY_STAGE } from "./answer.js"
 export { CONTEXT_CANDIDATES, rankRecent, RECENT_WINDOW, runContext } from "./context.js"
 export {
@@ -15,7 +16,6 @@ export { filtersAt, filtersOf, findDataset, type ReadDeps, readDeps } from "./de
 export { type EntityStoryError, runEntityStory } from "./entity.js"
 export { EXPORT_PAGE, type GraphExport, runExportGraph } from "./export.js"
 export { excerptOf, type FactViewError, MAX_EXCERPT_CHARS, runFactView } from "./fact.js"
-export { type Fused, fuseRanks, type RankedList, RRF_K, type Source, SOURCES } from "./fusion.js"
 export { makeReads, Reads, ReadsLive, type ReadsService } from "./Reads.js"
 export {
   ContextFields,

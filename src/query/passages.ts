@@ -5,9 +5,9 @@
  */
 import { Effect } from "effect"
 import type { ArtifactRow } from "../domain/Rows.js"
+import { fuseRanks } from "../kernel/fusion.js"
 import type { ReadFilters } from "../services/SearchRepo.js"
 import type { ReadDeps } from "./deps.js"
-import { fuseRanks } from "./fusion.js"
 import { artifactOut, type ChunkOut, type FactOut, type Scored } from "./views.js"
 
 /**

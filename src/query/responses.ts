@@ -7,7 +7,7 @@
  */
 import { Schema, Struct } from "effect"
 import { Entity } from "../domain/Responses.js"
-import { edgeFields } from "../http/Shapes.js"
+import { edgeFields } from "../domain/Responses.js"
 
 const provenance = {
   artifact_ids: Schema.Array(Schema.Number).annotations({

@@ -18,7 +18,7 @@ export type JsonSchemaObject = Readonly<Record<string, unknown>>
 
 /**
  * A stage's answer form: `name` (the stage; OpenAI's json_schema name, Anthropic's tool name)
- * and the JSON Schema derived from the stage's own Effect Schema (src/pipeline/answerSchema.ts).
+ * and the JSON Schema derived from the stage's own Effect Schema (src/kernel/answerSchema.ts).
  */
 export interface LlmAnswerSchema {
   readonly name: string

@@ -1,9 +1,9 @@
 /**
- * The pure decisions of a forget (src/forget/closures.ts): which recorded decisions still hold,
+ * The pure decisions of a forget (src/kernel/closures.ts): which recorded decisions still hold,
  * the state a fact returns to, and what a forgotten fact passes on.
  */
 import { describe, expect, it } from "vitest"
-import { closureHolds, type FactState, inheritedClosures, naturalEnd, stateOf } from "../../src/forget/closures.js"
+import { closureHolds, type FactState, inheritedClosures, naturalEnd, stateOf } from "../../src/kernel/closures.js"
 import type { StoredClosure } from "../../src/services/ForgetRepo.js"
 
 const NOW = "2030-06-01T00:00:00.000Z"

@@ -7,8 +7,8 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { tripleKey } from "../../src/forget/closures.js"
 import { type ForgetTarget, type Neighbourhood, planForget, type Planned, type Wants } from "../../src/forget/plan.js"
+import { tripleKey } from "../../src/kernel/closures.js"
 import type { ForgetEntity, ForgetFact, StoredClosure } from "../../src/services/ForgetRepo.js"
 
 const NOW = "2030-06-01T00:00:00.000Z"

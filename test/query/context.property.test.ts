@@ -18,7 +18,7 @@ import fc from "fast-check"
 import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { MemoryVectorStoreLive } from "../../layers/vectors/MemoryVectorStore.js"
-import { countTokens } from "../../src/pipeline/tokenizer.js"
+import { countTokens } from "../../src/kernel/tokenizer.js"
 import { runContext } from "../../src/query/context.js"
 import {
   ENTITIES_HEADER,

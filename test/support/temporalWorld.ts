@@ -5,8 +5,8 @@
  * is consistent: a new fact contradicts every stored fact of another place, and a stored fact
  * of its own place is settled in code (a repeat, or another period). For the order property.
  */
-import { type FactState, settleStates } from "../../src/forget/closures.js"
-import { exactRepeats, type NewFact, planReconciliation, type StoredFact } from "../../src/pipeline/temporal.js"
+import { type FactState, settleStates } from "../../src/kernel/closures.js"
+import { exactRepeats, type NewFact, planReconciliation, type StoredFact } from "../../src/kernel/temporal.js"
 import type { StoredClosure } from "../../src/services/ForgetRepo.js"
 
 /** One fact as a text states it. */

@@ -1,8 +1,8 @@
 import * as fc from "fast-check"
 import { countTokens as libraryCount } from "gpt-tokenizer/encoding/cl100k_base"
 import { describe, expect, it } from "vitest"
+import { countRange, countTokens, fitsInTokens, pieces } from "../../src/kernel/tokenizer.js"
 import { type Chunk, chunkText, needsChunking, overlapTarget } from "../../src/pipeline/chunking.js"
-import { countRange, countTokens, fitsInTokens, pieces } from "../../src/pipeline/tokenizer.js"
 
 /** a byte order mark: one token in the `.tiktoken` file, two for the library (see tokenizer.test.ts) */
 const BOM = "\uFEFF"

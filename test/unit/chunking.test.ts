@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest"
-import { type Chunk, chunkText, needsChunking, overlapTarget } from "../../src/pipeline/chunking.js"
 import {
   countTokens,
   fitsInTokens,
@@ -7,7 +6,8 @@ import {
   pieces,
   splitsSurrogatePair,
   TOKENIZER
-} from "../../src/pipeline/tokenizer.js"
+} from "../../src/kernel/tokenizer.js"
+import { type Chunk, chunkText, needsChunking, overlapTarget } from "../../src/pipeline/chunking.js"
 
 // Deterministic prose: the same text on every run.
 const prng = (seed: number) => () => {

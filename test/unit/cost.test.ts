@@ -6,7 +6,7 @@ import {
   priceFor,
   type PriceTable,
   type TokenUsage
-} from "../../src/pipeline/cost.js"
+} from "../../src/kernel/cost.js"
 
 const usage = (partial: Partial<TokenUsage>): TokenUsage => ({
   inputTokens: 0,

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import type { ExtractedGraph } from "../../src/pipeline/normalize.js"
+import type { ExtractedGraph } from "../../src/kernel/normalize.js"
 import {
   buildExtractGraphPrompt,
   EXTRACT_GRAPH_MAX_TOKENS,

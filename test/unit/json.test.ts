@@ -1,7 +1,7 @@
 import { Either, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { firstJsonObject, parseModelJson } from "../../src/pipeline/json.js"
+import { firstJsonObject, parseModelJson } from "../../src/kernel/json.js"
 
 describe("firstJsonObject", () => {
   it("returns a bare object", () => {

@@ -9,7 +9,7 @@ import {
   normalizeRelation,
   normalizeType,
   resolveEndpoint
-} from "../../src/pipeline/normalize.js"
+} from "../../src/kernel/normalize.js"
 
 const edge = (
   source: string,

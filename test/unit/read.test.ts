@@ -5,8 +5,8 @@
 import { Either } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { fuseRanks, RRF_K } from "../../src/kernel/fusion.js"
 import { buildQueryPrompt, parseQueryAnswer } from "../../src/query/answer.js"
-import { fuseRanks, RRF_K } from "../../src/query/fusion.js"
 import { entityNode, factEdge, graphmlFooter, graphmlHeader, xmlText } from "../../src/query/graphml.js"
 import {
   validateGraphRequest,

@@ -1,6 +1,7 @@
 import { Either } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { countTokens } from "../../src/kernel/tokenizer.js"
 import {
   buildResolveEdgesPrompt,
   compactTime,
@@ -13,7 +14,6 @@ import {
   type ResolveEdgesAnswer,
   restatesFact
 } from "../../src/pipeline/prompts/resolveEdges.js"
-import { countTokens } from "../../src/pipeline/tokenizer.js"
 
 const NEW = new Set([0, 1, 2])
 const EXISTING = new Set([12, 40, 41])

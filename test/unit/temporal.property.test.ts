@@ -11,7 +11,7 @@ import {
   type ReconciliationInput,
   startOf,
   type StoredFact
-} from "../../src/pipeline/temporal.js"
+} from "../../src/kernel/temporal.js"
 import { replay, type Statement } from "../support/temporalWorld.js"
 
 const NOW = "2025-06-01T00:00:00.000Z"

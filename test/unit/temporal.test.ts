@@ -8,7 +8,7 @@ import {
   planReconciliation,
   type ReconciliationInput,
   type StoredFact
-} from "../../src/pipeline/temporal.js"
+} from "../../src/kernel/temporal.js"
 
 const NOW = "2025-02-01T12:00:00.000Z"
 const t = (date: string) => `${date}T00:00:00.000Z`

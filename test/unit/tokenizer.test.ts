@@ -1,13 +1,13 @@
 /**
- * The packed cl100k table (src/pipeline/cl100kVocabulary.ts) against the library's own: the
+ * The packed cl100k table (src/kernel/cl100kVocabulary.ts) against the library's own: the
  * same token at every rank, and the same counts as the library's encoder on random text.
  */
 import fc from "fast-check"
 import RANKS from "gpt-tokenizer/bpeRanks/cl100k_base"
 import { encode } from "gpt-tokenizer/encoding/cl100k_base"
 import { describe, expect, it } from "vitest"
-import { cl100k, parseTiktoken, rankOfByteString, rankOfJoin } from "../../src/pipeline/cl100kVocabulary.js"
-import { countTokens, pieces } from "../../src/pipeline/tokenizer.js"
+import { cl100k, parseTiktoken, rankOfByteString, rankOfJoin } from "../../src/kernel/cl100kVocabulary.js"
+import { countTokens, pieces } from "../../src/kernel/tokenizer.js"
 
 const encoder = new TextEncoder()
 const tokenBytes = (token: string | ReadonlyArray<number>): Uint8Array =>

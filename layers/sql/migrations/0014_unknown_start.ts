@@ -2,7 +2,7 @@
  * A fact's start may be unknown (contracts section 3): "Alice lived in Berlin until 2025" states
  * an end and no start, so `gb_edges.valid_at` becomes nullable. And every contradiction the model
  * reports is kept, also one that ends neither fact yet (kind `contradicts`, no `invalid_at`), so a
- * start learned later decides it (src/forget/settle.ts): `gb_edge_closures.invalid_at` becomes
+ * start learned later decides it (src/pipeline/settle.ts): `gb_edge_closures.invalid_at` becomes
  * nullable. Every existing row keeps its values.
  *
  * PostgreSQL drops the constraint in place. SQLite cannot drop a NOT NULL, and a table rebuild

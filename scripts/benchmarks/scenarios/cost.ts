@@ -7,7 +7,7 @@
  * the token counts depend on how many rows came before.
  */
 import { join } from "node:path"
-import { countTokens } from "../../../src/pipeline/tokenizer.js"
+import { countTokens } from "../../../src/kernel/tokenizer.js"
 import { type Context, withServer } from "../context.js"
 import { openReadonly } from "../db.js"
 import { count } from "../report.js"

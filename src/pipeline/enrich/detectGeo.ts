@@ -4,10 +4,10 @@
  */
 import { Either, Schema } from "effect"
 import type { EntityRow } from "../../domain/Rows.js"
+import { answerSchemaOf } from "../../kernel/answerSchema.js"
+import { jsonArray, jsonObject, parseModelJson } from "../../kernel/json.js"
+import { entityFinder } from "../../kernel/normalize.js"
 import { PLACE_KINDS, type PlaceKind } from "../../services/GeoRepo.js"
-import { answerSchemaOf } from "../answerSchema.js"
-import { jsonArray, jsonObject, parseModelJson } from "../json.js"
-import { entityFinder } from "../normalize.js"
 
 export const DETECT_GEO_MAX_TOKENS = 1024
 

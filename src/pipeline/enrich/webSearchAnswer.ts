@@ -5,7 +5,7 @@
  * the model wrote (`text`); a failed search arrives inside a 200 as a tool result error.
  */
 import type { EntityRow } from "../../domain/Rows.js"
-import { storableText } from "../json.js"
+import { storableText } from "../../kernel/json.js"
 
 export const WEB_SEARCH_MAX_TOKENS = 2048
 /** searches the model may run per entity */

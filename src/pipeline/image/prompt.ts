@@ -12,9 +12,9 @@ import {
   TEXT_BLOCK_KINDS,
   type TextBlockKind
 } from "../../domain/Image.js"
+import { answerSchemaOf } from "../../kernel/answerSchema.js"
+import { jsonArray, jsonObject, parseModelJson } from "../../kernel/json.js"
 import type { LlmContentBlock } from "../../services/Llm.js"
-import { answerSchemaOf } from "../answerSchema.js"
-import { jsonArray, jsonObject, parseModelJson } from "../json.js"
 
 export const EXTRACT_IMAGE_MAX_TOKENS = 8192
 

@@ -3,10 +3,10 @@
  * (spec/contracts.md section 1). The answer is untrusted input.
  */
 import { Either, Schema } from "effect"
-import { answerSchemaOf } from "../answerSchema.js"
-import { jsonArray, jsonObject, parseModelJson } from "../json.js"
-import type { ExtractedEdge, ExtractedEntity, ExtractedGraph } from "../normalize.js"
-import { normalizeTimestamp, parseTimestamp } from "../temporal.js"
+import { answerSchemaOf } from "../../kernel/answerSchema.js"
+import { jsonArray, jsonObject, parseModelJson } from "../../kernel/json.js"
+import type { ExtractedEdge, ExtractedEntity, ExtractedGraph } from "../../kernel/normalize.js"
+import { normalizeTimestamp, parseTimestamp } from "../../kernel/temporal.js"
 
 export const EXTRACT_GRAPH_MAX_TOKENS = 4096
 

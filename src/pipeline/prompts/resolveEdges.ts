@@ -3,8 +3,8 @@
  * (spec/contracts.md section 2). The answer is untrusted input.
  */
 import { Either, Schema } from "effect"
-import { answerSchemaOf } from "../answerSchema.js"
-import { jsonArray, jsonObject, parseModelJson } from "../json.js"
+import { answerSchemaOf } from "../../kernel/answerSchema.js"
+import { jsonArray, jsonObject, parseModelJson } from "../../kernel/json.js"
 
 export const RESOLVE_EDGES_MAX_TOKENS = 2048
 

@@ -1,6 +1,6 @@
 /** The summarize_chunk stage: a two-to-four sentence summary of one chunk (seed: step 1b). */
 import { Either } from "effect"
-import { storableText } from "../json.js"
+import { storableText } from "../../kernel/json.js"
 
 export const SUMMARIZE_CHUNK_MAX_TOKENS = 512
 

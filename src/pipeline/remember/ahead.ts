@@ -8,7 +8,7 @@
  * embedded there as before, so the vectors are the same either way.
  */
 import { Effect } from "effect"
-import type { NormalizedGraph } from "../normalize.js"
+import type { NormalizedGraph } from "../../kernel/normalize.js"
 import { entityText } from "../vectors.js"
 import { embedTexts, type VectorCache } from "./embed.js"
 import { embedContext, type RunContext } from "./RunContext.js"

@@ -5,9 +5,9 @@
 import { Effect } from "effect"
 import { EmbeddingFailed } from "../../domain/Errors.js"
 import type { EntityRow } from "../../domain/Rows.js"
+import { entityKey, type NormalizedEntity } from "../../kernel/normalize.js"
+import type { ReconciliationPlan } from "../../kernel/temporal.js"
 import { callEmbeddings, type EmbedContext } from "../ModelCalls.js"
-import { entityKey, type NormalizedEntity } from "../normalize.js"
-import type { ReconciliationPlan } from "../temporal.js"
 import { entityText } from "../vectors.js"
 import { type Candidates, type Endpoint, foundVia } from "./reconcile.js"
 

@@ -3,8 +3,8 @@ import { Effect, Either } from "effect"
 import { LlmFailed } from "../../domain/Errors.js"
 import { speakerOf } from "../../domain/Messages.js"
 import type { ModelStage, ReasoningLevel, ReasoningStage } from "../../domain/Stages.js"
+import { type NormalizedGraph, normalizeExtraction } from "../../kernel/normalize.js"
 import { callLlm, type RecordedResponse } from "../ModelCalls.js"
-import { type NormalizedGraph, normalizeExtraction } from "../normalize.js"
 import {
   buildExtractGraphPrompt,
   EXTRACT_GRAPH_ANSWER,

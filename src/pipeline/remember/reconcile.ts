@@ -6,16 +6,24 @@
 import { Effect, Either } from "effect"
 import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
 import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
-import { fuseRanksOf } from "../../query/fusion.js"
-import type { EdgeState, EdgeTriple } from "../../services/GraphRepo.js"
-import { type CallContext, callLlm } from "../ModelCalls.js"
+import { fuseRanksOf } from "../../kernel/fusion.js"
 import {
   entityKey,
   type NormalizedEdge,
   type NormalizedEntity,
   type NormalizedGraph,
   resolveEndpoint
-} from "../normalize.js"
+} from "../../kernel/normalize.js"
+import {
+  exactRepeats,
+  type NewFact,
+  planReconciliation,
+  type ReconciliationPlan,
+  type StoredFact
+} from "../../kernel/temporal.js"
+import { countTokens } from "../../kernel/tokenizer.js"
+import type { EdgeState, EdgeTriple } from "../../services/GraphRepo.js"
+import { type CallContext, callLlm } from "../ModelCalls.js"
 import {
   buildResolveEdgesPrompt,
   fitExistingFacts,
@@ -25,14 +33,6 @@ import {
   RESOLVE_EDGES_MIN_SHOWN,
   RESOLVE_EDGES_PROMPT_BUDGET
 } from "../prompts/resolveEdges.js"
-import {
-  exactRepeats,
-  type NewFact,
-  planReconciliation,
-  type ReconciliationPlan,
-  type StoredFact
-} from "../temporal.js"
-import { countTokens } from "../tokenizer.js"
 import type { VectorCache } from "./embed.js"
 import type { ModelChoice } from "./extract.js"
 import { callContext, embedContext, type RunContext } from "./RunContext.js"

@@ -12,9 +12,9 @@
  * is logged and the names alone are used.
  */
 import { Effect } from "effect"
+import type { NormalizedGraph } from "../../kernel/normalize.js"
 import type { VectorStore } from "../../services/VectorStore.js"
 import type { EmbedContext } from "../ModelCalls.js"
-import type { NormalizedGraph } from "../normalize.js"
 import { entityText, indexName } from "../vectors.js"
 import { embedTexts, type VectorCache } from "./embed.js"
 

@@ -10,9 +10,9 @@
 import { Effect } from "effect"
 import { AnchorNotFound } from "../../domain/Errors.js"
 import type { AnchorSelector } from "../../domain/Timeseries.js"
+import { nameKey, type NormalizedGraph, normalizeRelation, normalizeType } from "../../kernel/normalize.js"
 import type { GraphRepo } from "../../services/GraphRepo.js"
 import type { SeriesRepo } from "../../services/SeriesRepo.js"
-import { nameKey, type NormalizedGraph, normalizeRelation, normalizeType } from "../normalize.js"
 import type { SeriesToStore } from "./store.js"
 
 const extractedEntity = (graphs: ReadonlyArray<NormalizedGraph>, key: string, type: string | undefined): boolean =>

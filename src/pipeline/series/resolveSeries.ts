@@ -6,9 +6,9 @@
 import { Either, Schema } from "effect"
 import type { EntityRow } from "../../domain/Rows.js"
 import { parsePointTime } from "../../domain/Timeseries.js"
-import { answerSchemaOf } from "../answerSchema.js"
-import { jsonArray, jsonObject, parseModelJson } from "../json.js"
-import { entityFinder } from "../normalize.js"
+import { answerSchemaOf } from "../../kernel/answerSchema.js"
+import { jsonArray, jsonObject, parseModelJson } from "../../kernel/json.js"
+import { entityFinder } from "../../kernel/normalize.js"
 
 export const RESOLVE_SERIES_MAX_TOKENS = 2048
 /** Fetches one request may make: each is a provider call and a stored series. */

@@ -6,8 +6,8 @@
  * a forget applies (docs/FORGET.md).
  */
 import { Effect } from "effect"
+import { settleStates } from "../kernel/closures.js"
 import type { ForgetRepo } from "../services/ForgetRepo.js"
-import { settleStates } from "./closures.js"
 
 /** Re-derives the state of the restarted facts and of every fact a decision pairs them with; the ids that changed. */
 export const settleRestarted = (repo: ForgetRepo["Type"], restarted: ReadonlyArray<number>) =>

@@ -2,9 +2,9 @@
  * The pure decisions of a forget (docs/FORGET.md): which recorded closures still hold, the
  * state a fact returns to, and the closures a forgotten fact passes on.
  */
-import { earliestKnownStart, endOf, instant, intervalsOverlap, startOf } from "../pipeline/temporal.js"
 import type { ForgetFact, StoredClosure } from "../services/ForgetRepo.js"
 import type { EdgeClosure } from "../services/GraphRepo.js"
+import { earliestKnownStart, endOf, instant, intervalsOverlap, startOf } from "./temporal.js"
 
 export interface FactState {
   readonly id: number
