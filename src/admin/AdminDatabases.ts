@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { NotFound } from "../domain/Errors.js"
-import { DEFAULT_PRICES } from "../pipeline/cost.js"
+import { DEFAULT_PRICES } from "../kernel/cost.js"
 import type { ReadDeps } from "../query/deps.js"
 import { Reads, type ReadsService } from "../query/Reads.js"
 import { AdminRepo } from "../services/AdminRepo.js"
