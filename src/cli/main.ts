@@ -13,7 +13,7 @@
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Cause, Effect, Either, Fiber, Layer, Logger, LogLevel, Option, Schedule } from "effect"
+import { Cause, Effect, Either, Fiber, Layer, Option, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import {
   adminDatabasesFor,
@@ -29,14 +29,7 @@ import { otlpExportFor } from "../../layers/telemetry/OtlpExport.js"
 import { Authentication } from "../auth/Authentication.js"
 import { bindRefusal, isLoopback } from "../auth/bind.js"
 import { tokenTable } from "../auth/tokens.js"
-import {
-  type AppConfig,
-  AppConfigTag,
-  type ConfigFlags,
-  describeConfig,
-  GLIGABAO_VERSION,
-  loadConfig
-} from "../Config.js"
+import { type AppConfig, AppConfigTag, describeConfig, GLIGABAO_VERSION, loadConfig } from "../Config.js"
 import { validateRememberRequest } from "../domain/Remember.js"
 import { ForgetsLive } from "../forget/Forgets.js"
 import { HttpAppLive } from "../http/Http.js"
@@ -46,99 +39,29 @@ import { McpSettings } from "../mcp/settings.js"
 import { serveMcpStdio } from "../mcp/stdio.js"
 import { reembed } from "../pipeline/reembed.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
-import { Reads, ReadsLive } from "../query/Reads.js"
-import { validateGraphRequest, validateQueryRequest, validateSearchRequest } from "../query/requests.js"
+import { ReadsLive } from "../query/Reads.js"
 import { Embeddings } from "../services/Embeddings.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 import { evalLlmEnv, runEvalCommand } from "./eval.js"
 import { forgetCommand } from "./forget.js"
 import { importLocally, importRemotely, readImportItems, validateItems } from "./import.js"
+import {
+  configOption,
+  databaseUrlOption,
+  dbOption,
+  flags,
+  geoOption,
+  HEADERS_TIMEOUT_MS,
+  hostOption,
+  imageDirOption,
+  insecureBindOption,
+  portOption,
+  REQUEST_TIMEOUT_MS,
+  stderrLoggingFor,
+  withConfig
+} from "./options.js"
 import { progressBar } from "./progress.js"
-import { readBody, type ReadFlags, readParams, writeDocument } from "./read.js"
-
-const configOption = Options.file("config").pipe(
-  Options.withDescription("the configuration file (default ./gligabao.toml; a missing default file is fine)"),
-  Options.optional
-)
-const dbOption = Options.text("db").pipe(
-  Options.withDescription("the SQLite database file (default build/gligabao.db)"),
-  Options.optional
-)
-const databaseUrlOption = Options.text("database-url").pipe(
-  Options.withDescription("a PostgreSQL URL; when set, PostgreSQL is used instead of SQLite"),
-  Options.optional
-)
-const imageDirOption = Options.text("image-dir").pipe(
-  Options.withDescription("where image files are kept (default: next to the SQLite file)"),
-  Options.optional
-)
-const geoOption = Options.boolean("geo").pipe(Options.withDescription("resolve places to coordinates (geo stage)"))
-const hostOption = Options.text("host").pipe(
-  Options.withDescription("the address to listen on (default 127.0.0.1)"),
-  Options.optional
-)
-const insecureBindOption = Options.boolean("insecure-bind").pipe(
-  Options.withDescription("allow a non-loopback --host without [auth] tokens (something in front authenticates)")
-)
-const portOption = Options.integer("port").pipe(
-  Options.withDescription("the port to listen on (default 8080; 0 = any free port)"),
-  Options.optional
-)
-
-/** A whole request (headers and body) must arrive within this; its headers within the next. */
-const REQUEST_TIMEOUT_MS = 60_000
-const HEADERS_TIMEOUT_MS = 15_000
-
-const flags = (o: {
-  readonly config: Option.Option<string>
-  readonly db: Option.Option<string>
-  readonly databaseUrl: Option.Option<string>
-  readonly imageDir?: Option.Option<string>
-  readonly geo?: boolean
-  readonly host?: Option.Option<string>
-  readonly port?: Option.Option<number>
-}): ConfigFlags => ({
-  config: Option.getOrUndefined(o.config),
-  db: Option.getOrUndefined(o.db),
-  databaseUrl: Option.getOrUndefined(o.databaseUrl),
-  imageDir: o.imageDir === undefined ? undefined : Option.getOrUndefined(o.imageDir),
-  geo: o.geo,
-  host: o.host === undefined ? undefined : Option.getOrUndefined(o.host),
-  port: o.port === undefined ? undefined : Option.getOrUndefined(o.port)
-})
-
-/** Logging as configured: JSON lines or pretty, at the configured minimum level. */
-const loggingFor = (config: AppConfig) =>
-  Layer.mergeAll(
-    config.logFormat === "json" ? Logger.json : Logger.pretty,
-    Logger.minimumLogLevel(
-      LogLevel.fromLiteral(config.logLevel === "warning" ? "Warning" : capitalize(config.logLevel))
-    )
-  )
-
-const capitalize = (s: string) => (s.charAt(0).toUpperCase() + s.slice(1)) as "Debug" | "Info" | "Error"
-
-const withConfig = <A, E, R>(
-  f: ConfigFlags,
-  program: (config: AppConfig) => Effect.Effect<A, E, R>,
-  env: Readonly<Record<string, string | undefined>> = process.env
-) =>
-  Effect.gen(function*() {
-    const config = yield* loadConfig(f, env)
-    return yield* program(config).pipe(Effect.provide(loggingFor(config)))
-  })
-
-/** Logging as configured, on stderr: for `mcp`, whose stdout is the protocol's. */
-const stderrLoggingFor = (config: AppConfig) =>
-  Layer.mergeAll(
-    Logger.replace(
-      Logger.defaultLogger,
-      Logger.withConsoleError(config.logFormat === "json" ? Logger.jsonLogger : Logger.prettyLogger())
-    ),
-    Logger.minimumLogLevel(
-      LogLevel.fromLiteral(config.logLevel === "warning" ? "Warning" : capitalize(config.logLevel))
-    )
-  )
+import { readCommands } from "./readCommands.js"
 
 const serve = Command.make(
   "serve",
@@ -371,106 +294,7 @@ const readLayerFor = (config: AppConfig) =>
     Layer.provideMerge(storageFor(config))
   )
 
-const readOptions = {
-  config: configOption,
-  db: dbOption,
-  databaseUrl: databaseUrlOption,
-  userId: Options.text("user-id").pipe(Options.withDescription("the user whose data is read")),
-  dataset: Options.text("dataset").pipe(Options.withDescription("the dataset (default main)"), Options.optional),
-  asOf: Options.text("as-of").pipe(
-    Options.withDescription("event time, RFC 3339: facts valid then (default now)"),
-    Options.optional
-  ),
-  knownAt: Options.text("known-at").pipe(
-    Options.withDescription("ingestion time, RFC 3339: what was known then"),
-    Options.optional
-  ),
-  includeExpired: Options.boolean("include-expired").pipe(
-    Options.withDescription("also facts that had ended by --as-of")
-  ),
-  sessionId: Options.text("session-id").pipe(
-    Options.withDescription("only what this session discovered"),
-    Options.optional
-  ),
-  kind: Options.text("kind").pipe(Options.withDescription("only what artifacts of this kind support"), Options.optional)
-}
-
-const rankingOptions = {
-  limit: Options.integer("limit").pipe(Options.withDescription("results per list (1-100)"), Options.optional),
-  hops: Options.integer("hops").pipe(
-    Options.withDescription("graph neighbourhood depth, 0-2 (default 1)"),
-    Options.optional
-  )
-}
-
-const searchBody = (
-  o: ReadFlags & { readonly limit: Option.Option<number>; readonly hops: Option.Option<number> },
-  query: string
-) => ({
-  ...readBody(o),
-  query,
-  limit: Option.getOrUndefined(o.limit),
-  hops: Option.getOrUndefined(o.hops)
-})
-
-const printJson = (value: unknown) => Effect.sync(() => console.log(JSON.stringify(value, null, 2)))
-
-const searchCommand = Command.make(
-  "search",
-  { query: Args.text({ name: "QUERY" }), ...readOptions, ...rankingOptions },
-  (o) =>
-    withConfig(flags(o), (config) =>
-      Effect.gen(function*() {
-        const valid = validateSearchRequest(searchBody(o, o.query))
-        if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
-        yield* printJson(yield* (yield* Reads).search(valid.right))
-      }).pipe(Effect.provide(readLayerFor(config))))
-).pipe(Command.withDescription("search a dataset without a server: ranked facts, entities and chunks as JSON"))
-
-const queryCommand = Command.make(
-  "query",
-  {
-    question: Args.text({ name: "QUESTION" }),
-    ...readOptions,
-    ...rankingOptions,
-    model: Options.text("model").pipe(Options.withDescription("the model of the query stage"), Options.optional),
-    reasoning: Options.text("reasoning").pipe(
-      Options.withDescription("none (default), low, medium or high"),
-      Options.optional
-    )
-  },
-  (o) =>
-    withConfig(flags(o), (config) =>
-      Effect.gen(function*() {
-        const valid = validateQueryRequest({
-          ...searchBody(o, o.question),
-          models: { query: Option.getOrUndefined(o.model) },
-          reasoning: { query: Option.getOrUndefined(o.reasoning) }
-        })
-        if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
-        yield* printJson(yield* (yield* Reads).query(valid.right))
-      }).pipe(Effect.provide(readLayerFor(config))))
-).pipe(Command.withDescription("answer a question from a dataset's facts without a server (one LLM call), as JSON"))
-
-const exportCommand = Command.make(
-  "export",
-  {
-    ...readOptions,
-    format: Options.text("format").pipe(Options.withDescription("json (default) or graphml"), Options.optional),
-    output: Options.text("output").pipe(
-      Options.withDescription("write to this file instead of stdout"),
-      Options.optional
-    )
-  },
-  (o) =>
-    withConfig(flags(o), (config) =>
-      Effect.gen(function*() {
-        const valid = validateGraphRequest({ ...readParams(o), format: Option.getOrUndefined(o.format) })
-        if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left.message))
-        const exported = yield* (yield* Reads).exportGraph(valid.right)
-        yield* writeDocument(exported.body, o.output)
-      }).pipe(Effect.provide(readLayerFor(config))))
-).pipe(Command.withDescription("export a dataset's graph as JSON or GraphML without a server (streamed)"))
+const [searchCommand, queryCommand, exportCommand] = readCommands(readLayerFor)
 
 const evalCommand = Command.make(
   "eval",
