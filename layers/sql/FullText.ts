@@ -120,18 +120,20 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient): FullTextIndex["Typ
   const scored = (side: FullTextSide, datasetId: number, terms: ReadonlyArray<string>) =>
     Effect.gen(function*() {
       const table = fullTextTable(side)
-      const [stats] = yield* sql<{ rows: number; tokens: number }>`SELECT rows, tokens FROM gb_fts_stats
-        WHERE dataset_id = ${datasetId} AND side = ${side}`
-      const datasetRows = Number(stats?.rows ?? 0)
-      if (terms.length === 0 || datasetRows === 0) return nothing
+      if (terms.length === 0) return nothing
       const matches = terms.map((term) => matchOf(side, datasetId, term))
-      const [counted] = yield* sql.unsafe<Record<string, number>>(
-        `SELECT ${matches.map((_, i) => `(SELECT COUNT(*) FROM ${table} WHERE ${table} MATCH ?) AS n${i}`).join(", ")}`,
-        matches
+      // the statistics and each term's matches in one statement: a search costs two
+      const [counted] = yield* sql.unsafe<Record<string, number | null>>(
+        `SELECT s.rows AS rows, s.tokens AS tokens, ${
+          matches.map((_, i) => `(SELECT COUNT(*) FROM ${table} WHERE ${table} MATCH ?) AS n${i}`).join(", ")
+        } FROM (SELECT NULL) LEFT JOIN gb_fts_stats s ON s.dataset_id = ? AND s.side = ?`,
+        [...matches, datasetId, side]
       )
+      const datasetRows = Number(counted?.rows ?? 0)
+      if (datasetRows === 0) return nothing
       const counts = matches.map((_, i) => Number(counted?.[`n${i}`] ?? 0))
       const idfs = idfsOf(datasetRows, counts)
-      const avgdl = Number(stats!.tokens) / datasetRows
+      const avgdl = Number(counted!.tokens) / datasetRows
       const f = sql.literal(termFrequency(side))
       const perTerm = matches.flatMap((match, i) => {
         if (counts[i] === 0) return []
