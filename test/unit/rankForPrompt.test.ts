@@ -4,13 +4,8 @@
  */
 import { describe, expect, it } from "vitest"
 import type { EdgeWithNames, EntityRow } from "../../src/domain/Rows.js"
-import {
-  type Candidates,
-  type FoundBy,
-  needsModel,
-  rankForPrompt,
-  resolveEndpoints
-} from "../../src/pipeline/remember/reconcile.js"
+import { type Candidates, type FoundBy, resolveEndpoints } from "../../src/pipeline/remember/candidates.js"
+import { needsModel, rankForPrompt } from "../../src/pipeline/remember/reconcile.js"
 
 const entity = (id: number, name: string): EntityRow => ({
   id,

@@ -9,7 +9,7 @@ import { entityKey, type NormalizedEntity } from "../../kernel/normalize.js"
 import type { ReconciliationPlan } from "../../kernel/temporal.js"
 import { callEmbeddings, type EmbedContext } from "../ModelCalls.js"
 import { entityText } from "../vectors.js"
-import { type Candidates, type Endpoint, foundVia } from "./reconcile.js"
+import { type Candidates, type Endpoint, foundVia } from "./candidates.js"
 
 /** text -> vector, for one run: what one unit's similarity lookup embedded, its store reuses. */
 export interface VectorCache {
