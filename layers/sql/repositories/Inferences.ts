@@ -17,7 +17,7 @@ export const make = Effect.gen(function*() {
       WHERE provider = ${provider} AND name = ${name}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
 
   // read first (a model is new once); a concurrent registration makes the insert a no-op
-  const registerModel = (provider: string, name: string, now: string) =>
+  const lookUpModel = (provider: string, name: string, now: string) =>
     Effect.gen(function*() {
       const found = yield* findModel(provider, name)
       if (Option.isSome(found)) return found.value
@@ -26,6 +26,23 @@ export const make = Effect.gen(function*() {
         RETURNING id, provider, name, created_at`
       if (inserted[0] !== undefined) return inserted[0]
       return Option.getOrThrowWith(yield* findModel(provider, name), () => new Error(`model ${name} vanished`))
+    })
+
+  // A model row is never updated nor deleted, so once committed its id holds for this layer's
+  // life: kept per instance, it spares a read per model call (issue 39). A row read inside a
+  // transaction is not kept, since a rollback may take it away.
+  const models = new Map<string, ModelRow>()
+  const registerModel = (provider: string, name: string, now: string) =>
+    Effect.suspend(() => {
+      const key = `${provider}\u0000${name}`
+      const known = models.get(key)
+      if (known !== undefined) return Effect.succeed(known)
+      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (tx) =>
+        Effect.tap(lookUpModel(provider, name, now), (row) => {
+          if (Option.isNone(tx)) {
+            models.set(key, row)
+          }
+        }))
     }).pipe(Effect.orDie)
 
   const exists = (table: "gb_remember_runs" | "gb_datasets", id: number | null) =>
