@@ -57,6 +57,7 @@ import { type VectorItem, type VectorMatch, VectorStore } from "../../src/servic
 import { outsideTransaction, truncateWal } from "../sql/SqliteCompact.js"
 import { binaryCode, codeBits, CODES_VERSION } from "./binaryCodes.js"
 import { checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
+import { changedOnly, keyOf, placeholders, toBlob } from "./sqliteRows.js"
 import { startVecReader, type VecReader } from "./VecReader.js"
 
 const NAME = "sqlite-vec"
@@ -84,14 +85,6 @@ export const floatTableName = (dimensions: number) => `gb_vectors_${dimensions}_
  * fusion has candidates to spare, and ranks past 20 matter little.
  */
 export const candidatesFor = (k: number) => Math.min(MAX_K, Math.max(64, 3 * k))
-
-const keyOf = (index: string, id: string) => JSON.stringify([index, id])
-
-/** `?, ?, ...`: one parameter a value of a batch */
-const placeholders = (values: ReadonlyArray<unknown>) => values.map(() => "?").join(", ")
-
-/** float32 bytes in the machine's order, which is how sqlite-vec reads a blob. */
-const toBlob = (values: ReadonlyArray<number>): Buffer => Buffer.from(Float32Array.from(values).buffer)
 
 const parseMetadata = (raw: unknown) => {
   try {
@@ -346,17 +339,33 @@ export const makeSqliteVecStore = <E = never, R = never>(
         }
       })
 
+    // in the caller's transaction no savepoint opens when nothing changed; outside one, the
+    // read and the write share a transaction
+    const writeChanged = (index: string, items: ReadonlyArray<VectorItem>) =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (tx) => {
+        const write = (inner: boolean) =>
+          Effect.flatMap(changedOnly(sql, floats, index, items, INSERT_BATCH), (changed) =>
+            changed.length === 0
+              ? Effect.void
+              : inner
+              ? sql.withTransaction(writeCoded(index, changed))
+              : writeCoded(index, changed))
+        return tx._tag === "Some" ? write(true) : sql.withTransaction(write(false))
+      })
+
     return VectorStore.of({
       name: NAME,
       upsert: (index, items) =>
         Effect.suspend(() => {
           const invalid = checkItems(NAME, index, items, dimensions)
-          if (invalid !== undefined) return Effect.fail(invalid)
+          if (invalid !== undefined) {
+            return Effect.fail(invalid)
+          }
           const unique = lastPerId(items)
           if (unique.length === 0) return Effect.void
-          const write = coded ? writeCoded(index, unique) : writeExact(index, unique)
           // a savepoint when the caller's transaction is open: the vectors commit with its rows
-          return sql.withTransaction(write).pipe(Effect.mapError(failed("upsert", index)))
+          const write = coded ? writeChanged(index, unique) : sql.withTransaction(writeExact(index, unique))
+          return write.pipe(Effect.mapError(failed("upsert", index)))
         }),
       query: (index, vector, k, minScore) =>
         Effect.suspend(() => {
