@@ -14,7 +14,7 @@ const DIMS = 384
 
 const vector = (seed: number) => Array.from({ length: DIMS }, (_, i) => Math.sin(seed * 7.3 + i * 0.37))
 
-const item = (n: number, seed = n, metadata: Record<string, unknown> = { n }): VectorItem => ({
+const item = (n: number, seed = n, metadata: VectorItem["metadata"] = { n }): VectorItem => ({
   id: `entity-${n}`,
   values: vector(seed),
   metadata
