@@ -95,17 +95,18 @@ const make = Effect.gen(function*() {
       Effect.forEach(chunksOf(unique(ids)), (chunk) => sql`DELETE FROM gb_vector_outbox WHERE id IN ${sql.in(chunk)}`, {
         discard: true
       }).pipe(Effect.orDie),
+    // every index in one statement, one OR term each (a remember settles its entities and its
+    // facts: one statement instead of two, issue 39)
     settle: (vectors) => {
-      const byIndex = new Map<string, Array<string>>()
-      for (const v of vectors) {
-        const ids = byIndex.get(v.index_name) ?? []
-        ids.push(v.vector_id)
-        byIndex.set(v.index_name, ids)
-      }
+      const pairs = [...new Map(vectors.map((v) => [JSON.stringify([v.index_name, v.vector_id]), v] as const)).values()]
       return Effect.forEach(
-        [...byIndex].flatMap(([index, ids]) => chunksOf(unique(ids)).map((chunk) => [index, chunk] as const)),
-        ([index, chunk]) =>
-          sql`DELETE FROM gb_vector_outbox WHERE index_name = ${index} AND vector_id IN ${sql.in(chunk)}`,
+        chunksOf(pairs),
+        (chunk) => {
+          const byIndex = new Map<string, Array<string>>()
+          for (const v of chunk) byIndex.set(v.index_name, [...(byIndex.get(v.index_name) ?? []), v.vector_id])
+          const terms = [...byIndex].map(([index, ids]) => sql`(index_name = ${index} AND vector_id IN ${sql.in(ids)})`)
+          return sql`DELETE FROM gb_vector_outbox WHERE ${sql.or(terms)}`
+        },
         { discard: true }
       ).pipe(Effect.orDie)
     },
