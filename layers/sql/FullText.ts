@@ -10,6 +10,11 @@
  * row's length from gb_fts_lengths, the dataset's row count and average length from
  * gb_fts_stats, the term's matching rows counted in the dataset.
  *
+ * That costs about 2 µs a match, which a large dataset's common word multiplies: a dataset side
+ * of OWN_TABLE_ROWS rows or more moves (in the flush) to an FTS5 table of its own, registered in
+ * gb_fts_own (migration 0016) and scored by FTS5's bm25() as 0013's tables were. Such tables are
+ * at most (file rows / threshold), so the schema stays small.
+ *
  * A trigger cannot run FTS5 commands with the old words of an external-content row, so the base
  * tables' triggers queue every change in gb_fts_pending, and `flush` applies the queue (the
  * index, the lengths and the statistics) before every commit of `Database.withTransaction` and
@@ -36,6 +41,20 @@ export const FULL_TEXT_COLUMNS: Record<FullTextSide, string> = {
 
 /** A side's FTS5 table. */
 export const fullTextTable = (side: FullTextSide): string => `gb_fts_${side}`
+
+/**
+ * A dataset side of this many rows or more gets an FTS5 table of its own (`ownTable`), scored by FTS5's
+ * bm25 as 0013's tables were: the shared table's scoring costs about 2 µs a match, which a large
+ * dataset's common word multiplies. At least WEIGHTED_IDF_ROWS, so that the usual own table scores
+ * with FTS5's plain IDF (one OR query); a smaller one (a shrunk dataset, a test) is weighted too.
+ */
+export const OWN_TABLE_ROWS = 20_000
+
+/** A dataset side's own FTS5 table (0013's name): our own integer id, never input text. */
+export const ownTable = (side: FullTextSide, datasetId: number): string => {
+  if (!Number.isSafeInteger(datasetId) || datasetId < 0) throw new Error(`not a dataset id: ${datasetId}`)
+  return `gb_fts_${side}_${datasetId}`
+}
 
 /** Porter stemming over unicode61 with diacritics folded, as since migration 0004. */
 export const TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -102,9 +121,45 @@ const termFrequency = (side: FullTextSide): string => {
 const BM25_K1 = "1.2"
 const BM25_B = "0.75"
 
+/** How the SQLite adapter chooses tables: a dataset side of `ownTableRows` rows or more gets its own. */
+export type FullTextOptions = { readonly ownTableRows?: number }
+
 /** SQLite's adapter over `sql` (the writer's connection; a reader's only scores and counts). */
-export const makeSqliteFullText = (sql: SqlClient.SqlClient): FullTextIndex["Type"] => {
+export const makeSqliteFullText = (sql: SqlClient.SqlClient, options: FullTextOptions = {}): FullTextIndex["Type"] => {
   const nothing = sql`SELECT NULL AS id, NULL AS score WHERE 0`
+  const ownTableRows = options.ownTableRows ?? OWN_TABLE_ROWS
+
+  /**
+   * A dataset side with its own table: FTS5's bm25 over it, names weighing 4 as in 0013. Several
+   * terms in a dataset of at most WEIGHTED_IDF_ROWS rows have their IDF lifted as `idfsOf` does:
+   * each term's bm25 scaled by termIdf / FTS5's IDF (0013's `idfFactors`), so scores equal the
+   * shared table's for the same rows.
+   */
+  const scoredOwn = (side: FullTextSide, datasetId: number, terms: ReadonlyArray<string>, datasetRows: number) =>
+    Effect.gen(function*() {
+      const table = ownTable(side, datasetId)
+      const t = sql.literal(table)
+      const bm25 = sql.literal(`-bm25(${table}${side === "entities" ? ", 4.0, 1.0" : ""})`)
+      const plain = sql`SELECT rowid AS id, ${bm25} AS score FROM ${t} WHERE ${t} MATCH ${
+        terms.map(phraseOf).join(" OR ")
+      }`
+      if (terms.length < 2 || datasetRows > WEIGHTED_IDF_ROWS) return plain
+      const [counted] = yield* sql.unsafe<Record<string, number | null>>(
+        `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM ${table} WHERE ${table} MATCH ?) AS n${i}`).join(", ")}`,
+        terms.map(phraseOf)
+      )
+      const counts = terms.map((_, i) => Number(counted?.[`n${i}`] ?? 0))
+      const total = Math.max(datasetRows, ...counts)
+      const factors = counts.map((n) => termIdf(total, n) / fts5Idf(total, n))
+      if (factors.every((factor) => factor === 1)) return plain
+      const perTerm = terms.flatMap((term, i) =>
+        counts[i] === 0 ? [] : [sql`SELECT rowid AS id, ${bm25} * ${factors[i]!} AS s FROM ${t}
+          WHERE ${t} MATCH ${phraseOf(term)}`]
+      )
+      // materialized: bm25() cannot run in the aggregate's context
+      return sql`WITH per AS MATERIALIZED (${sql.join(" UNION ALL ", false)(perTerm)})
+        SELECT id, SUM(s) AS score FROM per GROUP BY id`
+    })
 
   const rows = (side: FullTextSide, datasetId: number) =>
     sql<{ rows: number }>`SELECT rows FROM gb_fts_stats WHERE dataset_id = ${datasetId} AND side = ${side}`.pipe(
@@ -122,15 +177,20 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient): FullTextIndex["Typ
       const table = fullTextTable(side)
       if (terms.length === 0) return nothing
       const matches = terms.map((term) => matchOf(side, datasetId, term))
-      // the statistics and each term's matches in one statement: a search costs two
+      // the statistics, whether the side has its own table and (if not: CASE runs the subquery
+      // only then) each term's matches in one statement: a search costs two
       const [counted] = yield* sql.unsafe<Record<string, number | null>>(
-        `SELECT s.rows AS rows, s.tokens AS tokens, ${
-          matches.map((_, i) => `(SELECT COUNT(*) FROM ${table} WHERE ${table} MATCH ?) AS n${i}`).join(", ")
-        } FROM (SELECT NULL) LEFT JOIN gb_fts_stats s ON s.dataset_id = ? AND s.side = ?`,
-        [...matches, datasetId, side]
+        `SELECT s.rows AS rows, s.tokens AS tokens, o.side IS NOT NULL AS own, ${
+          matches.map((_, i) =>
+            `CASE WHEN o.side IS NULL THEN (SELECT COUNT(*) FROM ${table} WHERE ${table} MATCH ?) END AS n${i}`
+          ).join(", ")
+        } FROM (SELECT NULL) LEFT JOIN gb_fts_stats s ON s.dataset_id = ? AND s.side = ?
+        LEFT JOIN gb_fts_own o ON o.dataset_id = ? AND o.side = ?`,
+        [...matches, datasetId, side, datasetId, side]
       )
       const datasetRows = Number(counted?.rows ?? 0)
       if (datasetRows === 0) return nothing
+      if (Number(counted?.own ?? 0) === 1) return yield* scoredOwn(side, datasetId, terms, datasetRows)
       const counts = matches.map((_, i) => Number(counted?.[`n${i}`] ?? 0))
       const idfs = idfsOf(datasetRows, counts)
       const avgdl = Number(counted!.tokens) / datasetRows
@@ -149,6 +209,31 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient): FullTextIndex["Typ
         FROM tf CROSS JOIN gb_fts_lengths l ON l.side = ${side} AND l.row_id = tf.id
         GROUP BY tf.id`
     }).pipe(Effect.orDie, Effect.withSpan("FullTextIndex.scored"))
+
+  /**
+   * Moves a dataset side into a table of its own, once the queue is applied (the index then holds
+   * the base table's words): its rows are copied into the new table and deleted from the shared
+   * one with those same words. Lengths and statistics are per row and dataset already: they stay.
+   */
+  const promote = (side: FullTextSide, datasetId: number) =>
+    Effect.gen(function*() {
+      const own = ownTable(side, datasetId)
+      const shared = fullTextTable(side)
+      const columns = FULL_TEXT_COLUMNS[side]
+      const base = side === "entities" ? "gb_entities" : "gb_edges"
+      yield* sql.unsafe(`CREATE VIRTUAL TABLE IF NOT EXISTS ${own} USING fts5(
+        ${columns}, content = '${base}', content_rowid = 'id', tokenize = '${TOKENIZE}')`)
+      yield* sql.unsafe(
+        `INSERT INTO ${own} (rowid, ${columns}) SELECT id, ${columns} FROM ${base} WHERE dataset_id = ? ORDER BY id`,
+        [datasetId]
+      )
+      yield* sql.unsafe(
+        `INSERT INTO ${shared} (${shared}, rowid, dataset_id, ${columns})
+          SELECT 'delete', id, dataset_id, ${columns} FROM ${base} WHERE dataset_id = ? ORDER BY id`,
+        [datasetId]
+      )
+      yield* sql`INSERT INTO gb_fts_own (dataset_id, side) VALUES (${datasetId}, ${side})`
+    })
 
   /** The rows whose last change in the queue is their insert: what the index holds of them now. */
   const lastInserts = `(SELECT MAX(id) AS id FROM gb_fts_pending GROUP BY side, row_id) last
@@ -181,10 +266,23 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient): FullTextIndex["Typ
       // an FTS5 command names its table as a column; NULL there is a plain insert
       yield* sql.unsafe(
         `INSERT INTO ${table} (${table}, rowid, dataset_id, ${columns})
-          SELECT CASE op WHEN 'delete' THEN 'delete' END, row_id, dataset_id, ${columns} FROM gb_fts_pending
-          WHERE side = ? ORDER BY id`,
+          SELECT CASE op WHEN 'delete' THEN 'delete' END, row_id, dataset_id, ${columns} FROM gb_fts_pending p
+          WHERE side = ? AND NOT EXISTS (SELECT 1 FROM gb_fts_own o WHERE o.dataset_id = p.dataset_id AND o.side = p.side)
+          ORDER BY id`,
         [side]
       )
+      const owners = yield* sql<{ dataset_id: number }>`SELECT DISTINCT p.dataset_id AS dataset_id
+        FROM gb_fts_pending p CROSS JOIN gb_fts_own o ON o.dataset_id = p.dataset_id AND o.side = p.side
+        WHERE p.side = ${side}`
+      for (const { dataset_id } of owners) {
+        const own = ownTable(side, Number(dataset_id))
+        yield* sql.unsafe(
+          `INSERT INTO ${own} (${own}, rowid, ${columns})
+            SELECT CASE op WHEN 'delete' THEN 'delete' END, row_id, ${columns} FROM gb_fts_pending
+            WHERE side = ? AND dataset_id = ? ORDER BY id`,
+          [side, dataset_id]
+        )
+      }
     }
     yield* addToStats(-1)
     yield* sql`DELETE FROM gb_fts_lengths WHERE (side, row_id) IN (SELECT side, row_id FROM gb_fts_pending)`
@@ -203,17 +301,28 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient): FullTextIndex["Typ
     // a dataset side left without rows keeps no statistics
     yield* sql`DELETE FROM gb_fts_stats WHERE rows = 0
       AND (dataset_id, side) IN (SELECT DISTINCT dataset_id, side FROM gb_fts_pending)`
+    const crossed = yield* sql<{ dataset_id: number; side: FullTextSide }>`SELECT s.dataset_id, s.side
+      FROM (SELECT DISTINCT dataset_id, side FROM gb_fts_pending) p
+      CROSS JOIN gb_fts_stats s ON s.dataset_id = p.dataset_id AND s.side = p.side
+      WHERE s.rows >= ${ownTableRows}
+        AND NOT EXISTS (SELECT 1 FROM gb_fts_own o WHERE o.dataset_id = s.dataset_id AND o.side = s.side)`
+    for (const { dataset_id, side } of crossed) yield* promote(side, Number(dataset_id))
     yield* sql`DELETE FROM gb_fts_pending`
   })
 
   const flush = flushQueue.pipe(Effect.orDie, Effect.withSpan("FullTextIndex.flush"))
 
+  /** Every dataset side with a table of its own. */
+  const owned = sql<{ dataset_id: number; side: FullTextSide }>`SELECT dataset_id, side FROM gb_fts_own
+    ORDER BY dataset_id, side`
+
   // the table names are ours, not input: an FTS5 command names its table as a column
-  const optimize: Effect.Effect<void, SqlError.SqlError> = Effect.forEach(
-    FULL_TEXT_SIDES.map(fullTextTable),
-    (table) => sql.unsafe(`INSERT INTO ${table}(${table}) VALUES ('optimize')`),
-    { discard: true }
-  )
+  const optimize: Effect.Effect<void, SqlError.SqlError> = Effect.flatMap(owned, (own) =>
+    Effect.forEach(
+      [...FULL_TEXT_SIDES.map(fullTextTable), ...own.map((o) => ownTable(o.side, Number(o.dataset_id)))],
+      (table) => sql.unsafe(`INSERT INTO ${table}(${table}) VALUES ('optimize')`),
+      { discard: true }
+    ))
 
   return FullTextIndex.of({
     scored,
@@ -225,10 +334,17 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient): FullTextIndex["Typ
       Effect.orDie,
       Effect.withSpan("FullTextIndex.compact")
     ),
-    // the cascade queued the rows' deletes: applying them takes the rows' terms and lengths away
+    // the cascade queued the rows' deletes: applying them takes the rows' terms and lengths away;
+    // an own table is dropped whole (its pages freed, which secure_delete zeroes)
     drop: (datasetId) =>
       flushQueue.pipe(
         Effect.zipRight(sql`DELETE FROM gb_fts_stats WHERE dataset_id = ${datasetId}`),
+        Effect.zipRight(Effect.forEach(
+          FULL_TEXT_SIDES,
+          (side) => sql.unsafe(`DROP TABLE IF EXISTS ${ownTable(side, datasetId)}`),
+          { discard: true }
+        )),
+        Effect.zipRight(sql`DELETE FROM gb_fts_own WHERE dataset_id = ${datasetId}`),
         Effect.asVoid,
         Effect.orDie,
         Effect.withSpan("FullTextIndex.drop")
@@ -262,17 +378,22 @@ export const makePgFullText = (sql: SqlClient.SqlClient): FullTextIndex["Type"] 
 }
 
 /** The adapter of `sql`'s dialect. */
-export const makeFullTextIndex = (sql: SqlClient.SqlClient): FullTextIndex["Type"] =>
-  sql.onDialectOrElse({ pg: () => makePgFullText(sql), orElse: () => makeSqliteFullText(sql) })
+export const makeFullTextIndex = (sql: SqlClient.SqlClient, options: FullTextOptions = {}): FullTextIndex["Type"] =>
+  sql.onDialectOrElse({ pg: () => makePgFullText(sql), orElse: () => makeSqliteFullText(sql, options) })
 
 /**
  * The index over the writer's client, and its flush as a pre-commit hook of
  * `Database.withTransaction`.
  */
-export const FullTextIndexLive: Layer.Layer<FullTextIndex | PreCommitHooks, never, SqlClient.SqlClient> = Layer
-  .effectContext(
+export const fullTextIndexLayer = (
+  options: FullTextOptions = {}
+): Layer.Layer<FullTextIndex | PreCommitHooks, never, SqlClient.SqlClient> =>
+  Layer.effectContext(
     Effect.map(SqlClient.SqlClient, (sql) => {
-      const index = makeFullTextIndex(sql)
+      const index = makeFullTextIndex(sql, options)
       return Context.make(FullTextIndex, index).pipe(Context.add(PreCommitHooks, [index.flush]))
     })
   )
+
+/** `fullTextIndexLayer` with the default threshold (OWN_TABLE_ROWS). */
+export const FullTextIndexLive = fullTextIndexLayer()

@@ -203,7 +203,9 @@ const ownership = (user: string, datasets: ReadonlyArray<string>) =>
       // SQLite's full-text changes not yet applied (none between requests)
       gb_fts_pending: `dataset_id IN ${D}`,
       gb_fts_lengths: `dataset_id IN ${D}`,
-      gb_fts_stats: `dataset_id IN ${D}`
+      gb_fts_stats: `dataset_id IN ${D}`,
+      // the dataset sides with an FTS5 table of their own (none at these sizes)
+      gb_fts_own: `dataset_id IN ${D}`
     }
     const inferences = yield* idsOf(`SELECT id FROM gb_inferences WHERE ${where.gb_inferences}`)
     const datasetIds = yield* idsOf(`SELECT id FROM gb_datasets WHERE ${where.gb_datasets} ORDER BY id`)

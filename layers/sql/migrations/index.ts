@@ -14,6 +14,7 @@ import pgVectors from "./0012_pg_vectors.js"
 import datasetFullText from "./0013_dataset_full_text.js"
 import unknownStart from "./0014_unknown_start.js"
 import sharedFullText from "./0015_shared_full_text.js"
+import ownFullText from "./0016_own_full_text.js"
 
 export const migrations = {
   "0001_init": init,
@@ -30,5 +31,6 @@ export const migrations = {
   "0012_pg_vectors": pgVectors,
   "0013_dataset_full_text": datasetFullText,
   "0014_unknown_start": unknownStart,
-  "0015_shared_full_text": sharedFullText
+  "0015_shared_full_text": sharedFullText,
+  "0016_own_full_text": ownFullText
 }
