@@ -292,10 +292,16 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient, options: FullTextOp
       USING fts5vocab(temp, gb_fts_count, 'instance')`)
     yield* sql.unsafe(`INSERT INTO temp.gb_fts_count (rowid, name, description)
       SELECT p.id, p.name, p.description FROM ${lastInserts} WHERE p.op = 'insert'`)
+    // the counts go into a keyed table first: joined as a subquery, the vocabulary was scanned
+    // again for every queued row (a flush of 100,000 rows took minutes; BENCHMARKS.md)
+    yield* sql.unsafe(`CREATE TEMP TABLE IF NOT EXISTS gb_fts_counted (doc INTEGER PRIMARY KEY, n INTEGER NOT NULL)`)
+    yield* sql.unsafe(`INSERT INTO temp.gb_fts_counted (doc, n)
+      SELECT doc, COUNT(*) FROM temp.gb_fts_count_vocab GROUP BY doc`)
     yield* sql.unsafe(`INSERT INTO gb_fts_lengths (side, row_id, dataset_id, length)
       SELECT p.side, p.row_id, p.dataset_id, COALESCE(c.n, 0) FROM ${lastInserts}
-      LEFT JOIN (SELECT doc, COUNT(*) AS n FROM temp.gb_fts_count_vocab GROUP BY doc) c ON c.doc = p.id
+      LEFT JOIN temp.gb_fts_counted c ON c.doc = p.id
       WHERE p.op = 'insert'`)
+    yield* sql.unsafe(`DELETE FROM temp.gb_fts_counted`)
     yield* sql.unsafe(`INSERT INTO temp.gb_fts_count (gb_fts_count) VALUES ('delete-all')`)
     yield* addToStats(1)
     // a dataset side left without rows keeps no statistics
