@@ -5,14 +5,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import { Effect } from "effect"
 import { expect } from "vitest"
-import { answer } from "../../layers/testing/FactSentenceModel.js"
-import { Forgets } from "../../src/forget/Forgets.js"
-import { RememberManager } from "../../src/pipeline/RememberManager.js"
-import type { LlmRequest } from "../../src/services/Llm.js"
-import { rememberLayer, textBody, textRequest } from "../support/app.js"
 import { forEachDialect } from "../support/databases.js"
+import { forgetWorld, onFactSentenceApp } from "../support/forgetWorld.js"
 
 /** The live facts (expired_at null) with their times, sorted: the property's view of a graph. */
 const live = (user: string) =>
@@ -31,22 +27,10 @@ const live = (user: string) =>
   )
 
 /** Remembers the texts as `user`, forgets text `k` (when given), and gives the live facts. */
-const world = (user: string, texts: ReadonlyArray<string>, k?: number) =>
-  Effect.gen(function*() {
-    const manager = yield* RememberManager
-    const stored = yield* Effect.forEach(texts, (text) =>
-      Effect.map(manager.submit(textRequest(text, { user_id: user })), textBody))
-    if (k !== undefined) {
-      yield* (yield* Forgets).forgetArtifact({ user_id: user, dataset: "main", artifact_id: stored[k]!.artifact_id })
-    }
-    return yield* live(user)
-  })
+const world = forgetWorld(live)
 
 forEachDialect((_dialect, makeLayer) => {
-  const run = <A, E>(program: Effect.Effect<A, E, any>) =>
-    program.pipe(
-      Effect.provide(rememberLayer(makeLayer(), (r: LlmRequest) => ({ text: answer(r).text })) as Layer.Layer<any>)
-    ) as Effect.Effect<A, E, never>
+  const run = onFactSentenceApp(makeLayer())
 
   // FORGET_SEED=-1901961225 FORGET_PATH=36 (sqlite): a repeat stating exactly the end a newer
   // fact had imposed left the fact expired, while the other order leaves it live
