@@ -28,7 +28,8 @@ import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
 import { binaryCode } from "./binaryCodes.js"
 import { byScore, checkItems, checkQuery, chunksOf, cosine, lastPerId, toMetadata } from "./common.js"
-import { candidatesFor, MAX_K, MIN_CODE_DIMENSIONS } from "./SqliteVecStore.js"
+import { candidatesFor, MAX_K } from "./sqliteSearch.js"
+import { MIN_CODE_DIMENSIONS } from "./SqliteVecStore.js"
 
 const NAME = "postgres"
 /** 5 parameters a row, well under PostgreSQL's 65535 */

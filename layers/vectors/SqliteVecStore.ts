@@ -53,16 +53,22 @@ import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
-import { type VectorItem, type VectorMatch, VectorStore } from "../../src/services/VectorStore.js"
+import { type VectorItem, type VectorQuery, VectorStore } from "../../src/services/VectorStore.js"
 import { outsideTransaction, truncateWal } from "../sql/SqliteCompact.js"
 import { binaryCode, codeBits, CODES_VERSION } from "./binaryCodes.js"
-import { checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
+import { checkItems, checkQuery, chunksOf, lastPerId } from "./common.js"
 import { changedOnly, keyOf, placeholders, toBlob } from "./sqliteRows.js"
+import {
+  matchesOf,
+  MAX_K,
+  type SearchRow,
+  type SearchStatement,
+  searchStatement,
+  type SearchTables
+} from "./sqliteSearch.js"
 import { startVecReader, type VecReader } from "./VecReader.js"
 
 const NAME = "sqlite-vec"
-/** sqlite-vec refuses a larger k */
-export const MAX_K = 4096
 const CHUNK_SIZE = 64
 /** 5 parameters a row, well under SQLite's 32766 variables */
 const INSERT_BATCH = 500
@@ -77,22 +83,6 @@ export const vectorTableName = (dimensions: number) => `gb_vectors_${dimensions}
 export const codeTableName = (dimensions: number) => `gb_vectors_${dimensions}_codes${CODES_VERSION}`
 /** The float vectors of a coded store (a plain table: rescoring reads them one by one). */
 export const floatTableName = (dimensions: number) => `gb_vectors_${dimensions}_floats`
-
-/**
- * Codes fetched for a query of `k`: rescored exactly, so more is better recall and slower
- * (vec0 selects the top k in rows x k). 3k keeps the whole exact top 10 of a search and most
- * of its top 30 (docs/DECISIONS.md, BENCHMARKS.md); search asks for 3 x its limit per source so
- * fusion has candidates to spare, and ranks past 20 matter little.
- */
-export const candidatesFor = (k: number) => Math.min(MAX_K, Math.max(64, 3 * k))
-
-const parseMetadata = (raw: unknown) => {
-  try {
-    return toMetadata(typeof raw === "string" ? JSON.parse(raw) : undefined)
-  } catch {
-    return {}
-  }
-}
 
 const createTable = (sql: SqlClient.SqlClient, dimensions: number) =>
   sql.unsafe(
@@ -257,14 +247,17 @@ export const makeSqliteVecStore = <E = never, R = never>(
     const deleteKeys = (keys: ReadonlyArray<string>) =>
       coded ? Effect.zipRight(deleteKeysFrom(codes, keys), deleteFloats(keys)) : deleteKeysFrom(table, keys)
 
-    type Row = { vector_id: string; distance: number | null; metadata: string | null }
-    const read = (
-      statement: string,
-      params: ReadonlyArray<unknown>
-    ): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> => {
-      const here = sql.unsafe<Row>(statement, params as Array<unknown>)
+    const tables: SearchTables = { coded, dimensions, table, codes, floats }
+    /** the rows of each search, in one message to the reader when there is one */
+    const readAll = (
+      searches: ReadonlyArray<SearchStatement>
+    ): Effect.Effect<ReadonlyArray<ReadonlyArray<SearchRow>>, SqlError.SqlError> => {
+      const here = Effect.forEach(searches, (s) => sql.unsafe<SearchRow>(s.sql, s.params as Array<unknown>))
       if (reader === undefined || !reader.alive()) return here
-      return reader.all<Row>(statement, params).pipe(
+      const there = reader.allMany !== undefined
+        ? reader.allMany<SearchRow>(searches)
+        : Effect.forEach(searches, (s) => reader.all<SearchRow>(s.sql, s.params))
+      return there.pipe(
         Effect.catchAll((error) =>
           Effect.zipRight(
             Effect.logWarning(`${NAME}: the reader failed, querying on the main connection`, { error: error.message }),
@@ -273,36 +266,26 @@ export const makeSqliteVecStore = <E = never, R = never>(
         )
       )
     }
-    /** The exact scan of the partition. */
-    const exact = (
-      index: string,
-      vector: ReadonlyArray<number>,
-      limit: number
-    ): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
-      read(
-        `SELECT vector_id, distance, metadata FROM ${table} ` +
-          `WHERE embedding MATCH ? AND k = ? AND index_name = ? ORDER BY distance`,
-        [toBlob(vector), limit, index]
-      )
-    /** The nearest codes, rescored on their float vectors (CROSS JOIN: the codes drive the key lookups). */
-    const rescored = (
-      index: string,
-      vector: ReadonlyArray<number>,
-      limit: number
-    ): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
-      read(
-        `WITH candidates AS (SELECT key FROM ${codes} WHERE code MATCH vec_bit(?) AND k = ? AND index_name = ?) ` +
-          `SELECT v.vector_id, vec_distance_cosine(v.embedding, ?) AS distance, v.metadata ` +
-          `FROM candidates CROSS JOIN ${floats} AS v ON v.key = candidates.key`,
-        [binaryCode(vector, dimensions), candidatesFor(limit), index, toBlob(vector)]
-      ).pipe(
-        Effect.map((rows) =>
-          rows
-            .filter((row) => row.distance !== null)
-            .sort((a, b) => a.distance! - b.distance! || (a.vector_id < b.vector_id ? -1 : 1))
-            .slice(0, limit)
+    const queryMany = (queries: ReadonlyArray<VectorQuery>) =>
+      Effect.suspend(() => {
+        const searches: Array<{ readonly search: SearchStatement; readonly minScore: number } | null> = []
+        for (const q of queries) {
+          const invalid = checkQuery(NAME, q.index, q.vector, dimensions)
+          if (invalid !== undefined) return Effect.fail(invalid)
+          const limit = Math.min(MAX_K, Math.floor(q.k))
+          searches.push(
+            limit > 0 ? { search: searchStatement(tables, q.index, q.vector, limit), minScore: q.minScore } : null
+          )
+        }
+        const sent = searches.flatMap((s) => (s === null ? [] : [s.search]))
+        return readAll(sent).pipe(
+          Effect.map((rows) => {
+            let at = 0
+            return searches.map((s) => (s === null ? [] : matchesOf(s.search, rows[at++]!, s.minScore)))
+          }),
+          Effect.mapError(failed("query", queries.map((q) => q.index).join(", ")))
         )
-      )
+      })
 
     /** vec0 has no upsert: the existing keys are deleted, then every item inserted */
     const writeExact = (index: string, items: ReadonlyArray<VectorItem>) =>
@@ -368,28 +351,8 @@ export const makeSqliteVecStore = <E = never, R = never>(
           return write.pipe(Effect.mapError(failed("upsert", index)))
         }),
       query: (index, vector, k, minScore) =>
-        Effect.suspend(() => {
-          const invalid = checkQuery(NAME, index, vector, dimensions)
-          if (invalid !== undefined) return Effect.fail(invalid)
-          const limit = Math.min(MAX_K, Math.floor(k))
-          if (!(limit > 0)) return Effect.succeed([])
-          return (coded ? rescored(index, vector, limit) : exact(index, vector, limit))
-            .pipe(
-              Effect.map((rows) => {
-                const matches: Array<VectorMatch> = []
-                for (const row of rows) {
-                  // a zero vector has no direction: sqlite-vec gives it no distance
-                  if (row.distance === null) continue
-                  const score = 1 - row.distance
-                  if (score >= minScore) {
-                    matches.push({ id: row.vector_id, score, metadata: parseMetadata(row.metadata) })
-                  }
-                }
-                return matches
-              }),
-              Effect.mapError(failed("query", index))
-            )
-        }),
+        Effect.map(queryMany([{ index, vector, k, minScore }]), (matches) => matches[0] ?? []),
+      queryMany,
       delete: (index, ids) =>
         ids.length === 0
           ? Effect.void

@@ -10,7 +10,8 @@
  *
  * The worker is plain CommonJS evaluated from a string (so it runs the same under tsx, vitest
  * and the compiled build) and only runs SELECTs (`PRAGMA query_only`), one at a time, with its
- * prepared statements cached by text. If the worker dies, pending and later queries fail with
+ * prepared statements cached by text. A message may carry several (a remember's similarity
+ * lookups, a search's indexes): one round trip instead of one each. If the worker dies, pending and later queries fail with
  * its error; the store then answers on its main connection instead (see SqliteVecStore).
  */
 import { Data, Deferred, Effect, Runtime, type Scope } from "effect"
@@ -20,9 +21,19 @@ import * as sqliteVec from "sqlite-vec"
 
 export class VecReaderFailed extends Data.TaggedError("VecReaderFailed")<{ readonly message: string }> {}
 
+/** One SELECT and its parameters. */
+export interface VecStatement {
+  readonly sql: string
+  readonly params: ReadonlyArray<unknown>
+}
+
 export interface VecReader {
   /** The rows of one SELECT, run on the worker's connection. */
   readonly all: <A>(sql: string, params: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<A>, VecReaderFailed>
+  /** The rows of each SELECT, in order, run one after another in one message to the worker (absent: `all` each). */
+  readonly allMany?: <A>(
+    statements: ReadonlyArray<VecStatement>
+  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<A>>, VecReaderFailed>
   /** false once the worker has died: the caller should read elsewhere */
   readonly alive: () => boolean
 }
@@ -44,16 +55,19 @@ db.pragma("query_only = 1")
 if (workerData.mmapBytes > 0) db.pragma("mmap_size = " + Math.floor(workerData.mmapBytes))
 db.loadExtension(workerData.extension)
 const statements = new Map()
-parentPort.on("message", ({ id, sql, params }) => {
+const rowsOf = ({ sql, params }) => {
+  let statement = statements.get(sql)
+  if (statement === undefined) {
+    statement = db.prepare(sql)
+    statements.set(sql, statement)
+  }
+  // a Buffer arrives as a plain Uint8Array, which better-sqlite3 does not bind
+  const bound = params.map((p) => (p instanceof Uint8Array ? Buffer.from(p.buffer, p.byteOffset, p.byteLength) : p))
+  return statement.all(...bound)
+}
+parentPort.on("message", ({ id, batch }) => {
   try {
-    let statement = statements.get(sql)
-    if (statement === undefined) {
-      statement = db.prepare(sql)
-      statements.set(sql, statement)
-    }
-    // a Buffer arrives as a plain Uint8Array, which better-sqlite3 does not bind
-    const bound = params.map((p) => (p instanceof Uint8Array ? Buffer.from(p.buffer, p.byteOffset, p.byteLength) : p))
-    parentPort.postMessage({ id, rows: statement.all(...bound) })
+    parentPort.postMessage({ id, rows: batch.map(rowsOf) })
   } catch (error) {
     parentPort.postMessage({ id, error: String((error && error.message) || error) })
   }
@@ -61,7 +75,7 @@ parentPort.on("message", ({ id, sql, params }) => {
 parentPort.postMessage({ ready: true })
 `
 
-type Reply = { readonly id: number; readonly rows?: ReadonlyArray<unknown>; readonly error?: string } | {
+type Reply = { readonly id: number; readonly rows?: ReadonlyArray<ReadonlyArray<unknown>>; readonly error?: string } | {
   readonly ready: true
 }
 
@@ -73,7 +87,7 @@ export const startVecReader = (
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const ready = yield* Deferred.make<void, VecReaderFailed>()
-    const pending = new Map<number, (reply: { rows?: ReadonlyArray<unknown>; error?: string }) => void>()
+    const pending = new Map<number, (reply: { rows?: ReadonlyArray<ReadonlyArray<unknown>>; error?: string }) => void>()
     let nextId = 0
     let dead: string | null = null
 
@@ -118,8 +132,8 @@ export const startVecReader = (
     // program awaiting only its answer would otherwise exit)
     worker.unref()
 
-    const all = <A>(sql: string, params: ReadonlyArray<unknown>) =>
-      Effect.async<ReadonlyArray<A>, VecReaderFailed>((resume) => {
+    const allMany = <A>(batch: ReadonlyArray<VecStatement>) =>
+      Effect.async<ReadonlyArray<ReadonlyArray<A>>, VecReaderFailed>((resume) => {
         if (dead !== null) return resume(Effect.fail(new VecReaderFailed({ message: dead })))
         const id = nextId++
         if (pending.size === 0) worker.ref()
@@ -127,14 +141,16 @@ export const startVecReader = (
           resume(
             reply.error !== undefined
               ? Effect.fail(new VecReaderFailed({ message: reply.error }))
-              : Effect.succeed((reply.rows ?? []) as ReadonlyArray<A>)
+              : Effect.succeed((reply.rows ?? []) as ReadonlyArray<ReadonlyArray<A>>)
           ))
-        worker.postMessage({ id, sql, params })
+        worker.postMessage({ id, batch })
         // an interrupted caller forgets its answer; the worker still finishes the statement
         return Effect.sync(() => {
           pending.delete(id)
           if (pending.size === 0) worker.unref()
         })
       })
-    return { all, alive: () => dead === null } satisfies VecReader
+    const all = <A>(sql: string, params: ReadonlyArray<unknown>) =>
+      Effect.map(allMany<A>([{ sql, params }]), (rows) => rows[0] ?? [])
+    return { all, allMany, alive: () => dead === null } satisfies VecReader
   })

@@ -10,6 +10,7 @@ import type { DatasetRow } from "../domain/Rows.js"
 import { embedForRead } from "../pipeline/ModelCalls.js"
 import { indexName, type VectorKind } from "../pipeline/vectors.js"
 import type { ReadFilters } from "../services/SearchRepo.js"
+import { queryEach } from "../services/VectorStore.js"
 import type { ReadDeps } from "./deps.js"
 
 /** Vector hits below this cosine similarity are noise, not candidates. */
@@ -50,8 +51,9 @@ const idOf = (vectorId: string): number | undefined => {
 
 /**
  * The query embedded once (a gb_inferences row of type `query`, stage `embed`), then the
- * `kinds` indexes of the dataset. `started` is told once every index search has sent its query
- * (a store's query sends before it first waits), or once there is nothing to send.
+ * `kinds` indexes of the dataset. `started` is told just before the searches are sent (a store
+ * sends before it first waits, so they are on their way when the told fiber runs), or once
+ * there is nothing to send.
  */
 const vectorHits = (
   deps: ReadDeps,
@@ -74,16 +76,16 @@ const vectorHits = (
     const hits = yield* Effect.gen(function*() {
       const vector = (yield* result).vectors[0]
       if (vector === undefined) return noHits
-      let sent = 0
-      const search = (kind: VectorKind) =>
-        Effect.zipRight(
-          Effect.suspend(() => (++sent === kinds.length ? Deferred.succeed(started, undefined) : Effect.void)),
-          Effect.map(
-            vectors.query(indexName(dataset.id, kind), vector, k, MIN_SIMILARITY),
-            (matches) => [kind, matches.flatMap((m) => idOf(m.id) ?? [])] as const
-          )
+      // every index in one call (the store may answer them in one round trip), sent once told
+      const answers = yield* Effect.zipRight(
+        Deferred.succeed(started, undefined),
+        queryEach(
+          vectors,
+          kinds.map((kind) => ({ index: indexName(dataset.id, kind), vector, k, minScore: MIN_SIMILARITY })),
+          "unbounded"
         )
-      const found = new Map(yield* Effect.all(kinds.map(search), { concurrency: "unbounded" }))
+      )
+      const found = new Map(kinds.map((kind, i) => [kind, answers[i]!.flatMap((m) => idOf(m.id) ?? [])] as const))
       const of = (kind: VectorKind) => found.get(kind) ?? []
       return {
         ...noHits,

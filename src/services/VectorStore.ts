@@ -1,4 +1,4 @@
-import { Context, type Effect } from "effect"
+import { Context, Effect } from "effect"
 import type { VectorWriteFailed } from "../domain/Errors.js"
 
 export interface VectorItem {
@@ -12,6 +12,14 @@ export interface VectorMatch {
   /** cosine similarity, 1 = identical */
   readonly score: number
   readonly metadata: Record<string, string | number | boolean>
+}
+
+/** One search of `VectorStore.query`, for `queryMany`. */
+export interface VectorQuery {
+  readonly index: string
+  readonly vector: ReadonlyArray<number>
+  readonly k: number
+  readonly minScore: number
 }
 
 /** What `GET /readyz` says of the store: its search (e.g. "pgvector hnsw", "sqlite-vec binary codes"). */
@@ -38,6 +46,14 @@ export class VectorStore extends Context.Tag("gligabao/VectorStore")<
       k: number,
       minScore: number
     ) => Effect.Effect<ReadonlyArray<VectorMatch>, VectorWriteFailed>
+    /**
+     * Several searches at once, each answered as `query` answers it, in order. A store that can
+     * send them in one round trip implements it (sqlite-vec: one message to its reader thread);
+     * `queryEach` calls `query` one by one for the others.
+     */
+    readonly queryMany?: (
+      queries: ReadonlyArray<VectorQuery>
+    ) => Effect.Effect<ReadonlyArray<ReadonlyArray<VectorMatch>>, VectorWriteFailed>
     readonly delete: (index: string, ids: ReadonlyArray<string>) => Effect.Effect<void, VectorWriteFailed>
     /**
      * Makes deleted vectors unreadable in the store's own files where it keeps any (sqlite-vec:
@@ -52,3 +68,17 @@ export class VectorStore extends Context.Tag("gligabao/VectorStore")<
     readonly health: Effect.Effect<VectorStoreHealth, VectorWriteFailed>
   }
 >() {}
+
+/**
+ * The matches of every query, in order: through the store's `queryMany` when it has one,
+ * otherwise `query` by query, at most `concurrency` at once.
+ */
+export const queryEach = (
+  store: VectorStore["Type"],
+  queries: ReadonlyArray<VectorQuery>,
+  concurrency: number | "unbounded"
+): Effect.Effect<ReadonlyArray<ReadonlyArray<VectorMatch>>, VectorWriteFailed> => {
+  if (queries.length === 0) return Effect.succeed([])
+  if (store.queryMany !== undefined) return store.queryMany(queries)
+  return Effect.forEach(queries, (q) => store.query(q.index, q.vector, q.k, q.minScore), { concurrency })
+}

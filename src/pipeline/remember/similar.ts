@@ -13,7 +13,7 @@
  */
 import { Effect } from "effect"
 import type { NormalizedGraph } from "../../kernel/normalize.js"
-import type { VectorStore } from "../../services/VectorStore.js"
+import { queryEach, type VectorStore } from "../../services/VectorStore.js"
 import type { EmbedContext } from "../ModelCalls.js"
 import { entityText, indexName } from "../vectors.js"
 import { embedTexts, type VectorCache } from "./embed.js"
@@ -94,43 +94,40 @@ export const findSimilarEntities = (
     // one request at most, and usually none: the store embeds the same texts
     const vectors = yield* embedTexts(ctx, cache, [...keys.map((k) => endpoints.get(k)!), ...described])
     const entityIndex = indexName(datasetId, "entities")
-    const found = new Set<number>()
-    yield* Effect.forEach(
-      keys,
-      (key, i) =>
-        Effect.map(deps.vectors.query(entityIndex, vectors[i]!, deps.topK + 1, deps.threshold), (matches) => {
-          let kept = 0
-          for (const m of matches) {
-            // the same name is the name lookup's; it must not take one of the topK places
-            if (m.metadata.name_key === key) continue
-            if (kept >= deps.topK) break
-            const id = idOf(m.metadata, m.id, "entity_id", /^entity-/)
-            if (Number.isSafeInteger(id)) found.add(id)
-            kept++
-          }
-        }),
-      { concurrency: 4, discard: true }
-    )
     const edgeIndex = indexName(datasetId, "edges")
+    // every lookup in one call: the store may answer them in one round trip
+    const answers = yield* queryEach(deps.vectors, [
+      ...keys.map((_, i) => ({ index: entityIndex, vector: vectors[i]!, k: deps.topK + 1, minScore: deps.threshold })),
+      ...described.map((_, i) => ({
+        index: edgeIndex,
+        vector: vectors[keys.length + i]!,
+        k: FACT_MATCHES_PER_FACT,
+        minScore: deps.factThreshold ?? 1
+      }))
+    ], 4)
+    const found = new Set<number>()
+    keys.forEach((key, i) => {
+      let kept = 0
+      for (const m of answers[i]!) {
+        // the same name is the name lookup's; it must not take one of the topK places
+        if (m.metadata.name_key === key) continue
+        if (kept >= deps.topK) break
+        const id = idOf(m.metadata, m.id, "entity_id", /^entity-/)
+        if (Number.isSafeInteger(id)) found.add(id)
+        kept++
+      }
+    })
     const facts = new Map<number, { score: number; facts: Set<number> }>()
-    yield* Effect.forEach(
-      described,
-      (text, i) =>
-        Effect.map(
-          deps.vectors.query(edgeIndex, vectors[keys.length + i]!, FACT_MATCHES_PER_FACT, deps.factThreshold ?? 1),
-          (matches) => {
-            for (const m of matches) {
-              const id = idOf(m.metadata, m.id, "edge_id", /^edge-/)
-              if (!Number.isSafeInteger(id)) continue
-              const entry = facts.get(id) ?? { score: m.score, facts: new Set<number>() }
-              entry.score = Math.max(entry.score, m.score)
-              for (const index of descriptions.get(text)!) entry.facts.add(index)
-              facts.set(id, entry)
-            }
-          }
-        ),
-      { concurrency: 4, discard: true }
-    )
+    described.forEach((text, i) => {
+      for (const m of answers[keys.length + i]!) {
+        const id = idOf(m.metadata, m.id, "edge_id", /^edge-/)
+        if (!Number.isSafeInteger(id)) continue
+        const entry = facts.get(id) ?? { score: m.score, facts: new Set<number>() }
+        entry.score = Math.max(entry.score, m.score)
+        for (const index of descriptions.get(text)!) entry.facts.add(index)
+        facts.set(id, entry)
+      }
+    })
     const ranked = [...facts.entries()]
       .sort(([idA, a], [idB, b]) => b.score - a.score || idB - idA)
       .map(([id, e]): SimilarFact => ({ id, score: e.score, facts: [...e.facts].sort((x, y) => x - y) }))
