@@ -25,9 +25,10 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { PreCommitHooks } from "../../src/services/Database.js"
 import { FullTextIndex, type FullTextSide } from "../../src/services/FullTextIndex.js"
+import { SqliteScript } from "./sqliteClient.js"
 
 export type { FullTextSide } from "../../src/services/FullTextIndex.js"
 
@@ -122,12 +123,17 @@ const BM25_K1 = "1.2"
 const BM25_B = "0.75"
 
 /** How the SQLite adapter chooses tables: a dataset side of `ownTableRows` rows or more gets its own. */
-export type FullTextOptions = { readonly ownTableRows?: number }
+export type FullTextOptions = {
+  readonly ownTableRows?: number
+  /** runs the flush's fixed writes in one call (sqliteClient.ts); without it, one statement each */
+  readonly script?: SqliteScript["Type"] | undefined
+}
 
 /** SQLite's adapter over `sql` (the writer's connection; a reader's only scores and counts). */
 export const makeSqliteFullText = (sql: SqlClient.SqlClient, options: FullTextOptions = {}): FullTextIndex["Type"] => {
   const nothing = sql`SELECT NULL AS id, NULL AS score WHERE 0`
   const ownTableRows = options.ownTableRows ?? OWN_TABLE_ROWS
+  const script = options.script
 
   /**
    * A dataset side with its own table: FTS5's bm25 over it, names weighing 4 as in 0013. Several
@@ -241,13 +247,13 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient, options: FullTextOp
 
   /** Adds (sign 1) or takes away (-1) the touched rows' lengths from their datasets' statistics. */
   const addToStats = (sign: 1 | -1) =>
-    sql.unsafe(`INSERT INTO gb_fts_stats (dataset_id, side, rows, tokens)
+    `INSERT INTO gb_fts_stats (dataset_id, side, rows, tokens)
       SELECT l.dataset_id, l.side, ${sign} * COUNT(*), ${sign} * SUM(l.length)
       FROM (SELECT DISTINCT side, row_id FROM gb_fts_pending) p
       CROSS JOIN gb_fts_lengths l ON l.side = p.side AND l.row_id = p.row_id
       WHERE true
       GROUP BY l.dataset_id, l.side
-      ON CONFLICT (dataset_id, side) DO UPDATE SET rows = rows + excluded.rows, tokens = tokens + excluded.tokens`)
+      ON CONFLICT (dataset_id, side) DO UPDATE SET rows = rows + excluded.rows, tokens = tokens + excluded.tokens`
 
   /**
    * Applies the queue, oldest first: an insert row adds its words to the side's table, a delete
@@ -258,62 +264,63 @@ export const makeSqliteFullText = (sql: SqlClient.SqlClient, options: FullTextOp
    * one read of an empty table when nothing is queued.
    */
   const flushQueue = Effect.gen(function*() {
-    const queued = yield* sql`SELECT 1 AS one FROM gb_fts_pending LIMIT 1`
-    if (queued.length === 0) return
+    // the dataset sides the queue touches, and which have a table of their own
+    const touched = yield* sql<{ dataset_id: number; side: FullTextSide; own: number }>`SELECT DISTINCT
+      p.dataset_id AS dataset_id, p.side AS side, o.side IS NOT NULL AS own
+      FROM gb_fts_pending p LEFT JOIN gb_fts_own o ON o.dataset_id = p.dataset_id AND o.side = p.side`
+    if (touched.length === 0) return
+    const writes: Array<string> = []
     for (const side of FULL_TEXT_SIDES) {
       const table = fullTextTable(side)
       const columns = FULL_TEXT_COLUMNS[side]
       // an FTS5 command names its table as a column; NULL there is a plain insert
-      yield* sql.unsafe(
-        `INSERT INTO ${table} (${table}, rowid, dataset_id, ${columns})
+      writes.push(`INSERT INTO ${table} (${table}, rowid, dataset_id, ${columns})
           SELECT CASE op WHEN 'delete' THEN 'delete' END, row_id, dataset_id, ${columns} FROM gb_fts_pending p
-          WHERE side = ? AND NOT EXISTS (SELECT 1 FROM gb_fts_own o WHERE o.dataset_id = p.dataset_id AND o.side = p.side)
-          ORDER BY id`,
-        [side]
-      )
-      const owners = yield* sql<{ dataset_id: number }>`SELECT DISTINCT p.dataset_id AS dataset_id
-        FROM gb_fts_pending p CROSS JOIN gb_fts_own o ON o.dataset_id = p.dataset_id AND o.side = p.side
-        WHERE p.side = ${side}`
-      for (const { dataset_id } of owners) {
-        const own = ownTable(side, Number(dataset_id))
-        yield* sql.unsafe(
-          `INSERT INTO ${own} (${own}, rowid, ${columns})
-            SELECT CASE op WHEN 'delete' THEN 'delete' END, row_id, ${columns} FROM gb_fts_pending
-            WHERE side = ? AND dataset_id = ? ORDER BY id`,
-          [side, dataset_id]
-        )
-      }
+          WHERE side = '${side}' AND NOT EXISTS (SELECT 1 FROM gb_fts_own o WHERE o.dataset_id = p.dataset_id AND o.side = p.side)
+          ORDER BY id`)
     }
-    yield* addToStats(-1)
-    yield* sql`DELETE FROM gb_fts_lengths WHERE (side, row_id) IN (SELECT side, row_id FROM gb_fts_pending)`
-    yield* sql.unsafe(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.gb_fts_count USING fts5(
-      name, description, content = '', tokenize = '${TOKENIZE}')`)
-    yield* sql.unsafe(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.gb_fts_count_vocab
-      USING fts5vocab(temp, gb_fts_count, 'instance')`)
-    yield* sql.unsafe(`INSERT INTO temp.gb_fts_count (rowid, name, description)
-      SELECT p.id, p.name, p.description FROM ${lastInserts} WHERE p.op = 'insert'`)
-    // the counts go into a keyed table first: joined as a subquery, the vocabulary was scanned
-    // again for every queued row (a flush of 100,000 rows took minutes; BENCHMARKS.md)
-    yield* sql.unsafe(`CREATE TEMP TABLE IF NOT EXISTS gb_fts_counted (doc INTEGER PRIMARY KEY, n INTEGER NOT NULL)`)
-    yield* sql.unsafe(`INSERT INTO temp.gb_fts_counted (doc, n)
-      SELECT doc, COUNT(*) FROM temp.gb_fts_count_vocab GROUP BY doc`)
-    yield* sql.unsafe(`INSERT INTO gb_fts_lengths (side, row_id, dataset_id, length)
+    for (const { dataset_id, side } of touched.filter((t) => Number(t.own) === 1)) {
+      const own = ownTable(side, Number(dataset_id))
+      writes.push(`INSERT INTO ${own} (${own}, rowid, ${FULL_TEXT_COLUMNS[side]})
+            SELECT CASE op WHEN 'delete' THEN 'delete' END, row_id, ${FULL_TEXT_COLUMNS[side]} FROM gb_fts_pending
+            WHERE side = '${side}' AND dataset_id = ${Number(dataset_id)} ORDER BY id`)
+    }
+    writes.push(
+      addToStats(-1),
+      `DELETE FROM gb_fts_lengths WHERE (side, row_id) IN (SELECT side, row_id FROM gb_fts_pending)`,
+      `CREATE VIRTUAL TABLE IF NOT EXISTS temp.gb_fts_count USING fts5(
+      name, description, content = '', tokenize = '${TOKENIZE}')`,
+      `CREATE VIRTUAL TABLE IF NOT EXISTS temp.gb_fts_count_vocab
+      USING fts5vocab(temp, gb_fts_count, 'instance')`,
+      `INSERT INTO temp.gb_fts_count (rowid, name, description)
+      SELECT p.id, p.name, p.description FROM ${lastInserts} WHERE p.op = 'insert'`,
+      // the counts go into a keyed table first: joined as a subquery, the vocabulary was scanned
+      // again for every queued row (a flush of 100,000 rows took minutes; BENCHMARKS.md)
+      `CREATE TEMP TABLE IF NOT EXISTS gb_fts_counted (doc INTEGER PRIMARY KEY, n INTEGER NOT NULL)`,
+      `INSERT INTO temp.gb_fts_counted (doc, n) SELECT doc, COUNT(*) FROM temp.gb_fts_count_vocab GROUP BY doc`,
+      `INSERT INTO gb_fts_lengths (side, row_id, dataset_id, length)
       SELECT p.side, p.row_id, p.dataset_id, COALESCE(c.n, 0) FROM ${lastInserts}
       LEFT JOIN temp.gb_fts_counted c ON c.doc = p.id
-      WHERE p.op = 'insert'`)
-    yield* sql.unsafe(`DELETE FROM temp.gb_fts_counted`)
-    yield* sql.unsafe(`INSERT INTO temp.gb_fts_count (gb_fts_count) VALUES ('delete-all')`)
-    yield* addToStats(1)
-    // a dataset side left without rows keeps no statistics
-    yield* sql`DELETE FROM gb_fts_stats WHERE rows = 0
-      AND (dataset_id, side) IN (SELECT DISTINCT dataset_id, side FROM gb_fts_pending)`
-    const crossed = yield* sql<{ dataset_id: number; side: FullTextSide }>`SELECT s.dataset_id, s.side
-      FROM (SELECT DISTINCT dataset_id, side FROM gb_fts_pending) p
-      CROSS JOIN gb_fts_stats s ON s.dataset_id = p.dataset_id AND s.side = p.side
-      WHERE s.rows >= ${ownTableRows}
-        AND NOT EXISTS (SELECT 1 FROM gb_fts_own o WHERE o.dataset_id = s.dataset_id AND o.side = s.side)`
+      WHERE p.op = 'insert'`,
+      `DELETE FROM temp.gb_fts_counted`,
+      `INSERT INTO temp.gb_fts_count (gb_fts_count) VALUES ('delete-all')`,
+      addToStats(1),
+      // a dataset side left without rows keeps no statistics
+      `DELETE FROM gb_fts_stats WHERE rows = 0
+      AND (dataset_id, side) IN (SELECT DISTINCT dataset_id, side FROM gb_fts_pending)`,
+      `DELETE FROM gb_fts_pending`
+    )
+    // every statement above is ours, with our own integers and side names in it: no parameters
+    yield* script === undefined
+      ? Effect.forEach(writes, (write) => sql.unsafe(write), { discard: true })
+      : script.exec(writes.join(";\n"))
+    const sharedSides = touched.filter((t) => Number(t.own) === 0)
+    if (sharedSides.length === 0) return
+    const crossed = yield* sql<{ dataset_id: number; side: FullTextSide }>`SELECT dataset_id, side FROM gb_fts_stats
+      WHERE rows >= ${ownTableRows} AND (dataset_id, side) IN (VALUES ${
+      sql.literal(sharedSides.map((t) => `(${Number(t.dataset_id)}, '${t.side}')`).join(", "))
+    })`
     for (const { dataset_id, side } of crossed) yield* promote(side, Number(dataset_id))
-    yield* sql`DELETE FROM gb_fts_pending`
   })
 
   const flush = flushQueue.pipe(Effect.orDie, Effect.withSpan("FullTextIndex.flush"))
@@ -395,8 +402,11 @@ export const fullTextIndexLayer = (
   options: FullTextOptions = {}
 ): Layer.Layer<FullTextIndex | PreCommitHooks, never, SqlClient.SqlClient> =>
   Layer.effectContext(
-    Effect.map(SqlClient.SqlClient, (sql) => {
-      const index = makeFullTextIndex(sql, options)
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // gligabao's SQLite client runs scripts (sqliteClient.ts); another client does without
+      const script = Option.getOrUndefined(yield* Effect.serviceOption(SqliteScript))
+      const index = makeFullTextIndex(sql, { script, ...options })
       return Context.make(FullTextIndex, index).pipe(Context.add(PreCommitHooks, [index.flush]))
     })
   )

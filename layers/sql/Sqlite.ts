@@ -1,17 +1,19 @@
 /**
  * The SQLite client: one better-sqlite3 connection with WAL and synchronous = NORMAL (files
  * only), foreign keys, secure_delete, a busy timeout, and sqlite-vec loaded into the same
- * connection, migrated on build.
+ * connection, migrated on build. The client is sqliteClient.ts's (the library's, with a plain
+ * prepared-statement cache and scripts).
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient, type SqlError } from "@effect/sql"
-import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
-import { Context, Effect, Layer } from "effect"
+import { type SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
+import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { migrations } from "./migrations/index.js"
+import { makeSqliteClient, sqliteClientContext, type SqliteScript } from "./sqliteClient.js"
 
 export const isMemory = (filename: string) => filename === ":memory:" || filename === ""
 
@@ -26,13 +28,13 @@ const DEFAULT_OPTIONS: SqliteOptions = { mmapBytes: 0 }
 export const SqliteClientLive = (
   filename: string,
   options: SqliteOptions = DEFAULT_OPTIONS
-): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, SqlError.SqlError> =>
+): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient | SqliteScript, SqlError.SqlError> =>
   Layer.scopedContext(
     Effect.gen(function*() {
       if (!isMemory(filename)) {
         yield* Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
       }
-      const client = yield* SqliteClient.make({ filename, disableWAL: isMemory(filename) })
+      const client = yield* makeSqliteClient({ filename, disableWAL: isMemory(filename) })
       // per connection, outside any transaction (foreign_keys is a no-op inside one)
       yield* client`PRAGMA foreign_keys = ON`
       // deleted content is overwritten with zeros, not left in free space and freed pages: always,
@@ -55,7 +57,7 @@ export const SqliteClientLive = (
       }
       yield* client.loadExtension(sqliteVec.getLoadablePath())
       yield* client`SELECT vec_version() AS version`
-      return Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+      return sqliteClientContext(client)
     })
   ).pipe(Layer.provide(Reactivity.layer))
 
@@ -72,7 +74,7 @@ export const SqliteReaderLive = (
     SqlClient.SqlClient,
     Effect.gen(function*() {
       // the writer has put the file in WAL mode; a read-only connection cannot set it
-      const client = yield* SqliteClient.make({ filename, readonly: true, disableWAL: true })
+      const client = yield* makeSqliteClient({ filename, readonly: true, disableWAL: true })
       yield* client`PRAGMA busy_timeout = 5000`
       if (options.mmapBytes > 0) yield* client.unsafe(`PRAGMA mmap_size = ${Math.floor(options.mmapBytes)}`)
       return client as SqlClient.SqlClient
@@ -87,5 +89,7 @@ const MigratorLive = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(mi
 export const SqliteMigratedLive = (
   filename: string,
   options: SqliteOptions = DEFAULT_OPTIONS
-): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, SqlError.SqlError | SqliteMigrator.MigrationError> =>
-  MigratorLive.pipe(Layer.provideMerge(SqliteClientLive(filename, options)))
+): Layer.Layer<
+  SqliteClient.SqliteClient | SqlClient.SqlClient | SqliteScript,
+  SqlError.SqlError | SqliteMigrator.MigrationError
+> => MigratorLive.pipe(Layer.provideMerge(SqliteClientLive(filename, options)))
