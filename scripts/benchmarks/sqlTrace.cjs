@@ -1,6 +1,6 @@
 /**
  * A preload for `gligabao serve` (`node --require`, set by `scripts/bench --trace-sql`): counts
- * and times every better-sqlite3 statement by its SQL text, and writes the totals as JSON to
+ * and times every better-sqlite3 statement and script (`exec`) by its SQL text, and writes the totals as JSON to
  * $GLIGABAO_BENCH_SQL_TRACE when the process exits. Nothing in the server changes.
  */
 "use strict"
@@ -11,7 +11,7 @@ const out = process.env.GLIGABAO_BENCH_SQL_TRACE
 const totals = new Map()
 let patched = false
 
-const wrap = (proto, method) => {
+const wrap = (proto, method, keyOf = (self) => self.source) => {
   const original = proto[method]
   proto[method] = function(...args) {
     const t0 = process.hrtime.bigint()
@@ -19,7 +19,7 @@ const wrap = (proto, method) => {
       return original.apply(this, args)
     } finally {
       const ms = Number(process.hrtime.bigint() - t0) / 1e6
-      const key = this.source
+      const key = keyOf(this, args)
       const entry = totals.get(key) ?? { calls: 0, ms: 0 }
       entry.calls += 1
       entry.ms += ms
@@ -27,6 +27,9 @@ const wrap = (proto, method) => {
     }
   }
 }
+
+// a script (several statements in one call) is timed whole, under its text
+wrap(Database.prototype, "exec", (_, args) => String(args[0]))
 
 const prepare = Database.prototype.prepare
 Database.prototype.prepare = function(...args) {
