@@ -38,11 +38,11 @@ import { type QueryError, runQuery, runSearch } from "./search.js"
 
 export interface ReadsService {
   /** `POST /v1/gb/search` */
-  readonly search: (request: SearchRequest) => Effect.Effect<SearchResponse, NotFound>
+  readonly search: (request: SearchRequest) => Effect.Effect<SearchResponse>
   /** `POST /v1/gb/query` */
   readonly query: (request: QueryRequest) => Effect.Effect<QueryResponse, QueryError>
   /** `POST /v1/gb/context` */
-  readonly context: (request: ContextRequest) => Effect.Effect<ContextResponse, NotFound>
+  readonly context: (request: ContextRequest) => Effect.Effect<ContextResponse>
   /** `GET /v1/gb/graph`, streamed */
   readonly exportGraph: (request: GraphRequest) => Effect.Effect<GraphExport, NotFound>
   /** `GET /v1/gb/entities` and `/v1/gb/entities/{id}` */
@@ -52,7 +52,7 @@ export interface ReadsService {
   /** `GET /v1/gb/datasets` */
   readonly datasets: (userId: string) => Effect.Effect<DatasetsResponse>
   /** `GET /v1/gb/sessions` */
-  readonly sessions: (scope: ReadScope) => Effect.Effect<SessionsResponse, NotFound>
+  readonly sessions: (scope: ReadScope) => Effect.Effect<SessionsResponse>
   /** `DELETE /v1/gb/datasets/{name}` without `hard` */
   readonly deleteDataset: (scope: ReadScope) => Effect.Effect<DeletedDataset, NotFound>
 }

@@ -15,11 +15,11 @@
  *
  * Then the block (contextBlock.ts) keeps what fits, facts first.
  */
-import { Effect } from "effect"
-import type { NotFound } from "../domain/Errors.js"
+import { Effect, Option } from "effect"
+import type { DatasetRow } from "../domain/Rows.js"
 import type { ReadFact, ReadFilters } from "../services/SearchRepo.js"
 import { renderContext } from "./contextBlock.js"
-import { filtersOf, findDataset, type ReadDeps } from "./deps.js"
+import { datasetOf, filtersOf, type ReadDeps } from "./deps.js"
 import { type ContextRequest, DEFAULT_HOPS } from "./requests.js"
 import type { ContextResponse } from "./responses.js"
 import { inRank, rank, rankedItems } from "./retrieve.js"
@@ -45,9 +45,14 @@ interface Ranked {
 }
 
 /** Search's ranking (no passages), its order the block's. */
-const relevant = (deps: ReadDeps, request: ContextRequest, query: string): Effect.Effect<Ranked, NotFound> =>
+const relevant = (
+  deps: ReadDeps,
+  dataset: DatasetRow,
+  request: ContextRequest,
+  query: string
+): Effect.Effect<Ranked> =>
   Effect.gen(function*() {
-    const ranking = yield* rank(deps, {
+    const ranking = yield* rank(deps, dataset, {
       user_id: request.user_id,
       dataset: request.dataset,
       query,
@@ -82,14 +87,17 @@ export const rankRecent = <F extends ReadFact>(window: ReadonlyArray<F>): {
   return { facts, entityIds }
 }
 
-const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Effect<Ranked, NotFound> =>
+/** The filters of a context request (never closed facts). */
+const contextFilters = (request: ContextRequest) =>
+  filtersOf({
+    ...(request.as_of === undefined ? {} : { as_of: request.as_of }),
+    ...(request.session_id === undefined ? {} : { session_id: request.session_id }),
+    include_expired: false
+  })
+
+const recentAndConnected = (deps: ReadDeps, dataset: DatasetRow, request: ContextRequest): Effect.Effect<Ranked> =>
   Effect.gen(function*() {
-    const dataset = yield* findDataset(deps, request)
-    const filters = yield* filtersOf({
-      ...(request.as_of === undefined ? {} : { as_of: request.as_of }),
-      ...(request.session_id === undefined ? {} : { session_id: request.session_id }),
-      include_expired: false
-    })
+    const filters = yield* contextFilters(request)
     const window = yield* deps.search.recentFacts(dataset.id, filters, RECENT_WINDOW)
     const ranked = rankRecent(window)
     const entities = yield* deps.search.entities(dataset.id, ranked.entityIds, filters)
@@ -101,12 +109,15 @@ const recentAndConnected = (deps: ReadDeps, request: ContextRequest): Effect.Eff
     }
   })
 
-/** The context block of a request. NotFound (404) when the user has no such dataset. */
-export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effect<ContextResponse, NotFound> =>
+/** The context block of a request; an empty block when the user has stored nothing in the dataset yet. */
+export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effect<ContextResponse> =>
   Effect.gen(function*() {
-    const ranked = yield* (request.query === undefined
-      ? recentAndConnected(deps, request)
-      : relevant(deps, request, request.query))
+    const found = yield* datasetOf(deps, request)
+    const ranked: Ranked = Option.isNone(found)
+      ? { facts: [], entities: [], filters: yield* contextFilters(request), recorded: Effect.void }
+      : yield* (request.query === undefined
+        ? recentAndConnected(deps, found.value, request)
+        : relevant(deps, found.value, request, request.query))
     const block = renderContext(ranked.facts, ranked.entities, request.max_tokens)
     // the block's lines do not show links, so only the kept facts' and entities' are read
     const [factLinks, entityLinks] = yield* Effect.all([

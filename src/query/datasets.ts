@@ -3,10 +3,10 @@
  * A deleted dataset's rows, vectors and image files stay; its name is free again, so the next
  * remember to it starts a fresh dataset (a new id, new vector indexes).
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import { toIso } from "../domain/time.js"
-import { findDataset, type ReadDeps } from "./deps.js"
+import { datasetOf, findDataset, type ReadDeps } from "./deps.js"
 import type { ReadScope } from "./requests.js"
 import type { DatasetsResponse, DeletedDataset, SessionsResponse } from "./responses.js"
 
@@ -36,8 +36,10 @@ export const runDeleteDataset = (deps: ReadDeps, scope: ReadScope): Effect.Effec
     return { dataset: dataset.name, id: dataset.id, deleted_at: now }
   })
 
-export const runListSessions = (deps: ReadDeps, scope: ReadScope): Effect.Effect<SessionsResponse, NotFound> =>
+/** A dataset's sessions; none when the user has stored nothing in it yet. */
+export const runListSessions = (deps: ReadDeps, scope: ReadScope): Effect.Effect<SessionsResponse> =>
   Effect.gen(function*() {
-    const dataset = yield* findDataset(deps, scope)
-    return { dataset: dataset.name, sessions: yield* deps.search.sessions(dataset.id) }
+    const found = yield* datasetOf(deps, scope)
+    if (Option.isNone(found)) return { dataset: scope.dataset, sessions: [] }
+    return { dataset: found.value.name, sessions: yield* deps.search.sessions(found.value.id) }
   })

@@ -52,9 +52,17 @@ export const readDeps: Effect.Effect<
   }
 })
 
-/** The user's live dataset of that name, or NotFound (404). Every read starts here: it scopes the read to the user. */
+/**
+ * The user's live dataset of that name, if there is one. Every read starts here: it scopes the
+ * read to the user. A read of a dataset nothing was stored in yet answers empty (search, query,
+ * context, sessions, the export); only a read of a named row answers 404 (`findDataset`).
+ */
+export const datasetOf = (deps: ReadDeps, scope: ReadScope): Effect.Effect<Option.Option<DatasetRow>> =>
+  deps.search.dataset(scope.user_id, scope.dataset)
+
+/** The user's live dataset of that name, or NotFound (404): for reads of a named row and for deletes. */
 export const findDataset = (deps: ReadDeps, scope: ReadScope): Effect.Effect<DatasetRow, NotFound> =>
-  Effect.flatMap(deps.search.dataset(scope.user_id, scope.dataset), (found) =>
+  Effect.flatMap(datasetOf(deps, scope), (found) =>
     Option.match(found, {
       onNone: () => Effect.fail(new NotFound({ message: `no dataset ${JSON.stringify(scope.dataset)} for this user` })),
       onSome: Effect.succeed

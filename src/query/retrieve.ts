@@ -6,13 +6,12 @@
  * Every candidate passes the request's filters in SQL before it is ranked. Storage is asked
  * intent-level questions (SearchRepo); how each is answered is the adapter's.
  */
-import { Effect } from "effect"
-import type { NotFound } from "../domain/Errors.js"
+import { Effect, Option } from "effect"
 import type { DatasetRow } from "../domain/Rows.js"
 import { type Fused, fuseRanks } from "../kernel/fusion.js"
 import type { ReadFilters } from "../services/SearchRepo.js"
 import { type Candidates, candidatesOf } from "./candidates.js"
-import { filtersOf, findDataset, type ReadDeps } from "./deps.js"
+import { datasetOf, filtersOf, type ReadDeps } from "./deps.js"
 import { GRAPH_SEEDS, graphCandidates } from "./graph.js"
 import { rankPassages } from "./passages.js"
 import type { SearchRequest } from "./requests.js"
@@ -49,9 +48,13 @@ export interface Ranking {
  * The ranking of a request. Without `passages`, neither the chunk nor the summary index is
  * searched. The caller joins `candidates.recorded` before it answers.
  */
-export const rank = (deps: ReadDeps, request: SearchRequest, passages: boolean): Effect.Effect<Ranking, NotFound> =>
+export const rank = (
+  deps: ReadDeps,
+  dataset: DatasetRow,
+  request: SearchRequest,
+  passages: boolean
+): Effect.Effect<Ranking> =>
   Effect.gen(function*() {
-    const dataset = yield* findDataset(deps, request)
     const filters = yield* filtersOf(request)
     const k = candidatesFor(request.limit)
     const found = yield* candidatesOf(
@@ -119,7 +122,8 @@ export const rankedItems = (deps: ReadDeps, ranking: Ranking): Effect.Effect<{
 }
 
 export interface Retrieved {
-  readonly dataset: DatasetRow
+  /** null: the user has stored nothing in the dataset yet (every list is empty) */
+  readonly dataset: DatasetRow | null
   readonly filters: ReadFilters
   readonly facts: ReadonlyArray<FactOut & Scored>
   readonly entities: ReadonlyArray<LinkedEntityOut & Scored>
@@ -131,9 +135,14 @@ export interface Retrieved {
 const scored = <A>(item: A, fused: Fused): A & Scored => ({ ...item, score: fused.score, found_by: fused.found_by })
 
 /** Search: the three ranked lists for a request, each at most `limit` long, with their links. */
-export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<Retrieved, NotFound> =>
+export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<Retrieved> =>
   Effect.gen(function*() {
-    const ranking = yield* rank(deps, request, true)
+    const found = yield* datasetOf(deps, request)
+    if (Option.isNone(found)) {
+      // nothing stored yet: nothing to find, and no query to embed
+      return { dataset: null, filters: yield* filtersOf(request), facts: [], entities: [], chunks: [], warnings: [] }
+    }
+    const ranking = yield* rank(deps, found.value, request, true)
     const { candidates, dataset, filters } = ranking
     const { search } = deps
     const factIds = ranking.facts.map((f) => f.id)

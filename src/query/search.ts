@@ -3,7 +3,7 @@
  * query one LLM call (stage `query`) that answers from the retrieved facts, citing them.
  */
 import { Effect, Either } from "effect"
-import { LlmFailed, type LlmUnavailable, type NotFound, ServiceUnavailable } from "../domain/Errors.js"
+import { LlmFailed, type LlmUnavailable, ServiceUnavailable } from "../domain/Errors.js"
 import { callLlm } from "../pipeline/ModelCalls.js"
 import {
   buildQueryPrompt,
@@ -21,7 +21,7 @@ import { retrieve, type Retrieved } from "./retrieve.js"
 export type { QueryInference, QueryResponse, SearchResponse } from "./responses.js"
 
 const echo = (request: SearchRequest, retrieved: Retrieved): Echo => ({
-  dataset: retrieved.dataset.name,
+  dataset: request.dataset,
   query: request.query,
   as_of: retrieved.filters.asOf,
   ...(retrieved.filters.knownAt === null ? {} : { known_at: retrieved.filters.knownAt }),
@@ -29,7 +29,7 @@ const echo = (request: SearchRequest, retrieved: Retrieved): Echo => ({
 })
 
 /** Search with the given dependencies. */
-export const runSearch = (deps: ReadDeps, request: SearchRequest): Effect.Effect<SearchResponse, NotFound> =>
+export const runSearch = (deps: ReadDeps, request: SearchRequest): Effect.Effect<SearchResponse> =>
   Effect.map(retrieve(deps, request), (r) => ({
     ...echo(request, r),
     facts: r.facts,
@@ -37,11 +37,12 @@ export const runSearch = (deps: ReadDeps, request: SearchRequest): Effect.Effect
     chunks: r.chunks
   }))
 
-export type QueryError = NotFound | LlmFailed | LlmUnavailable | ServiceUnavailable
+export type QueryError = LlmFailed | LlmUnavailable | ServiceUnavailable
 
 /**
- * Query with the given dependencies. No facts: the answer says nothing is known, and no model
- * is called (there is nothing to answer from, and nothing to pay for).
+ * Query with the given dependencies. No facts (a dataset with nothing stored yet included): the
+ * answer says nothing is known, and no model is called (there is nothing to answer from, and
+ * nothing to pay for).
  */
 export const runQuery = (deps: ReadDeps, request: QueryRequest): Effect.Effect<QueryResponse, QueryError> =>
   Effect.gen(function*() {
@@ -68,7 +69,7 @@ export const runQuery = (deps: ReadDeps, request: QueryRequest): Effect.Effect<Q
       prices: deps.prices,
       type: "query",
       runId: null,
-      datasetId: retrieved.dataset.id,
+      datasetId: retrieved.dataset?.id ?? null,
       recorder: null,
       runStage: QUERY_STAGE
     }, {

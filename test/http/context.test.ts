@@ -334,8 +334,17 @@ forEachDialect((_dialect, makeLayer) => {
           const bob = blockOf(yield* postJson("/v1/gb/context", { user_id: "bob", query: "Alice Novak Berlin Acme" }))
           expect(bob.context).not.toContain("Alice")
           expect(bob.facts.map((f) => f.source)).toEqual(["Bruno Diaz"])
-          expectError(yield* postJson("/v1/gb/context", { user_id: "eve" }), 404, /no dataset "main"/)
-          expectError(yield* context({ dataset: "work", query: "Berlin" }), 404, /no dataset "work"/)
+          // nothing stored yet: an empty block, not an error (the first call of a new user's agent)
+          for (
+            const empty of [
+              yield* postJson("/v1/gb/context", { user_id: "eve" }),
+              yield* context({ dataset: "work", query: "Berlin" })
+            ]
+          ) {
+            expect(empty.status).toBe(200)
+            expect(empty.json).toMatchObject({ facts: [], entities: [] })
+            expect(blockOf(empty).facts).toEqual([])
+          }
         })))
   })
 })

@@ -13,6 +13,7 @@ import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js
 import { makeGligabaoClient } from "../../src/http/client.js"
 import { READ_BODY_LIMIT } from "../../src/http/ReadHandlers.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
+import { NOTHING_KNOWN } from "../../src/query/answer.js"
 import { SearchRequest } from "../../src/query/requests.js"
 import {
   DatasetsResponse,
@@ -129,12 +130,25 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       )
     }))
 
-  it.effect("an unknown dataset is a 404, whoever else has one of that name", () =>
+  it.effect("a dataset with nothing stored yet reads empty, whoever else has one of that name", () =>
     Effect.gen(function*() {
-      expectError(yield* postJson("/v1/gb/search", { user_id: "eve", query: "Alice" }), 404, /no dataset "main"/)
-      expectError(yield* postJson("/v1/gb/query", { user_id: "alice", dataset: "work", query: "x" }), 404, /work/)
+      const search = yield* postJson("/v1/gb/search", { user_id: "eve", query: "Alice" })
+      expect(search.status).toBe(200)
+      expect(search.json).toMatchObject({ dataset: "main", query: "Alice", facts: [], entities: [], chunks: [] })
+      const query = yield* postJson("/v1/gb/query", { user_id: "alice", dataset: "work", query: "x" })
+      expect(query.status).toBe(200)
+      expect(query.json).toMatchObject({
+        dataset: "work",
+        answer: NOTHING_KNOWN,
+        citations: [],
+        inference: null,
+        facts: []
+      })
+      const sessions = yield* get("/v1/gb/sessions?user_id=eve&dataset=main")
+      expect(sessions.status).toBe(200)
+      expect(sessions.json).toEqual({ dataset: "main", sessions: [] })
+      // the export of a dataset that does not exist is still a 404 (issue 40 leaves it for later)
       expectError(yield* get("/v1/gb/graph?user_id=eve"), 404, /main/)
-      expectError(yield* get("/v1/gb/sessions?user_id=eve&dataset=main"), 404, /main/)
     }))
 
   it.effect("POST /v1/gb/query: an answer with the citations among the returned facts", () =>
@@ -295,11 +309,10 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       })
       expectError(yield* send(HttpClientRequest.del(`${path}?user_id=temp`)), 404, /scratch pad/)
       expect(bodyOf(DatasetsResponse, yield* get("/v1/gb/datasets?user_id=temp"))).toEqual({ datasets: [] })
-      expectError(
-        yield* postJson("/v1/gb/search", { user_id: "temp", dataset: "scratch pad", query: "Thing" }),
-        404,
-        /scratch pad/
-      )
+      // a deleted dataset reads as one with nothing stored
+      const after = yield* postJson("/v1/gb/search", { user_id: "temp", dataset: "scratch pad", query: "Thing" })
+      expect(after.status).toBe(200)
+      expect(after.json).toMatchObject({ dataset: "scratch pad", facts: [], entities: [] })
     }))
 
   it.effect("users never see each other's data through any endpoint", () =>

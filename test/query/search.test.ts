@@ -5,7 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, TestClock } from "effect"
-import { EmbeddingFailed, NotFound } from "../../src/domain/Errors.js"
+import { EmbeddingFailed } from "../../src/domain/Errors.js"
 import type { InferenceInput } from "../../src/domain/Rows.js"
 import { RRF_K } from "../../src/kernel/fusion.js"
 import { runContext } from "../../src/query/context.js"
@@ -245,10 +245,11 @@ forEachDialect((_dialect, makeLayer) => {
         expect(malloryView.chunks.map((c) => c.id)).toEqual([mallory.artifact("M")])
         expect(alice.datasetId).not.toBe(mallory.datasetId)
 
-        const missing = yield* Effect.flip(searchWith("x", { user_id: "eve" }))
-        expect(missing).toBeInstanceOf(NotFound)
-        const otherName = yield* Effect.flip(searchWith("x", { dataset: "work" }))
-        expect(otherName.message).toMatch(/work/)
+        // nothing stored yet (another user, another dataset name): empty, not an error
+        const missing = yield* searchWith("x", { user_id: "eve" })
+        expect([missing.facts, missing.entities, missing.chunks]).toEqual([[], [], []])
+        const otherName = yield* searchWith("x", { dataset: "work" })
+        expect(otherName).toMatchObject({ dataset: "work", facts: [], entities: [], chunks: [] })
       }))
 
     it.effect("the vector searches are sent before the full-text queries run; a failed embedding does not hold those back", () =>
