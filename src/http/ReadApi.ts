@@ -91,7 +91,6 @@ export class ReadGroup extends HttpApiGroup.make("read")
       .setUrlParams(GraphRequest)
       .addSuccess(GraphDocument)
       .addError(Error400)
-      .addError(Error404)
       .addError(Error500)
       .annotate(OpenApi.Summary, "Export a dataset's graph (streamed)")
       .annotate(

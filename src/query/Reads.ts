@@ -44,7 +44,7 @@ export interface ReadsService {
   /** `POST /v1/gb/context` */
   readonly context: (request: ContextRequest) => Effect.Effect<ContextResponse>
   /** `GET /v1/gb/graph`, streamed */
-  readonly exportGraph: (request: GraphRequest) => Effect.Effect<GraphExport, NotFound>
+  readonly exportGraph: (request: GraphRequest) => Effect.Effect<GraphExport>
   /** `GET /v1/gb/entities` and `/v1/gb/entities/{id}` */
   readonly entityStory: (request: EntityStoryRequest) => Effect.Effect<EntityStory, EntityStoryError>
   /** `GET /v1/gb/facts/{id}` */

@@ -5,10 +5,9 @@
  * export starts, so remembers that commit while it streams do not show up halfway.
  */
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
-import type { NotFound } from "../domain/Errors.js"
 import { toIso } from "../domain/time.js"
 import type { ReadFilters } from "../services/SearchRepo.js"
-import { filtersAt, findDataset, type ReadDeps } from "./deps.js"
+import { datasetOf, filtersAt, type ReadDeps } from "./deps.js"
 import { artifactNode, entityNode, factEdge, graphmlFooter, graphmlHeader, mentionEdge } from "./graphml.js"
 import type { GraphFormat, GraphRequest } from "./requests.js"
 import { artifactOut, entityItem, entityOut, factOut, linked } from "./views.js"
@@ -136,28 +135,35 @@ const graphmlPieces = (
   ))
 }
 
-/** The export of the request's dataset; NotFound when the user has no such dataset. */
-export const runExportGraph = (deps: ReadDeps, request: GraphRequest): Effect.Effect<GraphExport, NotFound> =>
+/**
+ * The export of the request's dataset. A dataset the user has stored nothing in exports as an
+ * empty graph, its `id` and `created_at` null (GraphML: the graph `dataset-none`).
+ */
+export const runExportGraph = (deps: ReadDeps, request: GraphRequest): Effect.Effect<GraphExport> =>
   Effect.gen(function*() {
-    const dataset = yield* findDataset(deps, request)
+    const found = Option.getOrNull(yield* datasetOf(deps, request))
+    const name = found?.name ?? request.dataset
     const now = toIso(yield* Clock.currentTimeMillis)
     const filters: ReadFilters = { ...filtersAt(request, now), knownAt: request.known_at ?? now }
-    const safeName = dataset.name.replace(/[^A-Za-z0-9._-]+/g, "_") || "dataset"
+    const safeName = name.replace(/[^A-Za-z0-9._-]+/g, "_") || "dataset"
     if (request.format === "graphml") {
+      const graph = {
+        id: `dataset-${found?.id ?? "none"}`,
+        dataset: name,
+        asOf: filters.asOf,
+        knownAt: filters.knownAt!
+      }
       return {
         format: "graphml",
         contentType: `${GRAPHML_MEDIA_TYPE}; charset=utf-8`,
         filename: `${safeName}.graphml`,
-        body: asGraphml(deps, dataset.id, filters, {
-          id: `dataset-${dataset.id}`,
-          dataset: dataset.name,
-          asOf: filters.asOf,
-          knownAt: filters.knownAt!
-        })
+        body: found === null
+          ? Stream.succeed(graphmlHeader(graph) + graphmlFooter)
+          : asGraphml(deps, found.id, filters, graph)
       }
     }
     const head = {
-      dataset: { id: dataset.id, name: dataset.name, created_at: dataset.created_at },
+      dataset: { id: found?.id ?? null, name, created_at: found?.created_at ?? null },
       as_of: filters.asOf,
       known_at: filters.knownAt,
       include_expired: filters.includeExpired,
@@ -168,6 +174,8 @@ export const runExportGraph = (deps: ReadDeps, request: GraphRequest): Effect.Ef
       format: "json",
       contentType: "application/json",
       filename: `${safeName}.json`,
-      body: asJson(deps, dataset.id, filters, head)
+      body: found === null
+        ? Stream.succeed(`${JSON.stringify({ ...head, entities: [], edges: [], artifacts: [] })}\n`)
+        : asJson(deps, found.id, filters, head)
     }
   })

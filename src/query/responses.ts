@@ -191,7 +191,11 @@ export type ContextResponse = Schema.Schema.Type<typeof ContextResponse>
 
 /** The JSON form of `GET /v1/gb/graph` (it is streamed; the typed client reads it whole). */
 export const GraphDocument = Schema.Struct({
-  dataset: Schema.Struct({ id: Schema.Number, name: Schema.String, created_at: Schema.String }),
+  dataset: Schema.Struct({
+    id: Schema.NullOr(Schema.Number),
+    name: Schema.String,
+    created_at: Schema.NullOr(Schema.String)
+  }).annotations({ description: "id and created_at are null for a dataset the user has stored nothing in yet" }),
   as_of: Schema.String,
   known_at: Schema.String,
   include_expired: Schema.Boolean,

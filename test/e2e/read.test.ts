@@ -120,13 +120,18 @@ describe("read commands", { timeout: 60_000 }, () => {
   })
 
   it("errors are one line naming the problem", async () => {
-    // a user with nothing stored searches empty; a dataset's export needs the dataset
+    // a user with nothing stored searches and exports empty: not an error
     const other = await cli("search", "Alice", "--user-id", "bob")
     expect(other.code).toBe(0)
     expect(JSON.parse(other.stdout)).toMatchObject({ dataset: "main", facts: [], entities: [] })
-    const missing = await cli("export", "--user-id", "bob")
-    expect(missing.code).not.toBe(0)
-    expect(missing.stderr.trim()).toBe("gligabao: no dataset \"main\" for this user")
+    const empty = await cli("export", "--user-id", "bob")
+    expect(empty.code).toBe(0)
+    expect(JSON.parse(empty.stdout)).toMatchObject({
+      dataset: { id: null, name: "main", created_at: null },
+      entities: [],
+      edges: [],
+      artifacts: []
+    })
     const limit = await cli("search", "Alice", "--user-id", "alice", "--limit", "500")
     expect(limit.stderr).toMatch(/limit must be an integer from 1 to 100/)
     const format = await cli("export", "--user-id", "alice", "--format", "csv")

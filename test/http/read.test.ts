@@ -147,8 +147,19 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       const sessions = yield* get("/v1/gb/sessions?user_id=eve&dataset=main")
       expect(sessions.status).toBe(200)
       expect(sessions.json).toEqual({ dataset: "main", sessions: [] })
-      // the export of a dataset that does not exist is still a 404 (issue 40 leaves it for later)
-      expectError(yield* get("/v1/gb/graph?user_id=eve"), 404, /main/)
+      const graph = yield* get("/v1/gb/graph?user_id=eve")
+      expect(graph.status).toBe(200)
+      expect(graph.json).toMatchObject({
+        dataset: { id: null, name: "main", created_at: null },
+        entities: [],
+        edges: [],
+        artifacts: []
+      })
+      const graphml = yield* get("/v1/gb/graph?user_id=eve&format=graphml")
+      expect(graphml.status).toBe(200)
+      const emptyGraph = parseXml(graphml.text).children.find((c) => c.name === "graph")!
+      expect(emptyGraph.attributes.id).toBe("dataset-none")
+      expect(emptyGraph.children.filter((c) => c.name === "node" || c.name === "edge")).toEqual([])
     }))
 
   it.effect("POST /v1/gb/query: an answer with the citations among the returned facts", () =>

@@ -5,7 +5,6 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Chunk, Effect, Stream, TestClock } from "effect"
-import { NotFound } from "../../src/domain/Errors.js"
 import { readDeps } from "../../src/query/deps.js"
 import { EXPORT_PAGE, runExportGraph } from "../../src/query/export.js"
 import type { GraphRequest } from "../../src/query/requests.js"
@@ -282,10 +281,15 @@ forEachDialect((_dialect, makeLayer) => {
         expectClosed(root)
       }))
 
-    it.effect("a dataset the user does not have is NotFound, even if another user has it", () =>
+    it.effect("a dataset the user has stored nothing in exports empty, even if another user has one of that name", () =>
       Effect.gen(function*() {
-        const error = yield* Effect.flip(exportPieces({ user_id: "eve" }))
-        expect(error).toBeInstanceOf(NotFound)
+        const doc = yield* exportJson({ user_id: "eve" })
+        expect(doc).toMatchObject({
+          dataset: { id: null, name: "main", created_at: null },
+          entities: [],
+          edges: [],
+          artifacts: []
+        })
       }))
   })
 })
