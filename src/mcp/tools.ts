@@ -358,6 +358,9 @@ export const readGraphResource = (
     }
     const userId = user.userId
     const request = yield* decodeGraph({ user_id: userId, dataset: decodeURIComponent(match[1]!), format: "json" })
+    // a resource names a dataset the list offered: one that does not exist is not a resource
+    const { datasets } = yield* deps.reads.datasets(userId)
+    if (!datasets.some((d) => d.name === request.dataset)) return yield* new NotFound({ message: `no resource ${uri}` })
     const exported = yield* deps.reads.exportGraph(request)
     return yield* Stream.mkString(exported.body)
   })
