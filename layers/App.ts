@@ -38,7 +38,7 @@ import { DisabledEmbeddingsLive, OpenAiEmbeddingsLive } from "./embeddings/index
 import { LocalImageStoreLive } from "./files/LocalImageStore.js"
 import { NominatimResolverLive } from "./geo/NominatimResolver.js"
 import { NoneGeoResolverLive } from "./geo/NoneGeoResolver.js"
-import { AnthropicLlmLive, OpenAiLlmLive, UnconfiguredLlmLive } from "./llm/index.js"
+import { AnthropicLlmLive, OpenAiLlmLive, UNCONFIGURED_LLM_MESSAGE, UnconfiguredLlmLive } from "./llm/index.js"
 import { PgLive, SqliteLive } from "./sql/index.js"
 import { timeseriesFor } from "./timeseries/index.js"
 import { MemoryVectorStoreLive } from "./vectors/MemoryVectorStore.js"
@@ -52,7 +52,17 @@ export const storageFor = (config: AppConfig) =>
     onSome: (url) => PgLive(url)
   })
 
-/** The LLM adapter the configuration names; without a key every call is LlmUnavailable (503). */
+const UNCONFIGURED_OPENAI_MESSAGE =
+  "no LLM is configured: set OPENAI_API_KEY (or llm.base_url for a local OpenAI-compatible server)"
+
+/** Why the configuration leaves the server without an LLM, or undefined when it has one. */
+export const missingLlm = (config: AppConfig): string | undefined => {
+  const { llm } = config
+  if (llm.provider === "anthropic") return Option.isNone(llm.apiKey) ? UNCONFIGURED_LLM_MESSAGE : undefined
+  return Option.isNone(llm.apiKey) && Option.isNone(llm.baseUrl) ? UNCONFIGURED_OPENAI_MESSAGE : undefined
+}
+
+/** The LLM adapter the configuration names; without a key every remember is refused (503). */
 export const llmFor = (config: AppConfig) => {
   const { llm } = config
   const common = {
@@ -74,11 +84,7 @@ export const llmFor = (config: AppConfig) => {
     () => Option.isSome(llm.baseUrl) ? Option.some(Redacted.make("unused")) : Option.none()
   )
   return Option.match(key, {
-    onNone: () =>
-      UnconfiguredLlmLive(
-        llm.defaultModel,
-        "no LLM is configured: set OPENAI_API_KEY (or llm.base_url for a local OpenAI-compatible server)"
-      ),
+    onNone: () => UnconfiguredLlmLive(llm.defaultModel, UNCONFIGURED_OPENAI_MESSAGE),
     onSome: (apiKey) => OpenAiLlmLive({ ...common, apiKey })
   })
 }

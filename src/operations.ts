@@ -4,7 +4,7 @@
  * program as the endpoint. A request the API would answer 400 fails with `InvalidRequest`.
  */
 import { Effect, Option, type Schema } from "effect"
-import { IdempotencyConflict, statusOf } from "./domain/Errors.js"
+import { IdempotencyConflict, InvalidRequest, ServiceUnavailable, statusOf } from "./domain/Errors.js"
 import { batchRequests, RememberBatchRequest, RememberRequest } from "./domain/Remember.js"
 import type { RememberBatchQueued, RememberBatchResult, RememberSuccess } from "./domain/Responses.js"
 import { decodeRequest } from "./domain/Wire.js"
@@ -28,8 +28,8 @@ export type RememberBatchOutcome =
 
 /**
  * The decoded batch's runs (`POST /v1/gb/remember/batch`): queued in item order in one
- * transaction; an item whose Idempotency-Key names another request is a 422 naming it, and
- * nothing is queued.
+ * transaction; an item whose Idempotency-Key names another request is a 422 naming it, a batch
+ * on a server without an LLM a 503, and nothing is queued.
  */
 export const runRememberBatch = (batch: RememberBatchRequest) =>
   Effect.gen(function*() {
@@ -40,9 +40,16 @@ export const runRememberBatch = (batch: RememberBatchRequest) =>
       request,
       idempotencyKey: request.idempotency_key
     }))).pipe(
-      Effect.mapError(({ error, index }) =>
-        new IdempotencyConflict({ message: `items[${index}].idempotency_key: ${error.message}` })
-      )
+      Effect.mapError(({ error, index }) => {
+        switch (error._tag) {
+          case "IdempotencyConflict":
+            return new IdempotencyConflict({ message: `items[${index}].idempotency_key: ${error.message}` })
+          case "ServiceUnavailable":
+            return new ServiceUnavailable({ message: `items[${index}]: ${error.message}` })
+          case "InvalidRequest":
+            return new InvalidRequest({ message: `items[${index}]: ${error.message}` })
+        }
+      })
     )
     if (batch.wait !== true) {
       const queued = yield* Effect.forEach(runs, (run) =>

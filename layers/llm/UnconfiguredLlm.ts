@@ -15,6 +15,7 @@ export const UnconfiguredLlmLive = (
     Llm.of({
       provider: "none",
       defaultModel,
+      unavailable: message,
       complete: () => Effect.fail(new LlmUnavailable({ message }))
     })
   )

@@ -20,6 +20,7 @@ import {
   AppLive,
   embeddingsFor,
   llmFor,
+  missingLlm,
   settingsFor,
   storageFor,
   vectorStoreFor
@@ -89,6 +90,8 @@ const serve = Command.make(
           yield* Effect.logWarning(`listening on ${config.server.host} without authentication (--insecure-bind)`)
         }
         yield* Effect.logInfo("gligabao starting", describeConfig(config))
+        const noLlm = missingLlm(config)
+        if (noLlm !== undefined) yield* Effect.logWarning(`${noLlm}; until then every remember is refused (503)`)
         if (Option.isNone(config.openaiApiKey)) {
           yield* Effect.logWarning("no OPENAI_API_KEY: the graph is stored but nothing is embedded")
         }

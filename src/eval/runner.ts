@@ -147,7 +147,10 @@ export const runCase = (evalCase: EvalCase, options: EvalOptions) =>
     const runs: Array<TextRun> = []
     for (const [i, text] of evalCase.texts.entries()) {
       const request = { ...text, user_id: userId, dataset, models: { ...text.models, ...options.models } }
-      const { runId, outcome, trajectory } = yield* rememberWithTrajectory(manager, request)
+      const { runId, outcome, trajectory } = yield* rememberWithTrajectory(manager, request).pipe(
+        // refused before it was queued (no LLM, ...): every case would be, so the eval stops
+        Effect.mapError((refusal) => new EvalAborted({ message: `case ${evalCase.name}: ${refusal.message}` }))
+      )
       const file = options.outputDir === null
         ? null
         : path.join(options.outputDir, evalCase.name, `${String(i + 1).padStart(2, "0")}-run-${runId}.json`)

@@ -25,7 +25,7 @@ import type { RememberRequest } from "../domain/Remember.js"
 import type { RememberResult } from "../domain/Responses.js"
 import type { InferenceRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
-import type { RememberManager } from "../pipeline/RememberManager.js"
+import type { Refusal, RememberManager } from "../pipeline/RememberManager.js"
 import type { LlmMessage, LlmRequest } from "../services/Llm.js"
 import type { ModelCallReport, RunObserver, StageReport, StageRunRef } from "../services/RunObserver.js"
 
@@ -369,10 +369,11 @@ export interface EvalRun {
   readonly trajectory: Trajectory
 }
 
+/** A request the server cannot serve (no LLM, ...) is refused before it is queued: no run, no trajectory. */
 export const rememberWithTrajectory = (
   manager: RememberManager["Type"],
   request: RememberRequest
-): Effect.Effect<EvalRun> =>
+): Effect.Effect<EvalRun, Refusal> =>
   Effect.gen(function*() {
     const recorder = makeTrajectoryRecorder({ request, receivedAt: toIso(yield* Clock.currentTimeMillis) })
     const run = yield* manager.enqueue(request, { observer: recorder.observer })

@@ -127,13 +127,22 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addError(EvalErrorBody(404, "The user or the dataset was forgotten while the run waited; nothing was stored."))
       .addError(EvalErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored."))
       .addError(EvalErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed."))
-      .addError(EvalErrorBody(503, "A provider the request needs is not configured."))
+      .addError(
+        EvalErrorBody(
+          503,
+          "A provider the request needs is not configured: without an LLM the request is refused before any run " +
+            "(`{error}`); web_search or timeseries.fetch without their providers fail the run (`{error, trajectory}`)."
+        )
+      )
+      // refused before any run (no LLM configured): no trajectory
+      .addError(Error503)
       .addError(EvalErrorBody(500, "Anything else; the message names the failing stage."))
       .annotate(OpenApi.Summary, "Remember, in eval mode: the response plus the call's ATIF trajectory")
       .annotate(
         OpenApi.Description,
         "The same body, validation and effects as /v1/gb/remember. `trajectory` is an ATIF-v1.7 document: one step per " +
-          "model call and per stage that ran. A failure after the run started answers its status with `{error, trajectory}`."
+          "model call and per stage that ran. A failure after the run started answers its status with `{error, trajectory}`; " +
+          "on a server without an LLM the request is refused before any run with a plain 503 `{error}`."
       )
   )
   .add(
@@ -187,10 +196,19 @@ const ReadyVectorStore = Schema.Struct({
   error: Schema.optional(Schema.String)
 }).annotations({ identifier: "ReadyVectorStore" })
 
+/** What `GET /readyz` says of the LLM: its provider and whether one is configured (it is not called). */
+const ReadyLlm = Schema.Struct({
+  /** "anthropic", "openai", or "none" */
+  provider: Schema.String,
+  /** false: no key is configured, and every remember is refused with a 503 */
+  configured: Schema.Boolean
+}).annotations({ identifier: "ReadyLlm" })
+
 export const Ready = Schema.Struct({
   status: Schema.Literal("ready"),
   database: ReadyDatabase,
-  vector_store: ReadyVectorStore
+  vector_store: ReadyVectorStore,
+  llm: ReadyLlm
 }).annotations({
   identifier: "Ready",
   description: "The database answers, every migration is applied, and the vector store is usable."
@@ -199,7 +217,8 @@ export const Ready = Schema.Struct({
 export const NotReady = Schema.Struct({
   error: Schema.String,
   database: ReadyDatabase,
-  vector_store: ReadyVectorStore
+  vector_store: ReadyVectorStore,
+  llm: ReadyLlm
 }).annotations({
   ...HttpApiSchema.annotations({ status: 503 }),
   identifier: "NotReady",

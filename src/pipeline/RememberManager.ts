@@ -33,7 +33,13 @@
  * (the heartbeat, and the runs of dead processes).
  */
 import { Clock, Context, Deferred, type Duration, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
-import { IdempotencyConflict, InternalFailure, type RememberError } from "../domain/Errors.js"
+import {
+  IdempotencyConflict,
+  InternalFailure,
+  type InvalidRequest,
+  type RememberError,
+  type ServiceUnavailable
+} from "../domain/Errors.js"
 import {
   encodeRememberRequest,
   type RememberRequest,
@@ -96,16 +102,23 @@ export interface SubmittedRun {
 }
 
 /** The batch item (its index) whose Idempotency-Key names another request. */
+/** A request this server cannot serve (the pipeline's refusal): nothing is queued. */
+export type Refusal = ServiceUnavailable | InvalidRequest
+
+/** A batch item that stops the whole batch: its key names another request, or it is refused. */
 export interface BatchIdempotencyConflict {
   readonly index: number
-  readonly error: IdempotencyConflict
+  readonly error: IdempotencyConflict | Refusal
 }
 
 export class RememberManager extends Context.Tag("gligabao/RememberManager")<
   RememberManager,
   {
-    /** queues a run (durably: its row and request are written now) and returns without waiting for it */
-    readonly enqueue: (request: RememberRequest, options?: RunOptions) => Effect.Effect<SubmittedRun>
+    /**
+     * queues a run (durably: its row and request are written now) and returns without waiting
+     * for it; a request this server cannot serve is refused, with nothing written
+     */
+    readonly enqueue: (request: RememberRequest, options?: RunOptions) => Effect.Effect<SubmittedRun, Refusal>
     /**
      * `enqueue` with an optional Idempotency-Key: a live key of the user with the same request
      * gives its run (nothing new is stored); with another request it is an IdempotencyConflict
@@ -113,7 +126,7 @@ export class RememberManager extends Context.Tag("gligabao/RememberManager")<
     readonly accept: (
       request: RememberRequest,
       options?: AcceptOptions
-    ) => Effect.Effect<SubmittedRun, IdempotencyConflict>
+    ) => Effect.Effect<SubmittedRun, IdempotencyConflict | Refusal>
     /**
      * `accept` for many requests, written in one transaction and launched in order; an item
      * whose key names another request fails the whole batch (nothing is queued)
@@ -308,11 +321,16 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
           (done) => ({ runId: enqueued.run.id, created: true, await: Deferred.await(done) })
         )
 
+    /** the pipeline's refusal of a request this server cannot serve, before anything is written */
+    const refused = (request: RememberRequest): Refusal | undefined => pipeline.refusal?.(request)
+
     const accept = (
       request: RememberRequest,
       runOptions: AcceptOptions = {}
-    ): Effect.Effect<SubmittedRun, IdempotencyConflict> =>
+    ): Effect.Effect<SubmittedRun, IdempotencyConflict | Refusal> =>
       Effect.gen(function*() {
+        const refusal = refused(request)
+        if (refusal !== undefined) return yield* refusal
         const queuedMs = yield* Clock.currentTimeMillis
         const entry = entryOf(request, runOptions, queuedMs)
         const enqueued = yield* runLog.enqueue(entry.run, entry.request, entry.idempotency)
@@ -326,6 +344,10 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       submissions: ReadonlyArray<{ readonly request: RememberRequest; readonly idempotencyKey?: string | undefined }>
     ): Effect.Effect<ReadonlyArray<SubmittedRun>, BatchIdempotencyConflict> =>
       Effect.gen(function*() {
+        for (const [index, { request }] of submissions.entries()) {
+          const refusal = refused(request)
+          if (refusal !== undefined) return yield* Effect.fail({ index, error: refusal })
+        }
         const queuedMs = yield* Clock.currentTimeMillis
         const written = yield* runLog.enqueueMany(
           submissions.map((s) => entryOf(s.request, { idempotencyKey: s.idempotencyKey }, queuedMs))
@@ -343,8 +365,9 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         )
       })
 
-    const enqueue = (request: RememberRequest, runOptions: RunOptions = {}): Effect.Effect<SubmittedRun> =>
-      accept(request, { observer: runOptions.observer }).pipe(Effect.orDie)
+    // without a key no conflict can arise: what is left is the refusal
+    const enqueue = (request: RememberRequest, runOptions: RunOptions = {}): Effect.Effect<SubmittedRun, Refusal> =>
+      accept(request, { observer: runOptions.observer }).pipe(Effect.catchTag("IdempotencyConflict", Effect.die))
 
     // Shutdown: refuse new work, leave what is queued queued, give in-flight runs a grace period.
     yield* Effect.addFinalizer(() =>

@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import { ServiceUnavailable } from "../domain/Errors.js"
 import { ComplexityClassifier } from "../services/ComplexityClassifier.js"
 import { Database } from "../services/Database.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
@@ -59,6 +60,10 @@ export const makeRememberPipeline = Effect.gen(function*() {
   // vectors a failed write left in the outbox, retried in the background from startup
   yield* Effect.forkScoped(retryPendingVectors(text))
   return RememberPipeline.of({
+    // without an LLM no remember can run (a text or an image); the enrichments' providers are
+    // checked by the run itself, which records the refusal as its failure
+    refusal: () =>
+      text.llm.unavailable === undefined ? undefined : new ServiceUnavailable({ message: text.llm.unavailable }),
     // an image has a pipeline of its own (seed-images.txt)
     run: (runId, request, observer) =>
       request.image !== undefined

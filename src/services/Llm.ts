@@ -78,6 +78,11 @@ export class Llm extends Context.Tag("gligabao/Llm")<
   {
     readonly provider: string
     readonly defaultModel: string
+    /**
+     * Why no call can be made on this server (no key configured), said before any work: a
+     * remember is then refused before it is queued. Absent: calls can be made.
+     */
+    readonly unavailable?: string | undefined
     readonly complete: (request: LlmRequest) => Effect.Effect<LlmResponse, LlmUnavailable | LlmFailed>
   }
 >() {}

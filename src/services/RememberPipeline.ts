@@ -1,5 +1,5 @@
 import { Context, type Effect, type Scope } from "effect"
-import type { RememberError } from "../domain/Errors.js"
+import type { InvalidRequest, RememberError, ServiceUnavailable } from "../domain/Errors.js"
 import type { RememberRequest } from "../domain/Remember.js"
 import type { RememberOutcome } from "../domain/Responses.js"
 import type { RunObserver } from "./RunObserver.js"
@@ -22,6 +22,12 @@ export interface PreparedRun {
 export class RememberPipeline extends Context.Tag("gligabao/RememberPipeline")<
   RememberPipeline,
   {
+    /**
+     * What this server cannot do for `request` at all (no LLM configured), known before any
+     * work: the manager refuses the request before it is queued, so nothing is stored or
+     * queued. Absent: nothing is refused.
+     */
+    readonly refusal?: (request: RememberRequest) => ServiceUnavailable | InvalidRequest | undefined
     /** the whole run (the manager holds the dataset lock and a permit) */
     readonly run: (
       runId: number,

@@ -138,21 +138,23 @@ describe("serve without an LLM key", () => {
     expect(json).toMatchObject({
       status: "ready",
       database: { dialect: "sqlite", migration: expect.stringMatching(/^\d{4}_/) },
-      vector_store: { name: "sqlite-vec", search: "sqlite-vec binary codes" }
+      vector_store: { name: "sqlite-vec", search: "sqlite-vec binary codes" },
+      llm: { provider: "none", configured: false }
     })
+    // and it said so when it started
+    expect(server.output()).toMatch(/no LLM is configured: set ANTHROPIC_API_KEY.*every remember is refused \(503\)/)
   })
 
-  it("POST /v1/gb/remember is 503 naming the missing key, and the run log shows the failed run", async () => {
-    const res = await post(`${server.url}/v1/gb/remember`, { user_id: "alice", text: "Alice lives in Berlin." })
-    expect(res.status).toBe(503)
-    expect(Object.keys(res.json)).toEqual(["error"])
-    expect(Schema.decodeUnknownSync(Error503)(res.json).error).toMatch(/ANTHROPIC_API_KEY/)
-
-    const run = await getJson(`${server.url}/v1/gb/runs/1`)
-    expect(run.status).toBe(200)
-    expect(run.json).toMatchObject({ id: 1, status: "failed", error: expect.stringMatching(/ANTHROPIC_API_KEY/) })
-    expect(runOf(run.json).stages.extract_graph.status).toBe("failed")
-    expect(runOf(run.json).stages.store.status).toBe("not_started")
+  it("POST /v1/gb/remember is 503 naming the missing key, at once, with nothing queued", async () => {
+    for (const wait of [true, false]) {
+      const res = await post(`${server.url}/v1/gb/remember`, { user_id: "alice", text: "Alice lives in Berlin.", wait })
+      expect(res.status).toBe(503)
+      expect(Object.keys(res.json)).toEqual(["error"])
+      expect(Schema.decodeUnknownSync(Error503)(res.json).error).toMatch(/ANTHROPIC_API_KEY/)
+    }
+    // no run was written: an agent is told now, not by a run failing in the background
+    expect((await getJson(`${server.url}/v1/gb/runs?user_id=alice`)).json).toMatchObject({ runs: [] })
+    expect((await getJson(`${server.url}/v1/gb/runs/1`)).status).toBe(404)
   })
 
   it("a bad request is still a 400 with {error}", async () => {

@@ -1,8 +1,8 @@
 /**
- * `GET /readyz`: 200 `{"status": "ready", database, vector_store}` only when the database
+ * `GET /readyz`: 200 `{"status": "ready", database, vector_store, llm}` only when the database
  * answers, every migration of this build is applied and the vector store answers its health
- * call; otherwise 503 `{"error": "not ready: <what>", ...}`. Public like /healthz, and in the
- * OpenAPI document.
+ * call; otherwise 503 `{"error": "not ready: <what>", ...}`. The LLM is reported (provider,
+ * configured) and decides nothing. Public like /healthz, and in the OpenAPI document.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
@@ -25,10 +25,10 @@ import { get, send, serveTest, type TestResponse } from "../support/http.js"
 
 const DIMS = 256
 
-/** A 503 `{"error": "not ready: ...", database, vector_store}`. */
+/** A 503 `{"error": "not ready: ...", database, vector_store, llm}`. */
 const expectNotReady = (res: TestResponse, message: RegExp) => {
   expect(res.status, res.text).toBe(503)
-  expect(Object.keys(res.json ?? {}).sort()).toEqual(["database", "error", "vector_store"])
+  expect(Object.keys(res.json ?? {}).sort()).toEqual(["database", "error", "llm", "vector_store"])
   expect(res.json.error).toMatch(message)
 }
 
@@ -51,7 +51,9 @@ forEachDialect((dialect, makeLayer) => {
           database: { dialect: dialect === "pg" ? "postgres" : "sqlite", migration: LATEST_MIGRATION },
           vector_store: dialect === "pg"
             ? { name: "postgres", search: expect.stringMatching(/^(pgvector hnsw|portable binary codes)$/) }
-            : { name: "sqlite-vec", search: "sqlite-vec binary codes" }
+            : { name: "sqlite-vec", search: "sqlite-vec binary codes" },
+          // the tests' scripted model stands for a configured one
+          llm: { provider: "scripted", configured: true }
         })
       }).pipe(Effect.provide(serveTest(rememberLayer(makeLayer(), noLlm, { vectors }))))
   )
@@ -99,6 +101,8 @@ describe("not ready", () => {
       const res = yield* get("/readyz")
       expectNotReady(res, /^not ready: database, vector store$/)
       expect(res.json.vector_store).toEqual({ name: "none", error: "not configured on this server" })
+      // no LLM either: reported, not a reason of its own
+      expect(res.json.llm).toEqual({ provider: "none", configured: false })
     }).pipe(Effect.provide(serveTest(noStorage)))
   })
 })

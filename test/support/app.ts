@@ -67,6 +67,8 @@ export interface RememberLayerOptions {
   readonly vectors?: Layer.Layer<VectorStore, never, never>
   readonly settings?: Partial<RememberSettingsShape>
   readonly llm?: ScriptedLlmOptions
+  /** instead of the scripted model (which is still provided, for its recorder), e.g. `UnconfiguredLlmLive("none")` */
+  readonly llmLayer?: Layer.Layer<Llm>
   /** delays each model call (e.g. to make concurrent calls finish out of order) */
   readonly llmDelayMs?: (request: LlmRequest) => number
   /** default: local files in a temp directory removed with the layer */
@@ -120,7 +122,9 @@ const rememberServices = (storage: StorageLayer, script: LlmScript, options: Rem
       Layer.provideMerge(RunSchedulerLive),
       Layer.provideMerge(
         Layer.mergeAll(
-          delayedLlm(script, options),
+          options.llmLayer === undefined
+            ? delayedLlm(script, options)
+            : Layer.provideMerge(options.llmLayer, ScriptedLlm.layer(script, options.llm)),
           options.classifier ?? NoneClassifierLive,
           options.geo ?? NoneGeoResolverLive,
           options.timeseries ?? TimeseriesProvidersLive([]),
@@ -154,7 +158,9 @@ export const unavailableStorage = () => {
       compact: boom(),
       health: Effect.fail(new VectorWriteFailed({ message }))
     }),
-    Layer.succeed(AdminDatabases, [])
+    Layer.succeed(AdminDatabases, []),
+    // no model configured either: /readyz reports it
+    UnconfiguredLlmLive("none")
   )
 }
 

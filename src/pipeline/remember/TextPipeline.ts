@@ -12,7 +12,7 @@
  * a dataset while an earlier one is stored (remember.lookahead); the rest runs in order.
  */
 import { Clock, Effect, Option, type Scope } from "effect"
-import { InternalFailure, type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
+import { InternalFailure, type InvalidRequest, type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import { transcriptOf } from "../../domain/Messages.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { RememberOutcome } from "../../domain/Responses.js"
@@ -62,12 +62,25 @@ interface RememberedText {
   readonly series: ReadonlyArray<StoredSeries>
 }
 
+/**
+ * What this server cannot serve for a text: no LLM (which the manager refuses before it queues
+ * the request; a run taken over from a process configured otherwise meets it here), web_search
+ * or timeseries.fetch without their providers.
+ */
+const textRefusal = (
+  deps: RememberServices,
+  request: RememberRequest
+): ServiceUnavailable | InvalidRequest | undefined => {
+  if (deps.llm.unavailable !== undefined) return new ServiceUnavailable({ message: deps.llm.unavailable })
+  const refusal = enrichmentRefusal(deps, request)
+  if (refusal !== undefined) return new ServiceUnavailable({ message: refusal })
+  return timeseriesRefusal(deps, request)
+}
+
 /** What the server cannot serve is refused before any work, with nothing done. */
 const checkRequest = Effect.fnUntraced(function*(deps: RememberServices, request: RememberRequest) {
-  const refusal = enrichmentRefusal(deps, request)
-  if (refusal !== undefined) return yield* new ServiceUnavailable({ message: refusal })
-  const seriesRefusal = timeseriesRefusal(deps, request)
-  if (seriesRefusal !== undefined) return yield* seriesRefusal
+  const refusal = textRefusal(deps, request)
+  if (refusal !== undefined) return yield* refusal
 })
 
 /** The run's context: its recorder, reference time, and the dataset if it exists already. */
