@@ -121,7 +121,11 @@ export interface AppConfig {
     readonly corsOrigins: ReadonlyArray<string>
   }
   /** the user MCP tools act for when authentication is off; none: a `user_id` argument (docs/MCP.md) */
-  readonly mcp: { readonly userId: Option.Option<string> }
+  readonly mcp: {
+    readonly userId: Option.Option<string>
+    /** how long MCP's remember waits for its run before it answers the run id to poll */
+    readonly rememberWaitMs: number
+  }
   /** PostgreSQL when `url` is set, else SQLite at `path` */
   readonly database: {
     readonly url: Option.Option<Redacted.Redacted<string>>
@@ -201,7 +205,7 @@ export const defaultConfig: AppConfig = {
     factSimilarityThreshold: REMEMBER_DEFAULTS.factSimilarityThreshold
   },
   server: { host: "127.0.0.1", port: 8080, allowedHosts: [], allowedOrigins: [], corsOrigins: [] },
-  mcp: { userId: Option.none() },
+  mcp: { userId: Option.none(), rememberWaitMs: 15_000 },
   database: { url: Option.none(), path: DEFAULT_DB_PATH, mmapSize: 0 },
   imageDir: imageDirFor(DEFAULT_DB_PATH),
   auth: { tokens: [] },
@@ -320,7 +324,10 @@ export const loadConfig = (
         allowedOrigins: yield* get(keys.serverAllowedOrigins, d.server.allowedOrigins),
         corsOrigins: yield* get(keys.serverCorsOrigins, d.server.corsOrigins)
       },
-      mcp: { userId: yield* optional(keys.mcpUserId) },
+      mcp: {
+        userId: yield* optional(keys.mcpUserId),
+        rememberWaitMs: yield* get(keys.mcpRememberWaitMs, d.mcp.rememberWaitMs)
+      },
       database: {
         url: databaseUrl,
         path: databasePath,

@@ -121,7 +121,10 @@ const serve = Command.make(
               allowedOrigins: config.server.allowedOrigins,
               corsOrigins: config.server.corsOrigins
             })),
-            Layer.provide(Layer.succeed(McpSettings, { userId: config.mcp.userId })),
+            Layer.provide(Layer.succeed(McpSettings, {
+              userId: config.mcp.userId,
+              rememberWaitMs: config.mcp.rememberWaitMs
+            })),
             Layer.provide(ServerLive),
             Layer.provide(Layer.succeed(AppConfigTag, config)),
             // first built, last released: everything above traces into it, and it flushes at exit
@@ -397,7 +400,11 @@ const mcpCommand = Command.make(
       // stdout is the protocol's: whatever else would print there goes to stderr
       console.log = console.error
       const config = yield* loadConfig(flags(o), process.env)
-      yield* serveMcpStdio({ userId: Option.orElse(o.userId, () => config.mcp.userId), dataset: o.dataset }).pipe(
+      yield* serveMcpStdio({
+        userId: Option.orElse(o.userId, () => config.mcp.userId),
+        dataset: o.dataset,
+        rememberWaitMs: config.mcp.rememberWaitMs
+      }).pipe(
         Effect.provide(AppLive),
         Effect.provide(Layer.succeed(AppConfigTag, config)),
         Effect.provide(stderrLoggingFor(config))

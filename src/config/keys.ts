@@ -137,6 +137,11 @@ export const keys = {
     env: ["GLIGABAO_MCP_USER_ID"],
     spec: V.nonEmptyString
   },
+  mcpRememberWaitMs: {
+    key: "mcp.remember_wait_ms",
+    env: ["GLIGABAO_MCP_REMEMBER_WAIT_MS"],
+    spec: V.integer(0, 600_000)
+  },
   rememberLookahead: {
     key: "remember.lookahead",
     env: ["GLIGABAO_REMEMBER_LOOKAHEAD"],

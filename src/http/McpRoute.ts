@@ -41,6 +41,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
       const server = makeMcpServer({
         deps,
         user: mcpUserFor(caller, settings),
+        defaults: { rememberWaitMs: settings.rememberWaitMs },
         version: GLIGABAO_VERSION,
         // after initialize, a client names the negotiated version on every request
         protocolVersion: () => request.headers["mcp-protocol-version"],

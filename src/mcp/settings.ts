@@ -15,6 +15,8 @@ import type { McpDeps, McpUser } from "./tools.js"
 
 export interface McpSettingsShape {
   readonly userId: Option.Option<string>
+  /** how long remember waits for its run (`mcp.remember_wait_ms`); absent: MCP_REMEMBER_WAIT_MS */
+  readonly rememberWaitMs?: number | undefined
 }
 
 export class McpSettings extends Context.Tag("gligabao/McpSettings")<McpSettings, McpSettingsShape>() {

@@ -20,6 +20,8 @@ export interface StdioOptions {
   readonly userId: Option.Option<string>
   /** the dataset when a call names none (default main) */
   readonly dataset: Option.Option<string>
+  /** how long remember waits for its run (`mcp.remember_wait_ms`) */
+  readonly rememberWaitMs?: number | undefined
 }
 
 /** The version a client asked for, as the SDK's server settles it. */
@@ -39,7 +41,7 @@ export const serveMcpStdio = (
         onNone: () => ({ _tag: "Argument" as const }),
         onSome: (userId) => ({ _tag: "Fixed" as const, userId })
       }),
-      defaults: { dataset: Option.getOrUndefined(options.dataset) },
+      defaults: { dataset: Option.getOrUndefined(options.dataset), rememberWaitMs: options.rememberWaitMs },
       version: GLIGABAO_VERSION,
       protocolVersion: () => protocolVersion,
       runtime

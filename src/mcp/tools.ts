@@ -53,7 +53,12 @@ export type McpUser = { readonly _tag: "Fixed"; readonly userId: string } | { re
 /** How the tools read their arguments beyond the request schemas: the dataset when none is named. */
 export interface McpDefaults {
   readonly dataset?: string | undefined
+  /** how long remember waits for its run when the call does not say (default MCP_REMEMBER_WAIT_MS) */
+  readonly rememberWaitMs?: number | undefined
 }
+
+/** `mcp.remember_wait_ms`'s default: an agent hears what it remembered, not a run id to poll. */
+export const MCP_REMEMBER_WAIT_MS = 15_000
 
 export type JsonSchemaObject = Record<string, unknown>
 
@@ -191,8 +196,9 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     tool(
       "remember",
       "Store a text in memory: facts and entities are extracted from it and reconciled with what the dataset " +
-        "knows. By default the text is queued durably and the call answers at once with remember_run_id and " +
-        "status (poll remember_status); with wait: true it answers when the facts are stored.",
+        "knows. The call waits for the facts to be stored and answers them (or the error); a long text still " +
+        "working after the wait answers remember_run_id and status to poll with remember_status. wait: false " +
+        "answers at once, wait: true waits however long it takes.",
       inputOf(RememberRequestFields.fields, {
         text: "the text to remember (up to 1 MiB): a note, a document, a message",
         messages: "instead of text, conversation turns to remember: [{role: user|assistant|system|tool, " +
@@ -201,19 +207,25 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         kind: "knowledge (facts about the world, the default) or episode (something that happened)",
         reference_time: "when the text was written or said, RFC 3339; relative dates resolve against it (default now)",
         session_id: "the conversation or session this text belongs to",
-        wait: "true: wait until the text is stored and answer the facts; false or absent: answer at once"
+        wait:
+          "absent: wait a while for the facts (then a run id to poll); true: wait until stored; false: answer at once"
       }, user),
       RememberOutput,
       (args) =>
         Effect.gen(function*() {
-          // the tool answers at once unless asked to wait (the HTTP default is the other way)
-          const request = yield* decodeRemember({ ...args, wait: args.wait ?? false })
+          // absent `wait`: the outcome if the run ends within the wait, else the run id to poll
+          const bounded = args.wait === undefined
+          const request = yield* decodeRemember({ ...args, wait: args.wait ?? true })
           const run = yield* deps.manager.accept(request, { idempotencyKey: request.idempotency_key })
           if (request.wait === true) {
-            const result = yield* run.await
-            return encodeSuccess({ remember_run_id: result.runId, ...result.response })
+            const waitMs = defaults.rememberWaitMs ?? MCP_REMEMBER_WAIT_MS
+            const outcome = bounded ? yield* Effect.timeoutOption(run.await, waitMs) : Option.some(yield* run.await)
+            if (Option.isSome(outcome)) {
+              return encodeSuccess({ remember_run_id: outcome.value.runId, ...outcome.value.response })
+            }
           }
-          const status = run.created
+          // a run just queued is queued; one waited for, or named by a key, is as its row says
+          const status = run.created && request.wait !== true
             ? "queued" as const
             : Option.match(yield* deps.runLog.get(run.runId), {
               onNone: () => "queued" as const,
@@ -224,7 +236,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     ),
     tool(
       "remember_status",
-      "The state of a remember run: its status (queued, running, succeeded, failed), the stages done, the " +
+      "The state of a remember run: its status (queued, started, succeeded, failed), the stages done, the " +
         "error if it failed, and once it succeeded the stored facts (response).",
       inputOf(RunStatusArgs.fields, { remember_run_id }, user),
       RememberRun,

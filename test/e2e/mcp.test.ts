@@ -73,11 +73,12 @@ describe("gligabao mcp (stdio)", () => {
       expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS)
       // the user is fixed by --user-id: no tool asks for it
       for (const tool of tools) expect(Object.keys(tool.inputSchema.properties ?? {})).not.toContain("user_id")
-      const queued = structured(
+      // remember waits for its run (mcp.remember_wait_ms) and answers what was learned
+      const learned = structured(
         await client.callTool({ name: "remember", arguments: { text: "Alice Novak lives in Berlin in 2020." } })
       )
-      expect(queued.status).toMatch(/queued|running/)
-      const run = await untilDone(client, queued.remember_run_id)
+      expect(learned.edges).toHaveLength(1)
+      const run = await untilDone(client, learned.remember_run_id)
       expect(run.status).toBe("succeeded")
       expect(run.response.edges).toHaveLength(1)
       const found = structured(await client.callTool({ name: "search", arguments: { query: "Alice Novak Berlin" } }))
