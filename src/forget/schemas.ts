@@ -6,6 +6,7 @@ import {
   Dataset,
   DEFAULT_DATASET,
   documented,
+  ExactlyOneOf,
   IntegerIn,
   optional,
   required,
@@ -88,6 +89,28 @@ export const MergeEntitiesRequest = Schema.Struct({
 }).annotations({ ...STRICT, examples: [{ user_id: "alice", dataset: "main", into: 1, from: [2] }] })
 export type MergeEntitiesRequest = Schema.Schema.Type<typeof MergeEntitiesRequest>
 
+/** What MCP's `correct` tool does: one tool over the correction programs, `action` says which. */
+export const CORRECT_ACTIONS = ["close", "reopen", "delete_fact", "delete_entity", "merge"] as const
+export type CorrectAction = (typeof CORRECT_ACTIONS)[number]
+
+/**
+ * MCP's `correct` tool: the HTTP corrections' fields under one `action` (close = invalidate).
+ * `id` is the fact's (close, reopen, delete_fact) or the entity's (delete_entity); merge takes
+ * `into` and `from`, as `POST /v1/gb/entities/merge`.
+ */
+export const CorrectRequest = Schema.Struct({
+  ...scope,
+  action: required(documented(
+    ExactlyOneOf(CORRECT_ACTIONS),
+    "close a fact that stopped being true, reopen a closed one, delete a fact or an entity, or merge entities"
+  )),
+  id: optional(documented(EntityId, "the fact (close, reopen, delete_fact) or the entity (delete_entity)")),
+  invalid_at: InvalidateFactRequest.fields.invalid_at,
+  into: optional(MergeEntitiesRequest.fields.into.from),
+  from: optional(MergeEntitiesRequest.fields.from.from)
+}).annotations({ ...STRICT, examples: [{ user_id: "alice", dataset: "main", action: "close", id: 12 }] })
+export type CorrectRequest = Schema.Schema.Type<typeof CorrectRequest>
+
 export const MergeEntitiesResponse = Schema.Struct({
   into: Entity,
   merged: Schema.Array(Schema.Number).annotations({ description: "the ids merged and deleted" }),
@@ -157,3 +180,7 @@ export const ForgetImageResponse = Schema.Struct({
   examples: [{ image_artifact_id: 1, deleted: { images: 1, files: 1 } }]
 })
 export type ForgetImageResponse = Schema.Schema.Type<typeof ForgetImageResponse>
+
+/** What `correct` answers: the fact as it now stands, what a delete removed, or the merge. */
+export const CorrectResponse = Schema.Union(FactResponse, ForgetArtifactResponse, MergeEntitiesResponse)
+export type CorrectResponse = Schema.Schema.Type<typeof CorrectResponse>

@@ -6,7 +6,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Caller } from "../auth/tokens.js"
-import { Forgets } from "../forget/Forgets.js"
+import { Corrections, Forgets } from "../forget/Forgets.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { RunScheduler } from "../pipeline/RunScheduler.js"
 import { Reads } from "../query/Reads.js"
@@ -34,13 +34,17 @@ export const mcpUserFor = (caller: Caller, settings: McpSettingsShape): McpUser 
 }
 
 /** The tools' services from the context: the ones the HTTP handlers call. */
-export const mcpDeps: Effect.Effect<McpDeps, never, RememberManager | RunLogRepo | RunScheduler | Reads | Forgets> =
-  Effect.gen(function*() {
-    return {
-      manager: yield* RememberManager,
-      scheduler: yield* RunScheduler,
-      runLog: yield* RunLogRepo,
-      reads: yield* Reads,
-      forgets: yield* Forgets
-    }
-  })
+export const mcpDeps: Effect.Effect<
+  McpDeps,
+  never,
+  RememberManager | RunLogRepo | RunScheduler | Reads | Forgets | Corrections
+> = Effect.gen(function*() {
+  return {
+    manager: yield* RememberManager,
+    scheduler: yield* RunScheduler,
+    runLog: yield* RunLogRepo,
+    reads: yield* Reads,
+    forgets: yield* Forgets,
+    corrections: yield* Corrections
+  }
+})

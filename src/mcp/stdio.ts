@@ -7,7 +7,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Option } from "effect"
 import { GLIGABAO_VERSION } from "../Config.js"
-import type { Forgets } from "../forget/Forgets.js"
+import type { Corrections, Forgets } from "../forget/Forgets.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
 import type { RunScheduler } from "../pipeline/RunScheduler.js"
 import type { Reads } from "../query/Reads.js"
@@ -30,7 +30,7 @@ const negotiated = (requested: unknown): string =>
 
 export const serveMcpStdio = (
   options: StdioOptions
-): Effect.Effect<void, never, RememberManager | RunLogRepo | RunScheduler | Reads | Forgets> =>
+): Effect.Effect<void, never, RememberManager | RunLogRepo | RunScheduler | Reads | Forgets | Corrections> =>
   Effect.gen(function*() {
     const deps = yield* mcpDeps
     const runtime = yield* Effect.runtime<never>()

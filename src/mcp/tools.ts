@@ -6,14 +6,14 @@
  * Independent of the MCP SDK: src/mcp/server.ts serves these over the protocol.
  */
 import { Data, Effect, JSONSchema, Option, Schema, Stream, Struct } from "effect"
-import { type DomainError, NotFound } from "../domain/Errors.js"
+import { type DomainError, InvalidRequest, NotFound } from "../domain/Errors.js"
 import { RememberRequest, RememberRequestFields } from "../domain/Remember.js"
 import { RememberQueued, RememberSuccess } from "../domain/Responses.js"
 import { RememberRun, runView } from "../domain/runView.js"
 import { decodeRequest, documented, IntegerIn, required, UserId } from "../domain/Wire.js"
-import type { Forgets } from "../forget/Forgets.js"
+import type { Corrections, Forgets } from "../forget/Forgets.js"
 import { ForgetArtifactRequest } from "../forget/requests.js"
-import { ForgetArtifactResponse } from "../forget/schemas.js"
+import { CorrectRequest, CorrectResponse, ForgetArtifactResponse } from "../forget/schemas.js"
 import type { RememberManager } from "../pipeline/RememberManager.js"
 import type { RunScheduler } from "../pipeline/RunScheduler.js"
 import type { Reads } from "../query/Reads.js"
@@ -43,6 +43,7 @@ export interface McpDeps {
   readonly runLog: RunLogRepo["Type"]
   readonly reads: Reads["Type"]
   readonly forgets: Forgets["Type"]
+  readonly corrections: Corrections["Type"]
   /** marks the reads, so the remember runs take shorter slices meanwhile */
   readonly scheduler: RunScheduler["Type"]
 }
@@ -346,8 +347,58 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       request: ForgetArtifactRequest,
       response: ForgetArtifactResponse,
       run: (request) => deps.forgets.forgetArtifact(request)
+    }),
+    defineTool({
+      name: "correct",
+      description: "Correct the memory when the user says it is wrong. close: a fact stopped being true (at " +
+        "invalid_at, default now); reopen: a closed fact is true again; delete_fact / delete_entity: it was never " +
+        "true, remove it; merge: entities `from` are the same as `into`. Fact and entity ids come from search, " +
+        "get_context or get_entity.",
+      input: inputOf(CorrectRequest.fields, {
+        action: "close, reopen, delete_fact, delete_entity or merge",
+        id: "the fact's id (close, reopen, delete_fact) or the entity's (delete_entity)",
+        invalid_at: "close: when the fact stopped being true, RFC 3339 (default now)",
+        into: "merge: the entity that stays",
+        from: "merge: the entities that are the same as `into` (they are deleted)",
+        dataset: "the dataset (default main)"
+      }, user),
+      request: CorrectRequest,
+      response: CorrectResponse,
+      run: (request) => correct(deps.corrections, request)
     })
   ]
+}
+
+/** One correction program for `correct`'s action; a missing argument is a 400 naming it. */
+const correct = (
+  corrections: Corrections["Type"],
+  request: CorrectRequest
+): Effect.Effect<CorrectResponse, McpFailure> => {
+  const scope = { user_id: request.user_id, dataset: request.dataset }
+  const needs = <A>(value: A | undefined, field: string): Effect.Effect<A, InvalidRequest> =>
+    value === undefined
+      ? Effect.fail(new InvalidRequest({ message: `${field} is required for action ${request.action}` }))
+      : Effect.succeed(value)
+  switch (request.action) {
+    case "close":
+      return Effect.flatMap(needs(request.id, "id"), (id) =>
+        corrections.invalidateFact({
+          ...scope,
+          id,
+          ...(request.invalid_at === undefined ? {} : { invalid_at: request.invalid_at })
+        }))
+    case "reopen":
+      return Effect.flatMap(needs(request.id, "id"), (id) => corrections.reopenFact({ ...scope, id }))
+    case "delete_fact":
+      return Effect.flatMap(needs(request.id, "id"), (id) => corrections.deleteFact({ ...scope, id }))
+    case "delete_entity":
+      return Effect.flatMap(needs(request.id, "id"), (id) => corrections.deleteEntity({ ...scope, id }))
+    case "merge":
+      return Effect.flatMap(
+        Effect.all([needs(request.into, "into"), needs(request.from, "from")]),
+        ([into, from]) => corrections.mergeEntities({ ...scope, into, from })
+      )
+  }
 }
 
 /** The URI template of a dataset's graph (its JSON export, `GET /v1/gb/graph`). */

@@ -86,6 +86,19 @@ describe("gligabao mcp (stdio)", () => {
         valid_at: "2020-01-01T00:00:00.000Z",
         artifact_ids: [run.response.artifact_id]
       })
+      // a correction over stdio: the fact closed, as the user said
+      const closed = structured(
+        await client.callTool({
+          name: "correct",
+          arguments: { action: "close", id: found.facts[0].id, invalid_at: "2024-01-01T00:00:00Z" }
+        })
+      )
+      expect(closed.fact).toMatchObject({ id: found.facts[0].id, invalid_at: "2024-01-01T00:00:00.000Z" })
+      // and reopened: the user took it back (the next test asks about it)
+      const reopened = structured(
+        await client.callTool({ name: "correct", arguments: { action: "reopen", id: found.facts[0].id } })
+      )
+      expect(reopened.fact.invalid_at ?? null).toBeNull()
       // the logs went to stderr; stdout carried only the protocol (or the client would have failed)
       expect(stderr()).toContain("gligabao MCP server on stdio")
     } finally {

@@ -8,5 +8,6 @@ export const MCP_TOOLS = [
   "get_context",
   "list_datasets",
   "list_sessions",
-  "forget"
+  "forget",
+  "correct"
 ]
