@@ -1,7 +1,7 @@
 /**
  * The MCP protocol side (docs/MCP.md): the official TypeScript SDK's low-level `Server`, serving
  * the tools of src/mcp/tools.ts and the graph resource. A tool's success is its JSON as text plus
- * `structuredContent` (and the tool lists its `outputSchema`) from protocol 2025-06-18 on; a
+ * `structuredContent` from protocol 2025-06-18 on (no output schemas are listed: see docs/MCP.md); a
  * failure is `isError: true` with the HTTP API's `{"error"}`; a defect is logged and answered as
  * a tool error naming the tool, never a crash. DECISIONS.md says why this is not @effect/ai's McpServer.
  */
@@ -56,21 +56,19 @@ export const makeMcpServer = (options: McpServerOptions): Server => {
     {
       capabilities: { tools: {}, resources: {} },
       instructions: "gligabao is a temporal memory: remember texts, then search or query what they said, " +
-        "as of any time. remember answers at once; poll remember_status until the run succeeded."
+        "as of any time. Start with get_context. remember answers what it learned; correct fixes what the " +
+        "user says is wrong."
     }
   )
 
-  server.setRequestHandler(ListToolsRequestSchema, () => {
-    const structured = hasStructuredResults(options.protocolVersion())
-    return {
-      tools: tools.map((t) => ({
-        name: t.name,
-        description: t.description,
-        inputSchema: t.inputSchema as { type: "object" },
-        ...(structured ? { outputSchema: t.outputSchema as { type: "object" } } : {})
-      }))
-    }
-  })
+  // no output schemas: they were three times the size of the rest of the list (docs/MCP.md, sizes)
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema as { type: "object" }
+    }))
+  }))
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name)

@@ -36,6 +36,7 @@ import {
   SessionsResponse
 } from "../query/responses.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
+import { type JsonSchemaObject, modelSchema } from "./modelSchema.js"
 
 /** What the tools run on: the services the HTTP handlers take, each optional as there. */
 export interface McpDeps {
@@ -61,7 +62,7 @@ export interface McpDefaults {
 /** `mcp.remember_wait_ms`'s default: an agent hears what it remembered, not a run id to poll. */
 export const MCP_REMEMBER_WAIT_MS = 15_000
 
-export type JsonSchemaObject = Record<string, unknown>
+export type { JsonSchemaObject } from "./modelSchema.js"
 
 /** A `user_id` argument naming another user than the one the connection acts for. */
 export class Refused extends Data.TaggedError("Refused")<{ readonly message: string }> {}
@@ -72,7 +73,6 @@ export interface McpTool {
   readonly name: string
   readonly description: string
   readonly inputSchema: JsonSchemaObject
-  readonly outputSchema: JsonSchemaObject
   /** runs with the arguments as sent; fails with the HTTP API's error */
   readonly call: (args: Record<string, unknown>) => Effect.Effect<unknown, McpFailure>
 }
@@ -101,12 +101,6 @@ const withoutBuiltinIds = (value: unknown): any => {
   return out
 }
 
-/** An output schema: MCP wants an object at the top, so a union of objects says so there too. */
-const objectSchemaOf = (schema: Schema.Schema.All): JsonSchemaObject => {
-  const out = jsonSchemaOf(schema)
-  return out.type === undefined ? { type: "object", ...out } : out
-}
-
 type Fields = Schema.Struct.Fields
 
 /** The input schema of a tool: the named fields of its request, with descriptions for a model. */
@@ -122,7 +116,7 @@ const inputOf = (fields: Fields, described: Record<string, string>, user: McpUse
   for (const [name, text] of Object.entries(described)) {
     if (properties[name] !== undefined) properties[name] = { ...properties[name], description: text }
   }
-  return { ...schema, properties }
+  return modelSchema({ ...schema, properties })
 }
 
 const encoder = <A, I>(schema: Schema.Schema<A, I, never>) => {
@@ -162,14 +156,12 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
   const encodeSuccess = encoder(RememberSuccess)
   const encodeRun = encoder(RememberRun)
 
-  const RememberOutput = Schema.Union(RememberQueued, RememberSuccess)
   const tool = (
     name: string,
     description: string,
     input: JsonSchemaObject,
-    output: Schema.Schema.All,
     call: McpTool["call"]
-  ): McpTool => ({ name, description, inputSchema: input, outputSchema: objectSchemaOf(output), call })
+  ): McpTool => ({ name, description, inputSchema: input, call })
   /**
    * A tool over a request and a response schema: the arguments decoded with `request` (the
    * caller's user and the default dataset filled in), `run`, the answer encoded with `response`.
@@ -188,7 +180,6 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       spec.name,
       spec.description,
       spec.input,
-      spec.response,
       (args) => Effect.map(Effect.flatMap(decode(args), spec.run), encode)
     )
   }
@@ -211,7 +202,6 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         wait:
           "absent: wait a while for the facts (then a run id to poll); true: wait until stored; false: answer at once"
       }, user),
-      RememberOutput,
       (args) =>
         Effect.gen(function*() {
           // absent `wait`: the outcome if the run ends within the wait, else the run id to poll
@@ -240,7 +230,6 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       "The state of a remember run: its status (queued, started, succeeded, failed), the stages done, the " +
         "error if it failed, and once it succeeded the stored facts (response).",
       inputOf(RunStatusArgs.fields, { remember_run_id }, user),
-      RememberRun,
       (args) =>
         Effect.gen(function*() {
           const request = yield* decodeRunId(args)
