@@ -1,7 +1,8 @@
 /**
  * The MCP protocol side (docs/MCP.md): the official TypeScript SDK's low-level `Server`, serving
- * the tools of src/mcp/tools.ts and the graph resource. A tool's success is its JSON as text plus
- * `structuredContent` from protocol 2025-06-18 on (no output schemas are listed: see docs/MCP.md); a
+ * the tools of src/mcp/tools.ts and the graph resource. From protocol 2025-06-18 on a tool's success
+ * is `structuredContent` (its JSON) and a text a model reads (answers.ts; JSON for the tools
+ * without one); before, its JSON as text. No output schemas are listed (docs/MCP.md). A
  * failure is `isError: true` with the HTTP API's `{"error"}`; a defect is logged and answered as
  * a tool error naming the tool, never a crash. DECISIONS.md says why this is not @effect/ai's McpServer.
  */
@@ -77,10 +78,12 @@ export const makeMcpServer = (options: McpServerOptions): Server => {
     }
     const exit = await run(tool.call(request.params.arguments ?? {}))
     if (Exit.isSuccess(exit)) {
+      // from 2025-06-18 on the JSON travels as structuredContent, and the text is for the model
       const structured = hasStructuredResults(options.protocolVersion())
+      if (!structured) return { content: text(exit.value) }
       return {
-        content: text(exit.value),
-        ...(structured ? { structuredContent: exit.value as Record<string, unknown> } : {})
+        content: tool.text === undefined ? text(exit.value) : [{ type: "text", text: tool.text(exit.value) }],
+        structuredContent: exit.value as Record<string, unknown>
       }
     }
     const failure = Cause.failureOption(exit.cause)

@@ -36,6 +36,7 @@ import {
   SessionsResponse
 } from "../query/responses.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
+import { contextText, queryText, rememberText, runText, searchText } from "./answers.js"
 import { type JsonSchemaObject, modelSchema } from "./modelSchema.js"
 
 /** What the tools run on: the services the HTTP handlers take, each optional as there. */
@@ -75,6 +76,8 @@ export interface McpTool {
   readonly inputSchema: JsonSchemaObject
   /** runs with the arguments as sent; fails with the HTTP API's error */
   readonly call: (args: Record<string, unknown>) => Effect.Effect<unknown, McpFailure>
+  /** the answer as a model reads it (answers.ts); absent: its JSON */
+  readonly text?: ((answer: any) => string) | undefined
 }
 
 /** A JSON Schema object for a schema, inlined at the top (hosts read `type` and `properties` there). */
@@ -160,8 +163,9 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     name: string,
     description: string,
     input: JsonSchemaObject,
-    call: McpTool["call"]
-  ): McpTool => ({ name, description, inputSchema: input, call })
+    call: McpTool["call"],
+    text?: McpTool["text"]
+  ): McpTool => ({ name, description, inputSchema: input, call, text })
   /**
    * A tool over a request and a response schema: the arguments decoded with `request` (the
    * caller's user and the default dataset filled in), `run`, the answer encoded with `response`.
@@ -173,6 +177,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     readonly request: Schema.Schema<A, I, never>
     readonly response: Schema.Schema<O, OI, never>
     readonly run: (request: A) => Effect.Effect<O, McpFailure>
+    /** the answer (encoded) as a model reads it */
+    readonly text?: (answer: OI) => string
   }): McpTool => {
     const decode = decoded(spec.request)
     const encode = encoder(spec.response)
@@ -180,7 +186,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       spec.name,
       spec.description,
       spec.input,
-      (args) => Effect.map(Effect.flatMap(decode(args), spec.run), encode)
+      (args) => Effect.map(Effect.flatMap(decode(args), spec.run), encode),
+      spec.text
     )
   }
 
@@ -223,7 +230,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
               onSome: (r) => r.status
             })
           return encodeQueued({ remember_run_id: run.runId, status })
-        })
+        }),
+      rememberText
     ),
     tool(
       "remember_status",
@@ -242,7 +250,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
             return yield* new NotFound({ message: `no remember run with id ${request.remember_run_id}` })
           }
           return encodeRun(runView(run.value))
-        })
+        }),
+      runText
     ),
     defineTool({
       name: "search",
@@ -261,7 +270,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       }, user),
       request: SearchRequest,
       response: SearchResponse,
-      run: (request) => reading((reads) => reads.search(request))
+      run: (request) => reading((reads) => reads.search(request)),
+      text: searchText
     }),
     defineTool({
       name: "query",
@@ -274,7 +284,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       }, user),
       request: QueryRequest,
       response: QueryResponse,
-      run: (request) => reading((reads) => reads.query(request))
+      run: (request) => reading((reads) => reads.query(request)),
+      text: queryText
     }),
     defineTool({
       name: "get_entity",
@@ -307,7 +318,8 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       }, user),
       request: ContextRequest,
       response: ContextResponse,
-      run: (request) => reading((reads) => reads.context(request))
+      run: (request) => reading((reads) => reads.context(request)),
+      text: contextText
     }),
     defineTool({
       name: "list_datasets",

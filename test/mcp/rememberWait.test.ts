@@ -64,6 +64,12 @@ describe("MCP remember waits for its run", () => {
         expect(learned.status).toBeUndefined()
         expect(learned.edges).toHaveLength(1)
         expect(learned.edges[0]).toMatchObject({ source: "Alice Novak", target: "Berlin" })
+        // what the model reads: the learned fact as a line, not the JSON
+        expect(result.content[0].text).toMatch(/^Learned:\n\[\d+\] .*Berlin.* \(since 2020-01-01\)$/)
+        // and get_context's text is the block itself
+        const context = yield* call(client, "get_context", {})
+        expect(context.content[0].text).toBe(context.structuredContent.context)
+        expect(context.content[0].text).toContain("Berlin")
       })))
 
   it.live("past mcp.remember_wait_ms it answers the run id and status to poll; the run goes on", () =>

@@ -148,12 +148,12 @@ const connectMcp = Effect.gen(function*() {
   )
 })
 
-/** A tool's structured content (the client checked it against the tool's output schema), also its text. */
+/** A tool's structured content; its text is what a model reads (issue 40: plain text, not the JSON). */
 const callTool = (client: Client, name: string, args: Record<string, unknown>) =>
   Effect.map(Effect.promise(() => client.callTool({ name, arguments: { user_id: "alice", ...args } })), (result) => {
     expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false)
     const content = result.content as ReadonlyArray<{ readonly text: string }>
-    expect(JSON.parse(content[0]!.text)).toEqual(result.structuredContent)
+    expect(content[0]!.text.length).toBeGreaterThan(0)
     return result.structuredContent as any
   })
 
