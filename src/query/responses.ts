@@ -236,9 +236,18 @@ export const SessionOut = Schema.Struct({
   entities: Schema.Number,
   edges: Schema.Number,
   first_at: Schema.NullOr(Schema.String).annotations({
-    description: "the session's first artifact (null when its artifacts were deleted)"
+    description: "event time: the earliest reference time of the session's texts (a conversation's is its last " +
+      "message's created_at, else reference_time or when it was sent); null when its artifacts were deleted"
   }),
-  last_at: Schema.NullOr(Schema.String)
+  last_at: Schema.NullOr(Schema.String).annotations({
+    description: "event time: the latest reference time of the session's texts"
+  }),
+  first_stored_at: Schema.NullOr(Schema.String).annotations({
+    description: "system time: when the session's first text was stored"
+  }),
+  last_stored_at: Schema.NullOr(Schema.String).annotations({
+    description: "system time: when the session's last text was stored"
+  })
 }).annotations({ identifier: "SessionCounts" })
 export type SessionOut = Schema.Schema.Type<typeof SessionOut>
 

@@ -74,9 +74,16 @@ export interface SessionCounts {
   readonly artifacts: number
   readonly entities: number
   readonly edges: number
-  /** the first and last artifact of the session (null when its artifacts were deleted) */
+  /**
+   * event time: the earliest and latest reference time of the session's texts (a conversation's
+   * is its last message's created_at, else the request's reference_time or when it was sent);
+   * null when its artifacts were deleted
+   */
   readonly first_at: string | null
   readonly last_at: string | null
+  /** system time: when gligabao stored the session's first and last text */
+  readonly first_stored_at: string | null
+  readonly last_stored_at: string | null
 }
 
 /**

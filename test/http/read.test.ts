@@ -275,7 +275,9 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
             entities: 5,
             edges: 3,
             first_at: "2024-01-01T00:00:00.000Z",
-            last_at: "2024-01-10T00:00:00.000Z"
+            last_at: "2024-01-10T00:00:00.000Z",
+            first_stored_at: "2024-01-01T00:00:00.000Z",
+            last_stored_at: "2024-01-10T00:00:00.000Z"
           },
           {
             session_id: "s2",
@@ -283,7 +285,9 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
             entities: 3,
             edges: 2,
             first_at: "2024-02-01T00:00:00.000Z",
-            last_at: "2024-02-01T00:00:00.000Z"
+            last_at: "2024-02-01T00:00:00.000Z",
+            first_stored_at: "2024-02-01T00:00:00.000Z",
+            last_stored_at: "2024-02-01T00:00:00.000Z"
           },
           {
             session_id: "s3",
@@ -291,9 +295,20 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
             entities: 2,
             edges: 1,
             first_at: "2025-05-01T00:00:00.000Z",
-            last_at: "2025-05-01T00:00:00.000Z"
+            last_at: "2025-05-01T00:00:00.000Z",
+            first_stored_at: "2025-05-01T00:00:00.000Z",
+            last_stored_at: "2025-05-01T00:00:00.000Z"
           },
-          { session_id: "s4", artifacts: 0, entities: 0, edges: 1, first_at: null, last_at: null }
+          {
+            session_id: "s4",
+            artifacts: 0,
+            entities: 0,
+            edges: 1,
+            first_at: null,
+            last_at: null,
+            first_stored_at: null,
+            last_stored_at: null
+          }
         ]
       })
       const mallorys = yield* get("/v1/gb/sessions?user_id=mallory&dataset=main")

@@ -8,8 +8,16 @@ import type { SessionCounts } from "../../../../src/services/SearchRepo.js"
 
 export const makeSessions = (sql: SqlClient.SqlClient) => (datasetId: number) =>
   Effect.gen(function*() {
-    const texts = yield* sql<{ session_id: string; n: number; first_at: string; last_at: string }>`
-      SELECT session_id, COUNT(*) AS n, MIN(created_at) AS first_at, MAX(created_at) AS last_at
+    const texts = yield* sql<{
+      session_id: string
+      n: number
+      first_at: string
+      last_at: string
+      first_stored_at: string
+      last_stored_at: string
+    }>`
+      SELECT session_id, COUNT(*) AS n, MIN(valid_at) AS first_at, MAX(valid_at) AS last_at,
+        MIN(created_at) AS first_stored_at, MAX(created_at) AS last_stored_at
       FROM gb_artifacts
       WHERE dataset_id = ${datasetId} AND session_id IS NOT NULL AND kind NOT IN ('chunk', 'chunk_summary')
       GROUP BY session_id`
@@ -27,13 +35,28 @@ export const makeSessions = (sql: SqlClient.SqlClient) => (datasetId: number) =>
     const entry = (id: string) => {
       let row = byId.get(id)
       if (row === undefined) {
-        row = { session_id: id, artifacts: 0, entities: 0, edges: 0, first_at: null, last_at: null }
+        row = {
+          session_id: id,
+          artifacts: 0,
+          entities: 0,
+          edges: 0,
+          first_at: null,
+          last_at: null,
+          first_stored_at: null,
+          last_stored_at: null
+        }
         byId.set(id, row)
       }
       return row
     }
     for (const r of texts) {
-      Object.assign(entry(r.session_id), { artifacts: Number(r.n), first_at: r.first_at, last_at: r.last_at })
+      Object.assign(entry(r.session_id), {
+        artifacts: Number(r.n),
+        first_at: r.first_at,
+        last_at: r.last_at,
+        first_stored_at: r.first_stored_at,
+        last_stored_at: r.last_stored_at
+      })
     }
     for (const r of entityCounts) entry(r.session_id).entities = Number(r.n)
     for (const r of edgeCounts) entry(r.session_id).edges = Number(r.n)
