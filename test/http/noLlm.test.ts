@@ -4,11 +4,8 @@
  * without `wait`, the batch, eval mode and MCP's remember tool (the official SDK client over
  * Streamable HTTP). Reads still answer, and /readyz reports the LLM as not configured.
  */
-import { HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, type Layer } from "effect"
 import { describe, expect } from "vitest"
 import { UNCONFIGURED_LLM_MESSAGE, UnconfiguredLlmLive } from "../../layers/llm/UnconfiguredLlm.js"
@@ -16,6 +13,7 @@ import { ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
 import { rememberLayer } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
 import { expectError, get, postJson, serveTest } from "../support/http.js"
+import { mcpClient } from "../support/mcp.js"
 
 const count = (table: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`)).pipe(
@@ -65,16 +63,7 @@ describe("without an LLM", () => {
 
   it.live("MCP remember answers a tool error naming the key, with or without wait, and queues nothing", () =>
     Effect.gen(function*() {
-      const server = yield* HttpServer.HttpServer
-      const address = server.address as HttpServer.TcpAddress
-      const client = yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const c = new Client({ name: "gligabao-test", version: "1.0.0" })
-          await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${address.port}/mcp`)))
-          return c
-        }),
-        (c) => Effect.promise(() => c.close())
-      )
+      const client = yield* mcpClient()
       for (const wait of [undefined, true, false]) {
         const result: any = yield* Effect.promise(() =>
           client.callTool({

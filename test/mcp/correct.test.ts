@@ -3,10 +3,8 @@
  * and an entity, and merges entities, through the correction programs HTTP uses, scoped to the
  * caller's user. The official SDK client over Streamable HTTP, on both databases.
  */
-import { HttpServer } from "@effect/platform"
 import { it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { type Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect, Layer, Redacted } from "effect"
 import { describe, expect } from "vitest"
 import { answer } from "../../layers/testing/FactSentenceModel.js"
@@ -16,6 +14,7 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { serveTest } from "../support/http.js"
+import { mcpClient } from "../support/mcp.js"
 
 const model = (r: LlmRequest) => ({ text: answer(r).text })
 
@@ -34,23 +33,9 @@ const withClients = <A, E>(
     )
   )
   return Effect.gen(function*() {
-    const server = yield* HttpServer.HttpServer
-    const address = server.address as HttpServer.TcpAddress
-    const url = new URL(`http://127.0.0.1:${address.port}/mcp`)
-    const connect = (token: string) =>
-      Effect.acquireRelease(
-        Effect.promise(async () => {
-          const c = new Client({ name: "gligabao-test", version: "1.0.0" })
-          await c.connect(
-            new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } })
-          )
-          return c
-        }),
-        (c) => Effect.promise(() => c.close())
-      )
     return yield* program(
-      yield* connect("alice-secret-0123456789abcdef"),
-      yield* connect("bob-secret-0123456789abcdefgh")
+      yield* mcpClient("alice-secret-0123456789abcdef"),
+      yield* mcpClient("bob-secret-0123456789abcdefgh")
     )
   }).pipe(Effect.scoped, Effect.provide(serveTest(services) as Layer.Layer<any, any, never>)) as Effect.Effect<
     A,

@@ -4,10 +4,8 @@
  * only a run still working after that answers the run id to poll. The official SDK client over
  * Streamable HTTP, with models that take 200 ms a call.
  */
-import { HttpServer } from "@effect/platform"
 import { it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { type Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect, Layer, Option } from "effect"
 import { describe, expect } from "vitest"
 import { answer } from "../../layers/testing/FactSentenceModel.js"
@@ -16,6 +14,7 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer } from "../support/app.js"
 import { sqliteLayer } from "../support/databases.js"
 import { serveTest } from "../support/http.js"
+import { mcpClient } from "../support/mcp.js"
 
 const model = (r: LlmRequest) => ({ text: answer(r).text })
 /** a model whose extraction is not JSON: the run fails (502) */
@@ -29,19 +28,10 @@ const withClient = <A, E>(
     rememberLayer(sqliteLayer(), options.script ?? model, { llmDelayMs: () => 200 }),
     Layer.succeed(McpSettings, { userId: Option.some("alice"), rememberWaitMs: options.waitMs })
   )
-  return Effect.gen(function*() {
-    const server = yield* HttpServer.HttpServer
-    const address = server.address as HttpServer.TcpAddress
-    const client = yield* Effect.acquireRelease(
-      Effect.promise(async () => {
-        const c = new Client({ name: "gligabao-test", version: "1.0.0" })
-        await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${address.port}/mcp`)))
-        return c
-      }),
-      (c) => Effect.promise(() => c.close())
-    )
-    return yield* program(client)
-  }).pipe(Effect.scoped, Effect.provide(serveTest(services) as Layer.Layer<any, any, never>)) as Effect.Effect<
+  return Effect.flatMap(mcpClient(), program).pipe(
+    Effect.scoped,
+    Effect.provide(serveTest(services) as Layer.Layer<any, any, never>)
+  ) as Effect.Effect<
     A,
     E,
     never
