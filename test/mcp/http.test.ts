@@ -6,8 +6,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { type Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect, Layer, Redacted } from "effect"
 import { describe, expect } from "vitest"
 import { answer } from "../../layers/testing/FactSentenceModel.js"
@@ -18,7 +17,7 @@ import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { serveTest } from "../support/http.js"
-import { MCP_TOOLS } from "../support/mcp.js"
+import { MCP_TOOLS, mcpClient } from "../support/mcp.js"
 
 /** The bench model for remember; a query is answered citing the first fact it was shown. */
 const script = (r: LlmRequest) => {
@@ -47,20 +46,6 @@ const withApp = <A, E>(
   }).pipe(Effect.provide(serveTest(layer) as Layer.Layer<any, any, never>)) as Effect.Effect<A, E, never>
 }
 
-const connect = (url: URL, token?: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const client = new Client({ name: "gligabao-test", version: "1.0.0" })
-      await client.connect(
-        new StreamableHTTPClientTransport(url, {
-          requestInit: token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } }
-        })
-      )
-      return client
-    }),
-    (client) => Effect.promise(() => client.close())
-  )
-
 const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
   Effect.promise(() => client.callTool({ name, arguments: args })) as Effect.Effect<any>
 
@@ -81,9 +66,9 @@ const errorOf = (result: any): string => {
 forEachDialect((_dialect, makeLayer) => {
   describe("MCP over Streamable HTTP", () => {
     it.live("tools/list: the tools with their arguments; user_id is an argument without a fixed user", () =>
-      withApp(makeLayer(), (url) =>
+      withApp(makeLayer(), () =>
         Effect.scoped(Effect.gen(function*() {
-          const client = yield* connect(url)
+          const client = yield* mcpClient()
           expect(client.getServerVersion()?.name).toBe("gligabao")
           const { tools } = yield* Effect.promise(() => client.listTools())
           expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS)
@@ -113,9 +98,9 @@ forEachDialect((_dialect, makeLayer) => {
         }))))
 
     it.live("every tool: remember at once and poll its run, search, query, an entity, a context block, datasets, sessions, the graph, forget", () =>
-      withApp(makeLayer(), (url) =>
+      withApp(makeLayer(), () =>
         Effect.scoped(Effect.gen(function*() {
-          const client = yield* connect(url)
+          const client = yield* mcpClient()
           const queued = ok(
             yield* call(client, "remember", {
               user_id: "alice",
@@ -208,9 +193,9 @@ forEachDialect((_dialect, makeLayer) => {
         }))))
 
     it.live("bad input and unknown things are tool errors with the HTTP API's message", () =>
-      withApp(makeLayer(), (url) =>
+      withApp(makeLayer(), () =>
         Effect.scoped(Effect.gen(function*() {
-          const client = yield* connect(url)
+          const client = yield* mcpClient()
           expect(errorOf(yield* call(client, "search", { user_id: "alice" }))).toMatch(/^query/)
           expect(errorOf(yield* call(client, "remember", { user_id: "alice", text: "x", kind: "poem" }))).toMatch(
             /^kind/
@@ -256,13 +241,13 @@ forEachDialect((_dialect, makeLayer) => {
           expect(get.status).toBe(405)
           expect(get.headers.get("allow")).toBe("POST")
 
-          const alice = yield* connect(url, "alice-secret")
+          const alice = yield* mcpClient("alice-secret")
           const { tools } = yield* Effect.promise(() => alice.listTools())
           expect(tools.find((t) => t.name === "remember")!.inputSchema.properties).not.toHaveProperty("user_id")
           const stored = ok(
             yield* call(alice, "remember", { text: "Alice Novak lives in Berlin in 2020.", wait: true })
           )
-          const bob = yield* connect(url, "bob-secret")
+          const bob = yield* mcpClient("bob-secret")
           expect(errorOf(yield* call(bob, "remember_status", { remember_run_id: stored.remember_run_id }))).toMatch(
             /no remember run/
           )

@@ -5,17 +5,17 @@
  * JSON and GraphML exports, the context block ("until"), query's prompt, an entity's story
  * (an unknown start first), a fact's view (its statement too) and the MCP tools.
  */
-import { type HttpClient, HttpServer } from "@effect/platform"
+import { type HttpClient, type HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { type Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Context, Effect, Layer, Schema } from "effect"
 import { EntityStory, FactView, SearchResponse } from "../../src/query/responses.js"
 import type { LlmRequest } from "../../src/services/Llm.js"
 import { rememberLayer } from "../support/app.js"
 import { forEachDialect, type StorageLayer } from "../support/databases.js"
 import { get, postJson, serveTest, type TestResponse } from "../support/http.js"
+import { mcpClient } from "../support/mcp.js"
 import { seedGraph } from "../support/readSeed.js"
 import { dataOf, parseXml } from "../support/xml.js"
 
@@ -134,20 +134,6 @@ const BLOCK_BEFORE = [
   "- Acme (organization): a rocket maker"
 ].join("\n")
 
-const connectMcp = Effect.gen(function*() {
-  const server = yield* HttpServer.HttpServer
-  const address = server.address as HttpServer.TcpAddress
-  const url = new URL(`http://127.0.0.1:${address.port}/mcp`)
-  return yield* Effect.acquireRelease(
-    Effect.promise(async () => {
-      const client = new Client({ name: "gligabao-test", version: "1.0.0" })
-      await client.connect(new StreamableHTTPClientTransport(url))
-      return client
-    }),
-    (client) => Effect.promise(() => client.close())
-  )
-})
-
 /** A tool's structured content; its text is what a model reads (issue 40: plain text, not the JSON). */
 const callTool = (client: Client, name: string, args: Record<string, unknown>) =>
   Effect.map(Effect.promise(() => client.callTool({ name, arguments: { user_id: "alice", ...args } })), (result) => {
@@ -261,7 +247,7 @@ forEachDialect((_dialect, makeLayer) => {
     it.scoped("the MCP tools: search, get_entity and get_context show it", () =>
       Effect.gen(function*() {
         const { berlin } = yield* Seeded
-        const client = yield* connectMcp
+        const client = yield* mcpClient()
         const found = yield* callTool(client, "search", { query: "Where did Alice Smith live?", as_of: BEFORE })
         expect(found.facts.find((f: any) => f.id === berlin)).toMatchObject({ valid_at: null, invalid_at: MOVED })
         const story = yield* callTool(client, "get_entity", { name: "Alice Smith" })
