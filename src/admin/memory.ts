@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import type { InvalidRequest, NotFound } from "../domain/Errors.js"
-import type { EntityStory, FactView, SearchResponse } from "../query/responses.js"
+import type { EntityLookup, FactView, SearchResponse } from "../query/responses.js"
 import { type AdminDatabase, findDatabase } from "./AdminDatabases.js"
 import type { MemoryEntityRequest, MemoryFactRequest, MemorySearchRequest } from "./requests.js"
 
@@ -29,7 +29,7 @@ export const memorySearch = (
 export const memoryEntity = (
   databases: ReadonlyArray<AdminDatabase>,
   request: MemoryEntityRequest
-): Effect.Effect<EntityStory, NotFound | InvalidRequest> =>
+): Effect.Effect<EntityLookup, NotFound | InvalidRequest> =>
   inDatabase(databases, request, (database, story) => database.reads.entityStory(story))
 
 /** `GET /v1/gb/admin/api/memory/fact`: a fact's view (`GET /v1/gb/facts/{id}`) in the database. */

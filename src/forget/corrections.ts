@@ -145,11 +145,9 @@ export const mergeEntities = (request: MergeEntitiesRequest) =>
       const found = new Set(yield* forget.entitiesIn(datasetId, [request.into, ...from]))
       const missing = [request.into, ...from].find((id) => !found.has(id))
       if (missing !== undefined) return yield* new NotFound({ message: `entity ${missing} not found` })
-      // the result keeps the name of `into`, now and after any later forget: the statements that
-      // named the merged entities (their spelling, "Bob J.") name it as `into` does
-      const [named] = yield* forget.entityRows([request.into])
+      // the statements that named the merged entities keep their spelling ("Bob J."): aliases of
+      // `into`, which keeps its name now and after any later forget (plan.ts planEntities)
       const moved = yield* forget.moveEntities(from, request.into)
-      yield* forget.renameStatements(request.into, named!.name)
       // exact repeats now: the earliest stays, the others merge into it
       const facts = (yield* forget.facts(moved, [])).filter((f) => f.expired_at === null)
       const merged: Array<number> = []

@@ -16,6 +16,7 @@ import {
   stateOf,
   tripleKey
 } from "../kernel/closures.js"
+import { nameKey } from "../kernel/normalize.js"
 import { earliestKnownStart, endOf, intervalsOverlap } from "../kernel/temporal.js"
 import {
   chunkVectorId,
@@ -85,6 +86,8 @@ export interface Planned {
   /** the entities named by hand, and those nothing supports any more */
   readonly deletedEntities: { readonly named: ReadonlyArray<number>; readonly orphans: ReadonlyArray<number> }
   readonly entityUpdates: ReadonlyArray<{ readonly id: number; readonly name: string; readonly description: string }>
+  /** the entities that stay but lost statements: the words they are found by are read anew (an alias may go) */
+  readonly renamedEntities: ReadonlyArray<number>
   /** pending outbox upserts to drop, by index (they would write back what is forgotten) */
   readonly discards: ReadonlyArray<{ readonly index: string; readonly vectorIds: ReadonlyArray<string> }>
   readonly vectorDeletes: ReadonlyArray<OutboxItem>
@@ -322,6 +325,7 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
     artifacts: D,
     deletedEntities: { named: forced.map((e) => e.id), orphans: orphans.map((e) => e.id) },
     entityUpdates: entityUpdates.map(({ description, id, name }) => ({ id, name, description })),
+    renamedEntities: D.length === 0 ? [] : candidates.filter((id) => !deleted.some((e) => e.id === id)),
     discards: [
       { index: indexName(datasetId, "edges"), vectorIds: goneFacts.map((f) => edgeVectorId(f.id)) },
       { index: indexName(datasetId, "chunks"), vectorIds: D.map(chunkVectorId) },
@@ -365,7 +369,8 @@ const planEntities = (
   const entityUpdates = candidates.flatMap(entityOf).flatMap((e) => {
     const spelled = e.statements.filter((s) => s.name !== null)
     if (deleted.has(e.id) || spelled.length === 0) return []
-    const name = spelled[0]!.name!
+    // an alias (a spelling under another key, which a merge brought) never becomes the name
+    const name = spelled.find((s) => nameKey(s.name!) === nameKey(e.name))?.name ?? e.name
     const description = [...spelled].reverse().find((s) => (s.description ?? "") !== "")?.description ?? ""
     return name === e.name && description === e.description
       ? []

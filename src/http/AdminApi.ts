@@ -25,7 +25,7 @@ import {
   AdminRunsResponse,
   AdminUsageResponse
 } from "../admin/responses.js"
-import { EntityStory, FactView, SearchResponse } from "../query/responses.js"
+import { EntityCandidates, EntityStory, FactView, SearchResponse } from "../query/responses.js"
 import { Error400, Error401, Error403, Error404, Error500 } from "./ErrorBodies.js"
 
 const adminGet = <Name extends string>(name: Name, path: `/${string}`) =>
@@ -78,6 +78,7 @@ export class AdminApiGroup extends HttpApiGroup.make("admin")
     adminGet("memoryEntity", "/v1/gb/admin/api/memory/entity")
       .setUrlParams(MemoryEntityRequest)
       .addSuccess(EntityStory)
+      .addSuccess(EntityCandidates, { status: 300 })
       .annotate(OpenApi.Summary, "An entity's story (GET /v1/gb/entities) of a user in a database")
   )
   .add(

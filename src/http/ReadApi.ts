@@ -27,6 +27,7 @@ import {
   ContextResponse,
   DatasetsResponse,
   DeletedDataset,
+  EntityCandidates,
   EntityStory,
   FactView,
   GraphDocument,
@@ -119,15 +120,18 @@ export class ReadGroup extends HttpApiGroup.make("read")
     HttpApiEndpoint.get("findEntity", "/v1/gb/entities")
       .setUrlParams(EntityStoryParams)
       .addSuccess(EntityStory)
+      .addSuccess(EntityCandidates, { status: 300 })
       .addError(Error400)
       .addError(Error404)
       .addError(Error500)
       .annotate(OpenApi.Summary, "An entity's story, the entity found by name (or id)")
       .annotate(
         OpenApi.Description,
-        "Exactly one of `name` and `id`. The name is matched as entities are keyed (case ignored, whitespace " +
-          "collapsed); when entities of several types share it, the one with the most facts (live or closed), ties " +
-          "by lowest id. The story is that of `GET /v1/gb/entities/{id}`."
+        "Exactly one of `name` and `id`. A name is found by whole words of entities' names and aliases, case and " +
+          "accents ignored (`name=alice` finds \"Alice Smith\"; `name=zoe` finds \"Zoë\"). The name spelled whole " +
+          "wins (of several types, the one with the most facts, ties by lowest id); else one entity with it as an " +
+          "alias, or one holding its words. A name that means more than one answers 300 with the candidates, best " +
+          "first, to ask again by id. The story is that of `GET /v1/gb/entities/{id}`."
       )
   )
   .add(

@@ -63,7 +63,7 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
             }))
         ))
       .handle("getEntity", ({ path, urlParams }) =>
-        asUser(urlParams.user_id, reads.entityStory({ ...urlParams, id: path.id })))
+        asUser(urlParams.user_id, reads.entityStoryById({ ...urlParams, id: path.id })))
       .handle("findEntity", ({ urlParams }) =>
         asUser(urlParams.user_id, reads.entityStory(urlParams)))
       .handle("listDatasets", ({ urlParams }) => asUser(urlParams.user_id, reads.datasets(urlParams.user_id)))

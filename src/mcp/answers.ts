@@ -5,7 +5,7 @@
  */
 import type { RememberQueued, RememberSuccess } from "../domain/Responses.js"
 import type { RememberRun } from "../domain/runView.js"
-import type { ContextResponse, QueryResponse, SearchResponse } from "../query/responses.js"
+import type { ContextResponse, EntityLookup, QueryResponse, SearchResponse } from "../query/responses.js"
 
 /** The fields of a fact a line shows. */
 interface FactLike {
@@ -85,4 +85,38 @@ export const runText = (r: RememberRun): string => {
   }
   if (r.error !== null) lines.push(`Error: ${r.error}`)
   return lines.join("\n")
+}
+
+/** The facts of a story a get_entity text shows at most: the latest by when they became true. */
+export const STORY_LINES = 50
+
+/** get_entity: who it is, what its texts said of it, its facts over time, its neighbours; or the candidates. */
+export const entityText = (r: EntityLookup): string => {
+  if ("candidates" in r) {
+    return [
+      `"${r.name}" may mean ${r.matches} entities; call get_entity again with the id of the one you mean:`,
+      ...r.candidates.map((c) =>
+        `[${c.id}] ${c.name} (${c.type})${
+          c.aliases.length === 0 ? "" : `, also ${c.aliases.join(", ")}`
+        }, ${c.facts} fact${c.facts === 1 ? "" : "s"}${c.description.trim() === "" ? "" : `: ${c.description.trim()}`}`
+      )
+    ].join("\n")
+  }
+  const { entity, facts, neighbours } = r
+  const about = (entity.summary ?? entity.description).trim()
+  const hidden = Math.max(0, facts.length - STORY_LINES)
+  return [
+    `[${entity.id}] ${entity.name} (${entity.type})${
+      entity.aliases === undefined ? "" : `, also called ${entity.aliases.join(", ")}`
+    }`,
+    ...(about === "" ? [] : [about]),
+    ...section(
+      hidden === 0 ? "Facts:" : `Facts (the latest ${STORY_LINES} of ${facts.length}):`,
+      facts.slice(hidden).map(factLine)
+    ),
+    ...section(
+      "Connected to:",
+      [neighbours.map((n) => `[${n.id}] ${n.name} (${n.type})`).join(", ")].filter((l) => l !== "")
+    )
+  ].join("\n")
 }

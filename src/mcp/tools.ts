@@ -30,13 +30,13 @@ import {
 import {
   ContextResponse,
   DatasetsResponse,
-  EntityStory,
+  EntityLookup,
   QueryResponse,
   SearchResponse,
   SessionsResponse
 } from "../query/responses.js"
 import type { RunLogRepo } from "../services/RunLogRepo.js"
-import { contextText, queryText, rememberText, runText, searchText } from "./answers.js"
+import { contextText, entityText, queryText, rememberText, runText, searchText } from "./answers.js"
 import { type JsonSchemaObject, modelSchema } from "./modelSchema.js"
 
 /** What the tools run on: the services the HTTP handlers take, each optional as there. */
@@ -289,18 +289,20 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     }),
     defineTool({
       name: "get_entity",
-      description: "One entity (a person, place, organization...) by name or id, with every fact about it over time, " +
-        "live and closed, ordered by when they became true (an unknown start, valid_at null, first), and the " +
-        "entities it is connected to.",
+      description: "One entity (a person, place, organization...) by name or id: what its texts said of it, every " +
+        "fact about it over time, live and closed, ordered by when they became true, and the entities it is " +
+        "connected to. A part of a name works (\"alice\" finds Alice Smith); a name that fits several entities " +
+        "answers them, to ask again by id.",
       input: inputOf(EntityStoryFields, {
-        name: "the entity's name (case does not matter); give name or id",
+        name: "the entity's name or a word of it (case and accents do not matter); give name or id",
         id: "the entity's id (from a search result); give name or id",
         dataset: "the dataset (default main)",
         include_expired: "false: only the facts still true now (default true: the whole story)"
       }, user),
       request: EntityStoryRequest,
-      response: EntityStory,
-      run: (request) => reading((reads) => reads.entityStory(request))
+      response: EntityLookup,
+      run: (request) => reading((reads) => reads.entityStory(request)),
+      text: entityText
     }),
     defineTool({
       name: "get_context",

@@ -12,7 +12,7 @@ import { traced } from "../telemetry/traced.js"
 import { runContext } from "./context.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "./datasets.js"
 import { type ReadDeps, readDeps } from "./deps.js"
-import { type EntityStoryError, runEntityStory } from "./entity.js"
+import { type EntityStoryError, runEntityStory, runEntityStoryById } from "./entity.js"
 import { type GraphExport, runExportGraph } from "./export.js"
 import { type FactViewError, runFactView } from "./fact.js"
 import type {
@@ -28,6 +28,7 @@ import type {
   ContextResponse,
   DatasetsResponse,
   DeletedDataset,
+  EntityLookup,
   EntityStory,
   FactView,
   QueryResponse,
@@ -45,8 +46,12 @@ export interface ReadsService {
   readonly context: (request: ContextRequest) => Effect.Effect<ContextResponse>
   /** `GET /v1/gb/graph`, streamed */
   readonly exportGraph: (request: GraphRequest) => Effect.Effect<GraphExport>
-  /** `GET /v1/gb/entities` and `/v1/gb/entities/{id}` */
-  readonly entityStory: (request: EntityStoryRequest) => Effect.Effect<EntityStory, EntityStoryError>
+  /** `GET /v1/gb/entities` (by name or id), MCP `get_entity`: a story, or the candidates of an ambiguous name */
+  readonly entityStory: (request: EntityStoryRequest) => Effect.Effect<EntityLookup, EntityStoryError>
+  /** `GET /v1/gb/entities/{id}` */
+  readonly entityStoryById: (
+    request: Omit<EntityStoryRequest, "name"> & { readonly id: number }
+  ) => Effect.Effect<EntityStory, EntityStoryError>
   /** `GET /v1/gb/facts/{id}` */
   readonly factView: (request: FactViewRequest) => Effect.Effect<FactView, FactViewError>
   /** `GET /v1/gb/datasets` */
@@ -69,6 +74,7 @@ export const makeReads = (deps: ReadDeps): ReadsService =>
       context: (request) => runContext(deps, request),
       exportGraph: (request) => runExportGraph(deps, request),
       entityStory: (request) => runEntityStory(deps, request),
+      entityStoryById: (request) => runEntityStoryById(deps, request),
       factView: (request) => runFactView(deps, request),
       datasets: (userId) => runListDatasets(deps, userId),
       sessions: (scope) => runListSessions(deps, scope),

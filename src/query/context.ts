@@ -13,13 +13,15 @@
  *   degree in the window, most first, ties in the order they first appear in the ranked facts
  *   (source before target).
  *
- * Then the block (contextBlock.ts) keeps what fits, facts first.
+ * Each entity is described by what its texts said of it (names.ts summaryOf), as of the block's
+ * times. Then the block (contextBlock.ts) keeps what fits, facts first.
  */
 import { Effect, Option } from "effect"
 import type { DatasetRow } from "../domain/Rows.js"
 import type { ReadFact, ReadFilters } from "../services/SearchRepo.js"
 import { renderContext } from "./contextBlock.js"
 import { datasetOf, filtersOf, type ReadDeps } from "./deps.js"
+import { summariesOf, SUMMARY_STATEMENTS } from "./names.js"
 import { type ContextRequest, DEFAULT_HOPS } from "./requests.js"
 import type { ContextResponse } from "./responses.js"
 import { inRank, rank, rankedItems } from "./retrieve.js"
@@ -118,7 +120,18 @@ export const runContext = (deps: ReadDeps, request: ContextRequest): Effect.Effe
       : yield* (request.query === undefined
         ? recentAndConnected(deps, found.value, request)
         : relevant(deps, found.value, request, request.query))
-    const block = renderContext(ranked.facts, ranked.entities, request.max_tokens)
+    // each entity as all its texts described it (names.ts summaryOf), as of the block's times
+    const statements = ranked.entities.length === 0 ? [] : yield* deps.search.entityStatements(
+      ranked.entities.map((e) => e.id),
+      { asOf: ranked.filters.asOf, knownAt: ranked.filters.knownAt },
+      SUMMARY_STATEMENTS
+    )
+    const summaries = summariesOf(statements)
+    const entities = ranked.entities.map((e) => {
+      const summary = summaries.get(e.id) ?? ""
+      return summary === "" ? e : { ...e, summary }
+    })
+    const block = renderContext(ranked.facts, entities, request.max_tokens)
     // the block's lines do not show links, so only the kept facts' and entities' are read
     const [factLinks, entityLinks] = yield* Effect.all([
       deps.search.links("fact", block.facts.map((f) => f.id), ranked.filters),

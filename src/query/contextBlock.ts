@@ -58,10 +58,13 @@ export const factLine = (f: FactItem): string => {
   return collapseWhitespace(`- ${factSentence(f)}${dates === undefined ? "" : ` (${dates})`}`)
 }
 
-/** `- <name> (<type>): <description>`; without a type or a description, without that part. */
-export const entityLine = (e: Pick<EntityItem, "name" | "type" | "description">): string => {
+/**
+ * `- <name> (<type>): <summary>` (what its texts said of it, else its description); without a
+ * type or a description, without that part.
+ */
+export const entityLine = (e: Pick<EntityItem, "name" | "type" | "description" | "summary">): string => {
   const type = collapseWhitespace(e.type)
-  const description = collapseWhitespace(e.description)
+  const description = collapseWhitespace(e.summary ?? e.description)
   // collapsed as a whole, so that no line ends in a space (an empty name would leave one)
   return collapseWhitespace(
     `- ${e.name}${type === "" ? "" : ` (${type})`}${description === "" ? "" : `: ${description}`}`

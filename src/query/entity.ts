@@ -1,24 +1,32 @@
 /**
  * An entity's story (`GET /v1/gb/entities/{id}`, `GET /v1/gb/entities?name=`, the MCP tool
- * `get_entity`): the entity, every fact that touches it over time (closed ones too unless
- * `include_expired` is false) and the entities one hop away. A name is matched as the pipeline
- * keys names (`nameKey`: case and spacing ignored); when entities of several types share it, the
- * one with the most facts is the story's, ties by lowest id. The whole story is read, every fact
- * and every link: it is as long as the entity's history.
+ * `get_entity`): the entity with its summary and aliases, every fact that touches it over time
+ * (closed ones too unless `include_expired` is false) and the entities one hop away. A name is
+ * found by whole words of the entity's name and aliases, case and accents folded (names.ts); a
+ * name that means more than one entity answers the candidates. The whole story is read, every
+ * fact and every link: it is as long as the entity's history.
  */
 import { Clock, Effect, Option } from "effect"
 import { InvalidRequest, NotFound } from "../domain/Errors.js"
+import type { DatasetRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
+import { nameWords } from "../kernel/nameWords.js"
 import { nameKey } from "../kernel/normalize.js"
-import type { EntityFactView } from "../services/SearchRepo.js"
+import type { EntityFactView, NamedEntity } from "../services/SearchRepo.js"
 import { findDataset, type ReadDeps } from "./deps.js"
+import { rankNamed, resolveName, SUMMARY_STATEMENTS, summaryOf } from "./names.js"
 import { entityChoiceProblem, type EntityStoryRequest } from "./requests.js"
-import type { EntityRef, EntityStory, StoryFact } from "./responses.js"
+import type { EntityCandidates, EntityLookup, EntityRef, EntityStory, StoryFact } from "./responses.js"
 import { entityOut, factOut } from "./views.js"
 
-export type { EntityRef, EntityStory, StoryFact } from "./responses.js"
+export type { EntityCandidates, EntityLookup, EntityRef, EntityStory, StoryFact } from "./responses.js"
 
 export type EntityStoryError = InvalidRequest | NotFound
+
+/** How many entities holding a name's words a lookup ranks (the most facts first). */
+export const NAME_MATCHES = 50
+/** How many candidates an ambiguous name answers. */
+export const CANDIDATES_SHOWN = 10
 
 /** A fact as search shows it, each endpoint's type next to its name and id (the fact view's too). */
 export const storyFactOut = (f: EntityFactView): StoryFact => {
@@ -45,33 +53,96 @@ const neighboursOf = (entityId: number, facts: ReadonlyArray<EntityFactView>): A
   return [...seen.values()].sort(byName)
 }
 
+/** The entity a name means, the candidates when it means several, or none. */
+const lookUp = (deps: ReadDeps, dataset: DatasetRow, name: string) =>
+  Effect.gen(function*() {
+    const found = yield* deps.search.entitiesNamed(dataset.id, nameWords(name), NAME_MATCHES)
+    const ranked = rankNamed(name, found)
+    const resolution = resolveName(ranked)
+    if (resolution._tag === "None") return yield* new NotFound({ message: `no entity named ${JSON.stringify(name)}` })
+    if (resolution._tag === "One") return resolution.entity
+    return {
+      name,
+      matches: ranked.length,
+      candidates: resolution.candidates.slice(0, CANDIDATES_SHOWN).map(({ entity, match }) => ({
+        id: entity.id,
+        name: entity.name,
+        type: entity.type,
+        aliases: entity.aliases,
+        description: entity.description,
+        facts: entity.facts,
+        match
+      }))
+    } satisfies EntityCandidates
+  })
+
+const isCandidates = (found: NamedEntity | EntityCandidates): found is EntityCandidates => "candidates" in found
+
+/** An entity's aliases, read by its name's words (an entity asked for by id). */
+const aliasesOf = (deps: ReadDeps, dataset: DatasetRow, name: string, id: number) =>
+  Effect.map(
+    deps.search.entitiesNamed(dataset.id, nameWords(name), NAME_MATCHES),
+    (found) => found.find((e) => e.id === id)?.aliases ?? []
+  )
+
+/** The story of one entity of the dataset, by id. */
+const storyOf = (
+  deps: ReadDeps,
+  dataset: DatasetRow,
+  id: number,
+  includeExpired: boolean,
+  aliases: ReadonlyArray<string> | undefined
+) =>
+  Effect.gen(function*() {
+    const found = yield* deps.search.entity(dataset.id, { id })
+    if (Option.isNone(found)) return yield* new NotFound({ message: `entity ${id} not found` })
+    const entity = found.value
+    const now = toIso(yield* Clock.currentTimeMillis)
+    // not ended by now, as the other reads judge it by default (a fact that starts later is kept)
+    const openAt = includeExpired ? null : now
+    const [facts, statements, named] = yield* Effect.all([
+      deps.search.entityFacts(dataset.id, entity.id, openAt),
+      deps.search.entityStatements([entity.id], { asOf: now, knownAt: null }, SUMMARY_STATEMENTS),
+      aliases === undefined ? aliasesOf(deps, dataset, entity.name, entity.id) : Effect.succeed(aliases)
+    ], { concurrency: "unbounded" })
+    const summary = summaryOf(statements)
+    return {
+      entity: {
+        ...entityOut(entity),
+        ...(summary === "" ? {} : { summary }),
+        ...(named.length === 0 ? {} : { aliases: named })
+      },
+      facts: facts.map(storyFactOut),
+      neighbours: neighboursOf(entity.id, facts)
+    } satisfies EntityStory
+  })
+
 /**
- * The story of the request's entity. NotFound (404) when the user has no such dataset, or the
- * dataset no such entity (another user's entity is missing like any other); InvalidRequest (400)
- * when the request, built without its schema, names no entity or two.
+ * The story of the request's entity, or the candidates of an ambiguous name. NotFound (404)
+ * when the user has no such dataset, or the dataset no such entity (another user's entity is
+ * missing like any other); InvalidRequest (400) when the request, built without its schema,
+ * names no entity or two.
  */
 export const runEntityStory = (
   deps: ReadDeps,
   request: EntityStoryRequest
-): Effect.Effect<EntityStory, EntityStoryError> =>
+): Effect.Effect<EntityLookup, EntityStoryError> =>
   Effect.gen(function*() {
     const problem = entityChoiceProblem(request)
     if (problem !== undefined) return yield* new InvalidRequest({ message: problem })
     const dataset = yield* findDataset(deps, request)
-    const { id, name } = request
-    const found = yield* deps.search.entity(dataset.id, id !== undefined ? { id } : { nameKey: nameKey(name!) })
-    if (Option.isNone(found)) {
-      return yield* new NotFound({
-        message: id !== undefined ? `entity ${id} not found` : `no entity named ${JSON.stringify(name)}`
-      })
-    }
-    const entity = found.value
-    // not ended by now, as the other reads judge it by default (a fact that starts later is kept)
-    const openAt = request.include_expired ? null : toIso(yield* Clock.currentTimeMillis)
-    const facts = yield* deps.search.entityFacts(dataset.id, entity.id, openAt)
-    return {
-      entity: entityOut(entity),
-      facts: facts.map(storyFactOut),
-      neighbours: neighboursOf(entity.id, facts)
-    }
+    if (request.id !== undefined) return yield* storyOf(deps, dataset, request.id, request.include_expired, undefined)
+    const found = yield* lookUp(deps, dataset, request.name!)
+    if (isCandidates(found)) return found
+    return yield* storyOf(deps, dataset, found.id, request.include_expired, found.aliases)
   })
+
+/** The story of the entity of this id (`GET /v1/gb/entities/{id}`): never candidates. */
+export const runEntityStoryById = (
+  deps: ReadDeps,
+  request: Omit<EntityStoryRequest, "name"> & { readonly id: number }
+): Effect.Effect<EntityStory, EntityStoryError> =>
+  Effect.flatMap(
+    findDataset(deps, request),
+    (dataset) => storyOf(deps, dataset, request.id, request.include_expired, undefined)
+  )

@@ -256,8 +256,8 @@ const entityChoiceFields = {
   id: optional(documented(PositiveId, "the entity's id (exactly one of id and name)")),
   name: optional(documented(
     Text(MAX_ENTITY_NAME_BYTES),
-    "the entity's name, in any case and spacing; of several entities of that name (of different types), the " +
-      "one with the most facts, ties by lowest id (exactly one of id and name)"
+    "the entity's name or whole words of it or of an alias (\"alice\" finds \"Alice Smith\"), case and accents " +
+      "ignored; a name that means several entities answers them as candidates (exactly one of id and name)"
   ))
 }
 

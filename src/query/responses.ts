@@ -31,7 +31,16 @@ const entityFields = {
   id: Schema.Number,
   name: Schema.String,
   type: Schema.String,
-  description: Schema.String,
+  description: Schema.String.annotations({ description: "what the latest text that described it said" }),
+  summary: Schema.optional(Schema.String.annotations({
+    description: "what its texts said of it, newest first, each once, within 300 characters (a story and a " +
+      "context block only; absent when no text described it)"
+  })),
+  aliases: Schema.optional(
+    Schema.Array(Schema.String).annotations({
+      description: "the other names its texts gave it, which a merge brought (a story only)"
+    })
+  ),
   created_at: Schema.String,
   model_id: Schema.optional(Schema.Number),
   model: Schema.optional(Schema.String),
@@ -118,6 +127,40 @@ export const EntityStory = Schema.Struct({
   })
 }).annotations({ identifier: "EntityStory" })
 export type EntityStory = Schema.Schema.Type<typeof EntityStory>
+
+/** One entity a name may mean: enough to choose it by id. */
+export const EntityCandidate = Schema.Struct({
+  id: Schema.Number,
+  name: Schema.String,
+  type: Schema.String,
+  aliases: Schema.Array(Schema.String).annotations({ description: "the other names its texts gave it" }),
+  description: Schema.String.annotations({ description: "what the latest text that described it said" }),
+  facts: Schema.Number.annotations({ description: "the facts touching it, live or closed" }),
+  match: Schema.Literal("name", "alias", "words of the name", "words of an alias").annotations({
+    description: "how the name matched it"
+  })
+}).annotations({ identifier: "EntityCandidate" })
+export type EntityCandidate = Schema.Schema.Type<typeof EntityCandidate>
+
+/**
+ * `GET /v1/gb/entities?name=` (status 300) and MCP `get_entity` when a name means more than one
+ * entity: the candidates, best first, for the caller to ask again by id.
+ */
+export const EntityCandidates = Schema.Struct({
+  name: Schema.String.annotations({ description: "the name asked for" }),
+  candidates: Schema.Array(EntityCandidate).annotations({
+    description: "best match first (an alias spelled whole, then names and aliases holding every word), then the " +
+      "most facts, then lowest id; at most 10"
+  }),
+  matches: Schema.Number.annotations({
+    description: "how many entities matched (of the 50 with the most facts that hold its words)"
+  })
+}).annotations({ identifier: "EntityCandidates" })
+export type EntityCandidates = Schema.Schema.Type<typeof EntityCandidates>
+
+/** A lookup by name: the story of the one entity it means, or the candidates. */
+export const EntityLookup = Schema.Union(EntityStory, EntityCandidates)
+export type EntityLookup = Schema.Schema.Type<typeof EntityLookup>
 
 const echoFields = {
   dataset: Schema.String,

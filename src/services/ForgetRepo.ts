@@ -130,16 +130,20 @@ export class ForgetRepo extends Context.Tag("gligabao/ForgetRepo")<
     /** every fact touching one of the entities, in any state */
     readonly factsTouching: (entityIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
     /**
-     * an entity merge: the facts, provenance links (with their statements), sessions and series
-     * anchors of `from` move to `into`; the facts moved, which must be re-embedded
+     * an entity merge: the facts, provenance links (with their statements, whose spellings become
+     * `into`'s aliases), sessions, series anchors and name words of `from` move to `into`; the
+     * facts moved, which must be re-embedded
      */
     readonly moveEntities: (from: ReadonlyArray<number>, into: number) => Effect.Effect<ReadonlyArray<number>>
     /** deletes these entities whatever links them (their links, sessions and anchors cascade) */
     readonly deleteEntities: (
       ids: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly embedded: boolean }>>
-    /** every statement of the entity that named it now names it `name` (a merge keeps the name asked for) */
-    readonly renameStatements: (entityId: number, name: string) => Effect.Effect<void>
+    /**
+     * the words each entity is found by (its name's, and its aliases': the spellings of its
+     * statements under another key), read anew from what it now has
+     */
+    readonly rebuildNames: (entityIds: ReadonlyArray<number>) => Effect.Effect<void>
     readonly updateEntity: (
       id: number,
       values: { readonly name: string; readonly description: string }

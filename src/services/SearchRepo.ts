@@ -107,6 +107,28 @@ export interface FactSourceRow {
   readonly statement_invalid_at: string | null
 }
 
+/** An entity a name lookup found (src/query/names.ts ranks them): its words hold every asked word. */
+export interface NamedEntity {
+  readonly id: number
+  readonly name: string
+  readonly type: string
+  readonly description: string
+  /** the other spellings its statements give it (a merged entity's names), distinct, case kept */
+  readonly aliases: ReadonlyArray<string>
+  /** the facts touching it, live or closed (a fact from the entity to itself once) */
+  readonly facts: number
+}
+
+/** What one text stated of an entity (gb_entity_artifacts), with the text's times. */
+export interface EntityStatement {
+  readonly entity_id: number
+  readonly artifact_id: number
+  readonly description: string
+  /** the text's reference (event) time */
+  readonly valid_at: string
+  readonly created_at: string
+}
+
 /** A recorded decision that closed a fact (gb_edge_closures where edge_id is the fact; not a mere `contradicts`). */
 export interface FactClosureRow {
   readonly id: number
@@ -230,14 +252,10 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       limit: number
     ) => Effect.Effect<ReadonlyArray<PageRows[K]>>
     /**
-     * an entity's story (src/query/entity.ts): the entity if it is of the dataset, every link. By
-     * `nameKey` (names of several types share one): the one touched by the most facts, live or
-     * closed, ties by lowest id
+     * an entity's story (src/query/entity.ts): the entity if it is of the dataset, every link (a
+     * name is looked up with `entitiesNamed`)
      */
-    readonly entity: (
-      datasetId: number,
-      by: { readonly id: number } | { readonly nameKey: string }
-    ) => Effect.Effect<Option.Option<EntityView>>
+    readonly entity: (datasetId: number, by: { readonly id: number }) => Effect.Effect<Option.Option<EntityView>>
     /**
      * every fact touching the entity, as source or target, by valid_at (an unknown start first)
      * then id, every link; with `openAt`, only those that had not ended by then
@@ -247,6 +265,26 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       entityId: number,
       openAt: string | null
     ) => Effect.Effect<ReadonlyArray<EntityFactView>>
+    /**
+     * a name lookup's candidates: the dataset's entities among whose name and alias words
+     * (gb_entity_words) is every one of `words` (folded, src/kernel/nameWords.ts), the most facts
+     * first, then lowest id, at most `limit`
+     */
+    readonly entitiesNamed: (
+      datasetId: number,
+      words: ReadonlyArray<string>,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<NamedEntity>>
+    /**
+     * what each entity's texts stated of it (non-empty descriptions): the `perEntity` most recently
+     * stored statements of each, of texts stored by `knownAt` (null: all) whose reference time is
+     * not after `asOf`, in no order
+     */
+    readonly entityStatements: (
+      entityIds: ReadonlyArray<number>,
+      filters: { readonly asOf: string; readonly knownAt: string | null },
+      perEntity: number
+    ) => Effect.Effect<ReadonlyArray<EntityStatement>>
     /** the dataset's sessions with counts, by session id */
     readonly sessions: (datasetId: number) => Effect.Effect<ReadonlyArray<SessionCounts>>
     /** a fact's view (src/query/fact.ts): the fact if it is of the dataset, with its endpoints' types, every link */

@@ -106,6 +106,30 @@ describe("gligabao mcp (stdio)", () => {
     }
   })
 
+  it("get_entity finds a name by one of its words, and answers the candidates of an ambiguous one", async () => {
+    const { client } = await stdioClient(["--user-id", "alice"], {
+      ANTHROPIC_API_KEY: "test",
+      ANTHROPIC_BASE_URL: fake.url
+    })
+    try {
+      structured(
+        await client.callTool({ name: "remember", arguments: { text: "Alice Berg works at Initech in 2021." } })
+      )
+      const berg: any = await client.callTool({ name: "get_entity", arguments: { name: "berg" } })
+      expect(structured(berg).entity.name).toBe("Alice Berg")
+      expect(berg.content[0].text).toMatch(
+        /^\[\d+\] Alice Berg \(person\)\na person\nFacts:\n\[\d+\] Alice Berg works at Initech/
+      )
+      // "alice" is Alice Novak (the first test's) and Alice Berg: the model is asked to choose
+      const both: any = await client.callTool({ name: "get_entity", arguments: { name: "ALICE" } })
+      expect(structured(both).candidates.map((c: any) => c.name).sort()).toEqual(["Alice Berg", "Alice Novak"])
+      expect(both.content[0].text).toMatch(/^"ALICE" may mean 2 entities; call get_entity again with the id/)
+      expect(both.content[0].text).toMatch(/\n\[\d+\] Alice Novak \(person\), 1 fact: a person/)
+    } finally {
+      await client.close()
+    }
+  })
+
   it("without an LLM, query is a clear tool error (and the rest still works)", async () => {
     const { client } = await stdioClient(["--user-id", "alice"], {})
     try {

@@ -119,7 +119,8 @@ const worldArb: fc.Arbitrary<World> = fc.integer({ min: 1, max: 8 }).chain((coun
         .sort((a, b) => a.artifact - b.artifact)
       return {
         id,
-        name: `entity ${id}`,
+        // its texts spell it "Ann" or "ann"; a merge may have brought "Bo", an alias
+        name: "Ann",
         description: "",
         embedded: embedded[i]!,
         statements: own.map((s) => ({ name: s.name, description: s.description })),
@@ -300,6 +301,14 @@ describe("planForget properties", () => {
         }
       }
       for (const u of p.entityUpdates) expect(deleted.has(u.id)).toBe(false)
+      // an alias never becomes the name: a spelling of the same key may
+      for (const u of p.entityUpdates) expect(u.name.toLowerCase()).toBe("ann")
+      // the words of those that lost statements are read anew; none when no text is forgotten
+      expect(p.renamedEntities.filter((id) => deleted.has(id))).toEqual([])
+      if (target.artifacts.length === 0) expect(p.renamedEntities).toEqual([])
+      for (const e of world.entities) {
+        if (!deleted.has(e.id) && e.linkedBy.some((a) => forgotten.has(a))) expect(p.renamedEntities).toContain(e.id)
+      }
       expect(p.vectorDeletes.filter((v) => v.index_name.endsWith("entities")).length).toBe(
         [...deleted].filter((id) => world.entities.find((e) => e.id === id)!.embedded).length +
           p.entityUpdates.filter((u) => world.entities.find((e) => e.id === u.id)!.embedded).length

@@ -6,8 +6,9 @@
  * among those sharing it; 400s naming the field, 404 across users, 403 for another user's token;
  * and the statements served by their indexes (SQLite, without statistics).
  */
+import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Effect, Either, Layer, Option, Schema } from "effect"
+import { Effect, Either, Layer, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { answer } from "../../layers/testing/FactSentenceModel.js"
@@ -255,32 +256,56 @@ describe("an entity's story: tokens", () => {
 describe("an entity's story: query plans", () => {
   const trace = sqlCapture()
 
-  it.effect("the entity by id or name key and its facts read through indexes, never a scan", () =>
+  it.effect("the entity by id or by the words of a name, its facts and statements read through indexes, never a scan", () =>
     Effect.gen(function*() {
       const dataset = yield* (yield* DatasetsRepo).getOrCreate("u", "main", "2026-01-01T00:00:00.000Z")
       const search = yield* SearchRepo
+      const sql = yield* SqlClient.SqlClient
+      // one entity, so that the aliases' statement runs too
+      yield* sql`INSERT INTO gb_entities (id, dataset_id, name, name_key, type, created_at, updated_at)
+        VALUES (1, ${dataset.id}, 'Alice Novak', 'alice novak', 'person', '2026-01-01', '2026-01-01')`
+      yield* sql`INSERT INTO gb_entity_words (dataset_id, word, entity_id) VALUES (${dataset.id}, 'alice', 1),
+        (${dataset.id}, 'novak', 1)`
       trace.start()
-      expect(yield* search.entity(dataset.id, { nameKey: "alice novak" })).toEqual(Option.none())
-      const byName = trace.captured.filter((q) => q.includes("name_key ="))
+      expect((yield* search.entitiesNamed(dataset.id, ["alice", "novak"], 10)).map((e) => e.name)).toEqual([
+        "Alice Novak"
+      ])
+      const byWords = [...trace.captured]
       trace.start()
       yield* search.entity(dataset.id, { id: 1 })
       const byId = [...trace.captured]
       trace.start()
       yield* search.entityFacts(dataset.id, 1, "2026-01-01T00:00:00.000Z")
       const facts = trace.captured.filter((q) => q.includes("UNION ALL"))
+      trace.start()
+      yield* search.entityStatements([1, 2], { asOf: "2026-01-01T00:00:00.000Z", knownAt: "2026-01-01" }, 12)
+      const statements = [...trace.captured]
       trace.stop()
-      expect(byName).toHaveLength(1)
+      expect(byWords).toHaveLength(2)
       expect(facts).toHaveLength(1)
-      const namePlan = yield* planOf(byName[0]!)
-      expect(namePlan).toMatch(/SEARCH n USING INDEX gb_entities_dataset_name_key \(dataset_id=\? AND name_key=\?\)/)
-      expect(namePlan).toMatch(/USING (COVERING )?INDEX gb_edges_source_created \(source_id=\?\)/)
-      expect(namePlan).toMatch(/USING (COVERING )?INDEX gb_edges_target_created \(target_id=\?\)/)
+      expect(statements).toHaveLength(1)
+      const wordsPlan = yield* planOf(byWords[0]!)
+      expect(wordsPlan).toMatch(
+        /SEARCH w USING (COVERING )?INDEX sqlite_autoindex_gb_entity_words_1 \(dataset_id=\? AND word=\?\)/
+      )
+      expect(wordsPlan).toMatch(
+        /SEARCH n USING (INTEGER PRIMARY KEY \(rowid=\?\)|INDEX gb_entities_dataset_id \(dataset_id=\? AND id=\?\))/
+      )
+      expect(wordsPlan).toMatch(/USING (COVERING )?INDEX gb_edges_source_created \(source_id=\?\)/)
+      expect(wordsPlan).toMatch(/USING (COVERING )?INDEX gb_edges_target_created \(target_id=\?\)/)
+      const aliasPlan = yield* planOf(byWords[1]!)
+      expect(aliasPlan).toMatch(/SEARCH ea USING INDEX sqlite_autoindex_gb_entity_artifacts_1 \(entity_id=\?\)/)
       expect(yield* planOf(byId.find((q) => q.includes("gb_entities n"))!)).toMatch(
         /SEARCH n USING INTEGER PRIMARY KEY \(rowid=\?\)/
       )
       const factPlan = yield* planOf(facts[0]!)
       expect(factPlan).toMatch(/SEARCH e USING INDEX gb_edges_source_created \(source_id=\?\)/)
       expect(factPlan).toMatch(/SEARCH e USING INDEX gb_edges_target_created \(target_id=\?\)/)
-      for (const plan of [namePlan, factPlan]) expect(plan).not.toMatch(/\bSCAN (e|n|s|t)\b/)
+      const statementPlan = yield* planOf(statements[0]!)
+      expect(statementPlan).toMatch(/SEARCH ea USING INDEX sqlite_autoindex_gb_entity_artifacts_1 \(entity_id=\?\)/)
+      expect(statementPlan).toMatch(/SEARCH a USING INTEGER PRIMARY KEY \(rowid=\?\)/)
+      for (const plan of [wordsPlan, aliasPlan, factPlan, statementPlan]) {
+        expect(plan).not.toMatch(/\bSCAN (e|n|s|t|w|ea|a)\b/)
+      }
     }).pipe(Effect.provide(SqliteLive(":memory:"))))
 })

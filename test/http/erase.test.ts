@@ -186,6 +186,7 @@ const ownership = (user: string, datasets: ReadonlyArray<string>) =>
       gb_vectors: `CAST(split_part(index_name, '-', 2) AS INTEGER) IN ${D}`,
       gb_entity_artifacts: `entity_id IN ${E}`,
       gb_entity_sessions: `entity_id IN ${E}`,
+      gb_entity_words: `entity_id IN ${E}`,
       gb_entity_geo: `entity_id IN ${E}`,
       gb_edge_artifacts: `edge_id IN ${X}`,
       gb_edge_sessions: `edge_id IN ${X}`,

@@ -238,6 +238,7 @@ export const unavailableReads = (): Layer.Layer<Reads> =>
     context: READS,
     exportGraph: READS,
     entityStory: READS,
+    entityStoryById: READS,
     factView: READS,
     datasets: READS,
     sessions: READS,

@@ -15,6 +15,7 @@ import datasetFullText from "./0013_dataset_full_text.js"
 import unknownStart from "./0014_unknown_start.js"
 import sharedFullText from "./0015_shared_full_text.js"
 import ownFullText from "./0016_own_full_text.js"
+import entityWords from "./0017_entity_words.js"
 
 export const migrations = {
   "0001_init": init,
@@ -32,5 +33,6 @@ export const migrations = {
   "0013_dataset_full_text": datasetFullText,
   "0014_unknown_start": unknownStart,
   "0015_shared_full_text": sharedFullText,
-  "0016_own_full_text": ownFullText
+  "0016_own_full_text": ownFullText,
+  "0017_entity_words": entityWords
 }

@@ -13,6 +13,7 @@ import {
   ForgetRepo,
   type StoredClosure
 } from "../../../src/services/ForgetRepo.js"
+import { makeEntityWords } from "./entityWords.js"
 import { chunksOf, unique } from "./internal.js"
 
 const inChunks = <A, R>(
@@ -22,6 +23,7 @@ const inChunks = <A, R>(
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const words = makeEntityWords(sql)
 
   const descendants = (datasetId: number, artifactId: number) =>
     sql<{ id: number; kind: ArtifactKind }>`WITH RECURSIVE doomed(id) AS (
@@ -230,6 +232,7 @@ const make = Effect.gen(function*() {
           SELECT ${into}, session_id FROM gb_entity_sessions WHERE entity_id IN ${sql.in(chunk)} ON CONFLICT DO NOTHING`
         yield* sql`UPDATE gb_series_anchors SET entity_id = ${into} WHERE entity_id IN ${sql.in(chunk)}`
       }
+      yield* words.copy(from, into)
       yield* sql`UPDATE gb_entities SET embedded_at = NULL WHERE id = ${into}`
       return moved
     }).pipe(Effect.orDie)
@@ -278,11 +281,7 @@ const make = Effect.gen(function*() {
       }))
     }).pipe(Effect.orDie)
 
-  const renameStatements: ForgetRepo["Type"]["renameStatements"] = (entityId, name) =>
-    sql`UPDATE gb_entity_artifacts SET name = ${name} WHERE entity_id = ${entityId} AND name IS NOT NULL`.pipe(
-      Effect.asVoid,
-      Effect.orDie
-    )
+  const rebuildNames: ForgetRepo["Type"]["rebuildNames"] = (entityIds) => Effect.orDie(words.rebuild(entityIds))
 
   const updateEntity: ForgetRepo["Type"]["updateEntity"] = (id, values) =>
     sql`UPDATE gb_entities SET name = ${values.name}, description = ${values.description}, embedded_at = NULL
@@ -349,7 +348,7 @@ const make = Effect.gen(function*() {
         Effect.map((rows) => rows.map((r) => ({ ...r, id: Number(r.id) }))),
         Effect.orDie
       ),
-    renameStatements,
+    rebuildNames,
     updateEntity,
     discardPendingVectors,
     scrubRuns

@@ -13,6 +13,7 @@ import {
   type NewArtifact,
   type NewEdge
 } from "../../../src/services/GraphRepo.js"
+import { makeEntityWords } from "./entityWords.js"
 import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
 
 const ARTIFACT_COLUMNS =
@@ -56,6 +57,7 @@ const mergeRepeats = (entities: ReadonlyArray<EntityUpsert>): Array<EntityUpsert
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const words = makeEntityWords(sql)
 
   const insertArtifact = (artifact: NewArtifact) =>
     sql<ArtifactRecord>`INSERT INTO gb_artifacts ${
@@ -119,9 +121,12 @@ export const make = Effect.gen(function*() {
         updated_at = CASE WHEN excluded.description <> '' AND excluded.description <> gb_entities.description
           THEN excluded.updated_at ELSE gb_entities.updated_at END
       RETURNING ${sql.literal(ENTITY_COLUMNS)}`).pipe(
-        Effect.map((chunks) => {
+        Effect.flatMap((chunks) => {
           const byKey = new Map(chunks.flat().map((row) => [entityKey(row), row]))
-          return entities.map((e) => byKey.get(entityKey(e))!)
+          const rows = entities.map((e) => byKey.get(entityKey(e))!)
+          // a row created by this upsert has its created_at (an older one has its words already)
+          const created = rows.filter((row, i) => row.created_at === entities[i]!.created_at)
+          return Effect.as(words.add(created), rows)
         }),
         Effect.orDie
       )

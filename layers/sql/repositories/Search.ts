@@ -7,7 +7,8 @@
  * - search/filters.ts: the read filters as SQL, shared by every statement;
  * - search/rows.ts: filter checks by id, rows by id, the neighbourhood, the recent facts, pages;
  * - search/links.ts: the link lists, capped per owner or whole;
- * - search/story.ts: an entity's story and a fact's view; search/sessions.ts: the sessions.
+ * - search/story.ts: an entity's story and a fact's view; search/sessions.ts: the sessions;
+ * - search/names.ts: entities by words of their names, and what their texts stated of them.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
@@ -23,6 +24,7 @@ import { datasetByName } from "./Datasets.js"
 import { unique } from "./internal.js"
 import { makeReadFilters } from "./search/filters.js"
 import { makeLinks } from "./search/links.js"
+import { makeNames } from "./search/names.js"
 import { makeRows } from "./search/rows.js"
 import { makeSessions } from "./search/sessions.js"
 import { makeStory } from "./search/story.js"
@@ -44,6 +46,7 @@ export const make = Effect.gen(function*() {
   const rows = makeRows(sql, readFilters)
   const links = makeLinks(sql, readFilters)
   const story = makeStory(sql, links, rows.ENTITY_SELECT)
+  const names = makeNames(sql)
 
   /** result lists show each owner's most recent links only: a hub's thousands stay out of a response */
   const resultLinks = (kind: ReadKind, ids: ReadonlyArray<number>, filters: ReadFilters) =>
@@ -81,6 +84,8 @@ export const make = Effect.gen(function*() {
     page,
     entity: story.entity,
     entityFacts: story.entityFacts,
+    entitiesNamed: names.entitiesNamed,
+    entityStatements: names.entityStatements,
     sessions: makeSessions(sql),
     factById: story.factById,
     factSources: story.factSources,

@@ -129,7 +129,9 @@ const renderEntity = (story) => {
   $("memory-entity").dataset.entityId = String(entity.id)
   $("memory-entity-title").textContent = entity.name
   $("memory-entity-type").textContent = entity.type
-  $("memory-entity-description").textContent = entity.description
+  // what all its texts said of it (the summary), and the other names a merge gave it
+  const aka = entity.aliases === undefined ? "" : ` (also ${entity.aliases.join(", ")})`
+  $("memory-entity-description").textContent = `${entity.summary ?? entity.description}${aka}`
   const closed = facts.filter(isClosed).length
   $("memory-entity-counts").textContent = `${facts.length} facts (${closed} closed), ${entity.artifact_ids.length} artifacts`
   $("memory-timeline").replaceChildren(...timeline(facts))

@@ -15,7 +15,7 @@ import type {
   ReadFilters
 } from "../../../../src/services/SearchRepo.js"
 import type { makeLinks } from "./links.js"
-import { EDGE_FIELDS, ENTITY_FIELDS } from "./rows.js"
+import { EDGE_FIELDS } from "./rows.js"
 
 /** links are filtered by known_at only: none here, so every link */
 const ALL_LINKS: ReadFilters = { asOf: "", knownAt: null, includeExpired: true, sessionId: null, kind: null }
@@ -28,25 +28,12 @@ export const makeStory = (
   const firstEntity = (rows: ReadonlyArray<ReadEntity>) =>
     Effect.map(withAllLinks("entity", rows.slice(0, 1), ALL_LINKS), (found) => Option.fromNullable(found[0]))
 
-  /**
-   * By primary key (the dataset checked on the row), or by (dataset_id, name_key) with each
-   * candidate counted by its two (endpoint, created_at) indexes (a fact from the entity to
-   * itself once), the most facts first, then the lowest id.
-   */
-  const entity = (datasetId: number, by: { readonly id: number } | { readonly nameKey: string }) =>
-    ("id" in by
-      ? sql<ReadEntity>`${ENTITY_SELECT} WHERE n.id = ${by.id} AND n.dataset_id = ${datasetId}`
-      : sql<ReadEntity & { readonly facts: number }>`SELECT ${sql.literal(ENTITY_FIELDS)},
-          m.name AS model,
-          (SELECT COUNT(*) FROM gb_edges e WHERE e.source_id = n.id)
-            + (SELECT COUNT(*) FROM gb_edges e WHERE e.target_id = n.id AND e.source_id <> n.id) AS facts
-        FROM gb_entities n LEFT JOIN gb_models m ON m.id = n.model_id
-        WHERE n.dataset_id = ${datasetId} AND n.name_key = ${by.nameKey}
-        ORDER BY facts DESC, n.id
-        LIMIT 1`.pipe(Effect.map((rows) => rows.map(({ facts: _, ...row }) => row)))).pipe(
-        Effect.flatMap(firstEntity),
-        Effect.orDie
-      )
+  /** by primary key, the dataset checked on the row */
+  const entity = (datasetId: number, by: { readonly id: number }) =>
+    sql<ReadEntity>`${ENTITY_SELECT} WHERE n.id = ${by.id} AND n.dataset_id = ${datasetId}`.pipe(
+      Effect.flatMap(firstEntity),
+      Effect.orDie
+    )
 
   const STORY_FACT_SELECT = sql.literal(`SELECT ${EDGE_FIELDS},
       s.name AS source_name, s.type AS source_type, t.name AS target_name, t.type AS target_type, m.name AS model
