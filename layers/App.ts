@@ -116,7 +116,7 @@ export const embeddingsFor = (config: AppConfig) => {
   })
 }
 
-/** The file sqlite-vec uses next to a PostgreSQL deployment: `build/gligabao.vectors.db`. */
+/** The file sqlite-vec uses next to a PostgreSQL deployment: `data/gligabao.vectors.db` by default. */
 export const vectorFileFor = (config: AppConfig) =>
   `${config.database.path.replace(/(?<=[^/\\])\.[^./\\]*$/, "")}.vectors.db`
 

@@ -10,6 +10,9 @@ import { type AppConfig, defaultConfig, imageDirFor } from "../src/Config.js"
 import type { StructuredOutput } from "../src/domain/Stages.js"
 import { McpSettings } from "../src/mcp/settings.js"
 import {
+  cancelQueuedRuns,
+  cancelRun,
+  datasetSchemaOf,
   datasetsOf,
   deleteDatasetMemory,
   exportMemory,
@@ -20,7 +23,8 @@ import {
   remember,
   rememberBatch,
   searchMemory,
-  sessionsOf
+  sessionsOf,
+  setDatasetSchema
 } from "../src/operations.js"
 import { appLayerFor, type PortLayers } from "./App.js"
 
@@ -121,12 +125,18 @@ export const Gligabao = {
   /** the operations, taking requests as the HTTP API takes them (src/operations.ts) */
   remember,
   rememberBatch,
+  /** docs/INGESTION.md, Cancelling */
+  cancelRun,
+  cancelQueuedRuns,
   search: searchMemory,
   query: queryMemory,
   exportGraph: exportMemory,
   datasets: datasetsOf,
   sessions: sessionsOf,
   deleteDataset: deleteDatasetMemory,
+  /** docs/SCHEMA.md */
+  datasetSchema: datasetSchemaOf,
+  setDatasetSchema,
   /** docs/FORGET.md */
   hardDeleteDataset: hardDeleteDatasetMemory,
   forgetUser: forgetUserMemory,

@@ -1,6 +1,7 @@
 import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer, Option, type Redacted } from "effect"
 import { ConfigInvalid, invalidValue } from "./config/ConfigInvalid.js"
+import { DEFAULT_DB_PATH, defaultLocation } from "./config/dataFolder.js"
 import {
   keys,
   knownKeys,
@@ -134,6 +135,11 @@ export interface AppConfig {
     readonly mmapSize: number
   }
   readonly imageDir: string
+  /**
+   * Files of the old default location (`build/`) found when no source sets database.path: in use
+   * when nothing of the data folder exists yet, else left beside it (src/config/dataFolder.ts)
+   */
+  readonly oldDataFiles: ReadonlyArray<string>
   /** no tokens: authentication is off */
   readonly auth: { readonly tokens: ReadonlyArray<AuthToken> }
   readonly logLevel: LogLevelName
@@ -150,15 +156,13 @@ export interface AppConfig {
 export class AppConfigTag extends Context.Tag("gligabao/AppConfig")<AppConfigTag, AppConfig>() {}
 
 /** Kept equal to package.json's version (a test checks it). */
-export const GLIGABAO_VERSION = "0.1.0"
+export const GLIGABAO_VERSION = "0.2.0"
 
 export const DEFAULT_CONFIG_PATH = "gligabao.toml"
 
-/** `build/gligabao.db` -> `build/gligabao.images`: images sit next to the database they belong to. */
+/** `data/gligabao.db` -> `data/gligabao.images`: images sit next to the database they belong to. */
 export const imageDirFor = (databasePath: string): string =>
   `${databasePath.replace(/(?<=[^/\\])\.[^./\\]*$/, "")}.images`
-
-const DEFAULT_DB_PATH = "build/gligabao.db"
 
 export const defaultConfig: AppConfig = {
   configFile: Option.none(),
@@ -208,6 +212,7 @@ export const defaultConfig: AppConfig = {
   mcp: { userId: Option.none(), rememberWaitMs: 15_000 },
   database: { url: Option.none(), path: DEFAULT_DB_PATH, mmapSize: 0 },
   imageDir: imageDirFor(DEFAULT_DB_PATH),
+  oldDataFiles: [],
   auth: { tokens: [] },
   logLevel: "info",
   logFormat: "pretty",
@@ -217,6 +222,8 @@ export const defaultConfig: AppConfig = {
 export interface LoadOptions {
   /** the file read when neither --config nor GLIGABAO_CONFIG names one (default `gligabao.toml`) */
   readonly defaultPath?: string
+  /** where the default database location is looked for (default: the process's working directory) */
+  readonly workingDirectory?: string
 }
 
 /**
@@ -279,7 +286,12 @@ export const loadConfig = (
     }
     if (vectorStore === "pinecone") yield* requirePinecone(pinecone)
 
-    const databasePath = yield* get(keys.databasePath, d.database.path)
+    // no source names the database: the data folder, or the old default location while only it exists
+    const location = yield* Option.match(yield* optional(keys.databasePath), {
+      onSome: (path) => Effect.succeed({ path, oldFiles: [] }),
+      onNone: () => defaultLocation(options.workingDirectory)
+    })
+    const databasePath = location.path
     const config: AppConfig = {
       configFile: Option.fromNullable(file?.path),
       anthropicApiKey,
@@ -334,6 +346,7 @@ export const loadConfig = (
         mmapSize: yield* get(keys.databaseMmapSize, d.database.mmapSize)
       },
       imageDir: yield* get(keys.imageDir, imageDirFor(databasePath)),
+      oldDataFiles: location.oldFiles,
       auth: { tokens: yield* parseAuthTokens(sources) },
       logLevel: yield* get(keys.logLevel, d.logLevel),
       logFormat: yield* get(keys.logFormat, d.logFormat),

@@ -3,6 +3,7 @@
  * compose into another Effect application with your own layers (see README "Embedding").
  * Adapters (SQL, LLM providers, testing doubles) are exported from `layers/index.ts`.
  */
+export * from "./domain/DatasetSchema.js"
 export * from "./domain/Errors.js"
 export * from "./domain/Image.js"
 export * from "./domain/Remember.js"

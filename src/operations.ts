@@ -4,9 +4,11 @@
  * program as the endpoint. A request the API would answer 400 fails with `InvalidRequest`.
  */
 import { Effect, Option, type Schema } from "effect"
+import { DatasetSchemaDocument } from "./domain/DatasetSchema.js"
 import { IdempotencyConflict, InvalidRequest, ServiceUnavailable, statusOf } from "./domain/Errors.js"
 import { batchRequests, RememberBatchRequest, RememberRequest } from "./domain/Remember.js"
 import type { RememberBatchQueued, RememberBatchResult, RememberSuccess } from "./domain/Responses.js"
+import { CancelQueuedRequest, CancelRunRequest } from "./domain/runView.js"
 import { decodeRequest } from "./domain/Wire.js"
 import { Forgets } from "./forget/Forgets.js"
 import { ForgetArtifactRequest, ForgetUserRequest, HardDeleteRequest } from "./forget/requests.js"
@@ -91,6 +93,23 @@ const decodeBatch = decoded(RememberBatchRequest)
 export const rememberBatch = (input: typeof RememberBatchRequest.Encoded) =>
   Effect.flatMap(decodeBatch(input), runRememberBatch)
 
+const decodeCancelRun = decoded(CancelRunRequest)
+const decodeCancelQueued = decoded(CancelQueuedRequest)
+
+/** Cancel a queued remember run (a started one finishes: a Conflict): `POST /v1/gb/runs/{id}/cancel`. */
+export const cancelRun = (input: typeof CancelRunRequest.Encoded & { readonly id: number }) =>
+  Effect.flatMap(
+    decodeCancelRun({ user_id: input.user_id }),
+    (request) => Effect.flatMap(RememberManager, (manager) => manager.cancel({ ...request, id: input.id }))
+  )
+
+/** Cancel every queued run of a user, or of one dataset of theirs: `gligabao runs cancel --queued`. */
+export const cancelQueuedRuns = (input: typeof CancelQueuedRequest.Encoded) =>
+  Effect.flatMap(
+    decodeCancelQueued(input),
+    (request) => Effect.flatMap(RememberManager, (manager) => manager.cancelQueued(request))
+  )
+
 /** Search a dataset: `POST /v1/gb/search`. */
 export const searchMemory = (input: typeof SearchRequest.Encoded) =>
   Effect.flatMap(decodeSearch(input), (request) => Effect.flatMap(Reads, (reads) => reads.search(request)))
@@ -106,7 +125,8 @@ export const queryMemory = (input: typeof QueryRequest.Encoded) =>
 /** A dataset's entities, facts and artifacts: `GET /v1/gb/graph` (JSON). */
 export const exportMemory = (input: typeof ReadScope.Encoded & { readonly include_expired?: boolean }) =>
   Effect.flatMap(
-    decodeScope(input),
+    // the scope alone is decoded strictly: include_expired is this function's own option
+    decodeScope({ user_id: input.user_id, ...(input.dataset === undefined ? {} : { dataset: input.dataset }) }),
     (scope) =>
       Effect.flatMap(
         Reads,
@@ -128,6 +148,22 @@ export const sessionsOf = (input: typeof ReadScope.Encoded) =>
 /** Soft-delete a dataset (its rows stay; the name starts afresh): `DELETE /v1/gb/datasets/{name}`. */
 export const deleteDatasetMemory = (input: typeof ReadScope.Encoded) =>
   Effect.flatMap(decodeScope(input), (scope) => Effect.flatMap(Reads, (reads) => reads.deleteDataset(scope)))
+
+/** A dataset's schema, the empty one when it has none: `GET /v1/gb/datasets/{name}/schema` (docs/SCHEMA.md). */
+export const datasetSchemaOf = (input: typeof ReadScope.Encoded) =>
+  Effect.flatMap(decodeScope(input), (scope) => Effect.flatMap(Reads, (reads) => reads.datasetSchema(scope)))
+
+const decodeSchema = decoded(DatasetSchemaDocument)
+
+/**
+ * Set a dataset's schema (created when it is not there yet), for the remembers that start after
+ * it; the stored graph is not rewritten: `PUT /v1/gb/datasets/{name}/schema` (docs/SCHEMA.md).
+ */
+export const setDatasetSchema = (input: typeof ReadScope.Encoded & { readonly schema: unknown }) =>
+  Effect.flatMap(
+    Effect.all([decodeScope({ user_id: input.user_id, dataset: input.dataset }), decodeSchema(input.schema as never)]),
+    ([scope, schema]) => Effect.flatMap(Reads, (reads) => reads.setDatasetSchema(scope, schema))
+  )
 
 const decodeHardDelete = decoded(HardDeleteRequest)
 

@@ -32,7 +32,7 @@ const load = (toml: string | undefined, env: Env = {}, flags: ConfigFlags = {}) 
     const dir = yield* tempDir
     const path = `${dir}/gligabao.toml`
     if (toml !== undefined) yield* Effect.orDie(fs.writeFileString(path, toml))
-    return yield* loadConfig(flags, env, { defaultPath: path })
+    return yield* loadConfig(flags, env, { defaultPath: path, workingDirectory: dir })
   })
 
 const loadError = (toml: string | undefined, env: Env = {}, flags: ConfigFlags = {}) =>
@@ -53,8 +53,8 @@ layer(NodeContext.layer)("Config", (it) => {
           allowedOrigins: [],
           corsOrigins: []
         })
-        expect(config.database.path).toBe("build/gligabao.db")
-        expect(config.imageDir).toBe("build/gligabao.images")
+        expect(config.database.path).toBe("data/gligabao.db")
+        expect(config.imageDir).toBe("data/gligabao.images")
         expect(config.llm.defaultModel).toBe("claude-haiku-5-5")
         expect(config.auth.tokens).toEqual([])
       }))
@@ -62,7 +62,8 @@ layer(NodeContext.layer)("Config", (it) => {
     it.effect("the committed gligabao.toml holds exactly the defaults", () =>
       Effect.gen(function*() {
         const path = repoFile("gligabao.toml")
-        const config = yield* loadConfig({ config: path }, {})
+        // a checkout's own data/ or build/ does not change the defaults compared here
+        const config = yield* loadConfig({ config: path }, {}, { workingDirectory: "/nonexistent" })
         expect(config.configFile).toEqual(Option.some(path))
         expect(withoutFile(config)).toEqual(defaultConfig)
       }))
@@ -606,7 +607,7 @@ layer(NodeContext.layer)("Config", (it) => {
 
 describe("imageDirFor", () => {
   it.each([
-    ["build/gligabao.db", "build/gligabao.images"],
+    ["data/gligabao.db", "data/gligabao.images"],
     ["data.v2/store", "data.v2/store.images"],
     ["/var/lib/g/.hidden", "/var/lib/g/.hidden.images"],
     ["a.b.sqlite", "a.b.images"]

@@ -620,7 +620,14 @@ forEachDialect((dialect, makeLayer) => {
         const filtered = yield* runLog.list({ status: "started", user_id: "u1", limit: 10, offset: 0 })
         expect(filtered).toMatchObject({ total: 1, runs: [{ id: second.id }] })
         expect((yield* runLog.list({ dataset: "main", limit: 10, offset: 0 })).total).toBe(2)
-        expect(yield* runLog.counts()).toEqual({ total: 3, queued: 0, started: 1, succeeded: 1, failed: 1 })
+        expect(yield* runLog.counts()).toEqual({
+          total: 3,
+          queued: 0,
+          started: 1,
+          succeeded: 1,
+          failed: 1,
+          cancelled: 0
+        })
         expect(Option.isNone(yield* runLog.get(99999))).toBe(true)
       })
     ))

@@ -17,7 +17,8 @@ describe("the server's node flags", () => {
     expect(SERVER_NODE_FLAGS.length).toBeGreaterThan(0)
     const env = Object.entries(SERVER_ENV).map(([name, value]) => `${name}=${value}`).join(" ")
     const command = `${env} node ${SERVER_NODE_FLAGS.join(" ")}`
-    expect(pkg.scripts["start"]).toBe(`${command} bin/gligabao.js serve`)
+    // exec: npm's own child is the server, so a supervisor's SIGTERM to npm reaches it (test/ops/logs.test.ts)
+    expect(pkg.scripts["start"]).toBe(`exec env ${command} bin/gligabao.js serve`)
     expect(shebang).toBe(`#!/usr/bin/env -S ${command}`)
   })
 })

@@ -1,7 +1,7 @@
 /**
  * The SQL storage layer: one repository code for SQLite and PostgreSQL.
  *
- *   SqliteLive("build/gligabao.db")      SqliteLive(":memory:")
+ *   SqliteLive("data/gligabao.db")       SqliteLive(":memory:")
  *   PgLive(Redacted.make("postgres://…"))
  *
  * Each provides the SqlClient, the Database port and the repositories, with migrations run.

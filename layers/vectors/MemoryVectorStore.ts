@@ -80,6 +80,14 @@ export class MemoryVectorStore extends Context.Tag("gligabao/testing/MemoryVecto
           if (entries?.size === 0) data.delete(index)
           return Effect.void
         }),
+      fetch: (index, ids) =>
+        Effect.sync(() => {
+          const entries = data.get(index)
+          return [...new Set(ids)].flatMap((id) => {
+            const item = entries?.get(id)
+            return item === undefined ? [] : [{ id, values: [...item.values], metadata: { ...item.metadata } }]
+          })
+        }),
       compact: Effect.void,
       health: Effect.succeed({ search: "exact cosine in memory" })
     })

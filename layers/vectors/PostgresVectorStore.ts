@@ -228,6 +228,27 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
               { discard: true }
             ).pipe(sql.withTransaction, Effect.mapError(failed("delete", index)))
           }),
+        // vectors of another size (an older model's) are never searched, so they are not given back either
+        fetch: (index, ids) =>
+          Effect.suspend(() => {
+            const unique = [...new Set(ids)]
+            return Effect.forEach(chunksOf(unique, WRITE_BATCH), (batch) =>
+              sql.unsafe<Row>(
+                `SELECT vector_id, embedding, metadata FROM gb_vectors WHERE index_name = $1 ` +
+                  `AND dimensions = ${dimensions} AND vector_id IN (${placeholders(batch.length, 2)})`,
+                [index, ...batch]
+              )).pipe(
+                Effect.map((pages) =>
+                  pages.flat().map((row): VectorItem => ({
+                    id: row.vector_id,
+                    // real[] comes back as decimal text: the float32 each one names
+                    values: row.embedding.map((v) => Math.fround(Number(v))),
+                    metadata: toMetadata(row.metadata)
+                  }))
+                ),
+                Effect.mapError(failed("fetch", index))
+              )
+          }),
         // a deleted row's tuple stays in the heap until VACUUM reuses its space (without zeroing
         // it), as the graph's rows do: the database's compaction is the operator's (docs/FORGET.md)
         compact: Effect.void,

@@ -56,7 +56,7 @@ import { VectorWriteFailed } from "../../src/domain/Errors.js"
 import { type VectorItem, type VectorQuery, VectorStore } from "../../src/services/VectorStore.js"
 import { outsideTransaction, truncateWal } from "../sql/SqliteCompact.js"
 import { binaryCode, codeBits, CODES_VERSION } from "./binaryCodes.js"
-import { checkItems, checkQuery, chunksOf, lastPerId } from "./common.js"
+import { checkItems, checkQuery, chunksOf, lastPerId, toMetadata } from "./common.js"
 import { changedOnly, keyOf, placeholders, toBlob } from "./sqliteRows.js"
 import {
   matchesOf,
@@ -336,6 +336,31 @@ export const makeSqliteVecStore = <E = never, R = never>(
         return tx._tag === "Some" ? write(true) : sql.withTransaction(write(false))
       })
 
+    type StoredRow = { vector_id: string; metadata: string | null; embedding: Uint8Array }
+    const itemOf = (row: StoredRow): VectorItem => ({
+      id: row.vector_id,
+      values: Array.from(floatsOf(row.embedding)),
+      metadata: toMetadata(row.metadata === null ? {} : JSON.parse(row.metadata))
+    })
+    /** by key: the floats' plain table takes `IN`, the vec0 table one key at a time (its `IN` is a scan) */
+    const fetch = (index: string, ids: ReadonlyArray<string>) => {
+      const keys = [...new Set(ids)].map((id) => keyOf(index, id))
+      const pages = coded
+        ? Effect.forEach(chunksOf(keys, INSERT_BATCH), (batch) =>
+          sql.unsafe<StoredRow>(
+            `SELECT vector_id, metadata, embedding FROM ${floats} WHERE key IN (${placeholders(batch)})`,
+            batch
+          ))
+        : Effect.forEach(keys, (key) =>
+          sql.unsafe<StoredRow>(`SELECT vector_id, metadata, embedding FROM ${table} WHERE key = ?`, [key]))
+      return pages.pipe(
+        Effect.map((found) =>
+          found.flat().map(itemOf)
+        ),
+        Effect.mapError(failed("fetch", index))
+      )
+    }
+
     return VectorStore.of({
       name: NAME,
       upsert: (index, items) =>
@@ -353,6 +378,7 @@ export const makeSqliteVecStore = <E = never, R = never>(
       query: (index, vector, k, minScore) =>
         Effect.map(queryMany([{ index, vector, k, minScore }]), (matches) => matches[0] ?? []),
       queryMany,
+      fetch,
       delete: (index, ids) =>
         ids.length === 0
           ? Effect.void

@@ -46,7 +46,7 @@ const pageFields = {
 /** `GET /remember-runs`: the status is checked first, then the rest in order. */
 export const RunsRequest = UrlParams(
   Schema.Struct({
-    status: Schema.optional(documented(ExactlyOneOf(RUN_STATUSES), "started, succeeded or failed")),
+    status: Schema.optional(documented(ExactlyOneOf(RUN_STATUSES), "queued, started, succeeded, failed or cancelled")),
     db,
     dataset: Schema.optional(documented(Str, "only runs into this dataset")),
     user_id: Schema.optional(documented(Str, "only runs of this user")),

@@ -28,7 +28,8 @@ export const AdminRunsResponse = Schema.Struct({
     queued: Schema.Number,
     started: Schema.Number,
     succeeded: Schema.Number,
-    failed: Schema.Number
+    failed: Schema.Number,
+    cancelled: Schema.Number
   }).annotations({ description: "every run of the database by status, whatever the filter" }),
   stages: Schema.Array(Schema.String).annotations({ description: "every stage name, in pipeline order" }),
   runs: Schema.Array(AdminRunView),

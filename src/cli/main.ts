@@ -6,9 +6,13 @@
  *   gligabao search QUERY --user-id U [--dataset D] [--as-of T] [--known-at T] [--include-expired] [--session-id S] [--kind K] [--limit N] [--hops N]
  *   gligabao query QUESTION --user-id U [the same] [--model M] [--reasoning LEVEL]
  *   gligabao export --user-id U [--dataset D] [--format json|graphml] [--output FILE] [filters]
+ *   gligabao schema get|set --user-id U [--dataset D] [--file schema.json] [--db PATH] [--database-url URL] [--config FILE]
  *   gligabao import PATH --user-id U [--dataset D] [--kind K] [--url URL] [--token T] [--db PATH] [--database-url URL] [--config FILE]
  *   gligabao eval DIR [--provider P] [--base-url URL] [--model M] [--models stage=model,...] [--output DIR] [--user-id U] [--db PATH] [--database-url URL] [--config FILE]
  *   gligabao forget user USER_ID | dataset NAME --user-id U | artifact ID --user-id U [--dataset D]  [--db PATH] [--database-url URL] [--image-dir DIR] [--config FILE]
+ *   gligabao runs cancel --user-id U [--dataset D] (--run ID | --queued) [--db PATH] [--database-url URL] [--config FILE] [--url URL] [--token T]
+ *   gligabao backup --to DIR [--force] | restore --from DIR [--force]  [--db PATH] [--image-dir DIR] [--config FILE]
+ *   gligabao dump --to FILE [--user-id U [--dataset D]] [--no-vectors] | load --from FILE  [--db PATH | --database-url URL] [--image-dir DIR] [--config FILE]
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { HttpServer } from "@effect/platform"
@@ -26,11 +30,14 @@ import {
   vectorStoreFor
 } from "../../layers/App.js"
 import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
+import { SqliteFilesLive } from "../../layers/sql/SqliteFiles.js"
 import { otlpExportFor } from "../../layers/telemetry/OtlpExport.js"
+import { transferLayerFor } from "../../layers/TransferLive.js"
 import { Authentication } from "../auth/Authentication.js"
 import { bindRefusal, isLoopback } from "../auth/bind.js"
 import { tokenTable } from "../auth/tokens.js"
 import { type AppConfig, AppConfigTag, describeConfig, GLIGABAO_VERSION, loadConfig } from "../Config.js"
+import { dataFolderNotice } from "../config/dataFolder.js"
 import { validateRememberRequest } from "../domain/Remember.js"
 import { ForgetsLive } from "../forget/Forgets.js"
 import { HttpAppLive } from "../http/Http.js"
@@ -43,10 +50,12 @@ import { RememberManager } from "../pipeline/RememberManager.js"
 import { ReadsLive } from "../query/Reads.js"
 import { Embeddings } from "../services/Embeddings.js"
 import { RunLogRepo } from "../services/RunLogRepo.js"
+import { backupCommand, restoreCommand } from "./backup.js"
 import { evalLlmEnv, runEvalCommand } from "./eval.js"
 import { forgetCommand } from "./forget.js"
-import { importLocally, importRemotely, readImportItems, validateItems } from "./import.js"
+import { runImport } from "./importCommand.js"
 import {
+  announceListening,
   configOption,
   databaseUrlOption,
   dbOption,
@@ -63,6 +72,9 @@ import {
 } from "./options.js"
 import { progressBar } from "./progress.js"
 import { readCommands } from "./readCommands.js"
+import { runsCommand, storageTargetFor } from "./runs.js"
+import { schemaCommand } from "./schema.js"
+import { transferCommands } from "./transfer.js"
 
 const serve = Command.make(
   "serve",
@@ -70,7 +82,7 @@ const serve = Command.make(
     config: configOption,
     dbs: Options.text("db").pipe(
       Options.withDescription(
-        "a SQLite database file (default build/gligabao.db); give several to see them all in the admin UI, the first serves the API"
+        "a SQLite database file (default data/gligabao.db); give several to see them all in the admin UI, the first serves the API"
       ),
       Options.repeated
     ),
@@ -90,6 +102,9 @@ const serve = Command.make(
           yield* Effect.logWarning(`listening on ${config.server.host} without authentication (--insecure-bind)`)
         }
         yield* Effect.logInfo("gligabao starting", describeConfig(config))
+        // files of the old default location (build/): where they are and how to move them (issue 41)
+        const oldData = dataFolderNotice(config)
+        if (oldData !== undefined) yield* Effect.logWarning(oldData)
         const noLlm = missingLlm(config)
         if (noLlm !== undefined) yield* Effect.logWarning(`${noLlm}; until then every remember is refused (503)`)
         if (Option.isNone(config.openaiApiKey)) {
@@ -106,9 +121,7 @@ const serve = Command.make(
           { port: config.server.port, host: config.server.host }
         )
         const announce = Layer.effectDiscard(
-          HttpServer.addressFormattedWith((address) =>
-            Effect.sync(() => console.log(`gligabao ${GLIGABAO_VERSION} listening on ${address}`))
-          )
+          HttpServer.addressFormattedWith((address) => announceListening(config, address))
         )
         return yield* Layer.launch(
           Layer.mergeAll(HttpAppLive, announce).pipe(
@@ -130,9 +143,9 @@ const serve = Command.make(
             // first built, last released: everything above traces into it, and it flushes at exit
             Layer.provide(otlpExportFor(config))
           )
-        )
+        ).pipe(Effect.onInterrupt(() => Effect.logInfo("gligabao stopped")))
       }))
-).pipe(Command.withDescription("start the HTTP server (SQLite at build/gligabao.db unless --database-url is given)"))
+).pipe(Command.withDescription("start the HTTP server (SQLite at data/gligabao.db unless --database-url is given)"))
 
 const migrate = Command.make(
   "migrate",
@@ -260,30 +273,32 @@ const importCommand = Command.make(
     )
   },
   (o) =>
-    Effect.gen(function*() {
-      const options = {
+    runImport(
+      {
+        path: o.path,
         userId: o.userId,
         dataset: Option.getOrUndefined(o.dataset),
         kind: Option.getOrUndefined(o.kind)
-      }
-      const items = yield* readImportItems(o.path, options)
-      yield* validateItems(items, options)
-      const summary = yield* Option.match(o.url, {
-        onSome: (url) =>
-          importRemotely(url, Option.getOrUndefined(o.token) ?? process.env.GLIGABAO_TOKEN, items, options),
-        onNone: () =>
-          withConfig(flags(o), (config) =>
-            Effect.flatMap(RememberManager, (manager) =>
-              importLocally(manager, items, options)).pipe(
+      },
+      Option.match(o.url, {
+        onSome: (url) => ({
+          _tag: "Remote" as const,
+          url,
+          token: Option.getOrUndefined(o.token) ?? process.env.GLIGABAO_TOKEN,
+          tokenFlag: Option.isSome(o.token)
+        }),
+        onNone: () => ({
+          _tag: "Local" as const,
+          // the manager of this process over the configured database; `runs cancel` is told which
+          inApp: (program) =>
+            withConfig(flags(o), (config) =>
+              program(storageTargetFor(config)).pipe(
                 Effect.provide(AppLive),
                 Effect.provide(Layer.succeed(AppConfigTag, config))
               ))
+        })
       })
-      console.log(JSON.stringify(summary, null, 2))
-      if (summary.failed > 0) {
-        return yield* Effect.fail(new Error(`${summary.failed} of ${summary.items} items failed`))
-      }
-    })
+    )
 ).pipe(
   Command.withDescription(
     "remember a JSONL file (one batch item a line) or a directory's .txt/.md files, through the queue; " +
@@ -379,6 +394,11 @@ const forget = forgetCommand({
   run: (o, program) => withConfig(flags(o), (config) => program.pipe(Effect.provide(forgetLayerFor(config))))
 })
 
+const runs = runsCommand({
+  options: { config: configOption, db: dbOption, databaseUrl: databaseUrlOption },
+  run: (o, program) => withConfig(flags(o), (config) => program.pipe(Effect.provide(storageFor(config))))
+})
+
 const mcpCommand = Command.make(
   "mcp",
   {
@@ -423,9 +443,14 @@ const gligabao = Command.make("gligabao").pipe(
     searchCommand,
     queryCommand,
     exportCommand,
+    schemaCommand(readLayerFor),
     evalCommand,
     forget,
-    mcpCommand
+    runs,
+    mcpCommand,
+    backupCommand(SqliteFilesLive),
+    restoreCommand(SqliteFilesLive),
+    ...transferCommands(transferLayerFor)
   ])
 )
 
@@ -444,5 +469,7 @@ cli(process.argv).pipe(
     return Option.isSome(failure) ? Effect.void : Effect.logError(cause)
   }),
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  // the commands log as configured (options.ts): runMain's own pretty logger would write every
+  // line a second time
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

@@ -1,14 +1,14 @@
 /** The options and the configuration loading every `gligabao` command shares (src/cli/main.ts composes them). */
 import { Options } from "@effect/cli"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
-import { type AppConfig, type ConfigFlags, loadConfig } from "../Config.js"
+import { type AppConfig, type ConfigFlags, GLIGABAO_VERSION, loadConfig } from "../Config.js"
 
 export const configOption = Options.file("config").pipe(
   Options.withDescription("the configuration file (default ./gligabao.toml; a missing default file is fine)"),
   Options.optional
 )
 export const dbOption = Options.text("db").pipe(
-  Options.withDescription("the SQLite database file (default build/gligabao.db)"),
+  Options.withDescription("the SQLite database file (default data/gligabao.db)"),
   Options.optional
 )
 export const databaseUrlOption = Options.text("database-url").pipe(
@@ -82,11 +82,26 @@ export const stderrLoggingFor = (config: AppConfig) =>
   Layer.mergeAll(
     Logger.replace(
       Logger.defaultLogger,
-      Logger.withConsoleError(config.logFormat === "json" ? Logger.jsonLogger : Logger.prettyLogger())
+      // the pretty logger writes its lines itself (withConsoleError would print its result, undefined)
+      config.logFormat === "json" ? Logger.withConsoleError(Logger.jsonLogger) : Logger.prettyLogger({ stderr: true })
     ),
     Logger.minimumLogLevel(
       LogLevel.fromLiteral(config.logLevel === "warning" ? "Warning" : capitalize(config.logLevel))
     )
   )
+
+/**
+ * The line that says the server is up (tests and scripts wait for "listening on"): plain text,
+ * or with `log_format = "json"` a JSON object like every other line, whatever the log level.
+ */
+export const announceListening = (config: AppConfig, address: string) =>
+  Effect.sync(() => {
+    const text = `gligabao ${GLIGABAO_VERSION} listening on ${address}`
+    console.log(
+      config.logFormat === "json"
+        ? JSON.stringify({ message: text, logLevel: "INFO", timestamp: new Date().toISOString(), address })
+        : text
+    )
+  })
 
 export const printJson = (value: unknown) => Effect.sync(() => console.log(JSON.stringify(value, null, 2)))

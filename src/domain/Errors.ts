@@ -150,10 +150,14 @@ export class InternalFailure extends Schema.TaggedError<InternalFailure>()("Inte
   }
 }
 
-/** Every error a remember run can fail with (NotFound: a forget removed the run before it stored). */
+/**
+ * Every error a remember run can fail with (NotFound: a forget removed the run before it stored;
+ * Conflict: the run was cancelled while it was queued).
+ */
 export type RememberError =
   | InvalidRequest
   | NotFound
+  | Conflict
   | LlmUnavailable
   | LlmFailed
   | EmbeddingFailed

@@ -6,9 +6,11 @@
  */
 import { Array as Arr, Either, Schema } from "effect"
 import { createHash } from "node:crypto"
+import { Instructions } from "./DatasetSchema.js"
 import { InvalidRequest } from "./Errors.js"
 import { ImageBase64, ImageFromBase64, ValidImage } from "./Image.js"
 import { lastMessageTime, type Message, Messages, transcriptOf } from "./Messages.js"
+import { MetadataField } from "./Metadata.js"
 import { MODEL_STAGES, REASONING_LEVELS, REASONING_STAGES, REQUEST_KINDS } from "./Stages.js"
 import { TimeseriesRequest } from "./Timeseries.js"
 import {
@@ -75,6 +77,11 @@ const ItemFields = {
   kind: optional(OneOf(REQUEST_KINDS)).annotations({ description: "knowledge (default) or episode; not with image" }),
   reference_time: optional(Rfc3339).annotations({ description: "RFC 3339; default: when the run starts" }),
   session_id: optional(Label()).annotations({ description: "groups the artifacts of one conversation" }),
+  metadata: optional(MetadataField),
+  instructions: optional(Instructions).annotations({
+    description: "text added to this call's extraction prompt, after the dataset schema's instructions " +
+      "(docs/SCHEMA.md); not with image"
+  }),
   web_search: withDefault(JsonBoolean, () => false).annotations({
     description: "search the web for the text's key entities (needs an Anthropic key); not with image"
   }),
@@ -99,6 +106,8 @@ export const RememberRequestFields = Schema.Struct({
   kind: ItemFields.kind,
   reference_time: ItemFields.reference_time,
   session_id: ItemFields.session_id,
+  metadata: ItemFields.metadata,
+  instructions: ItemFields.instructions,
   web_search: ItemFields.web_search,
   timeseries: ItemFields.timeseries,
   models: ItemFields.models,
@@ -216,8 +225,10 @@ const textOrImage = (body: Record<string, unknown>): true | { path: [string]; me
   }
   if (!given(body.image)) return given(body.text) || { path: ["text"], message: "is required (or image, or messages)" }
   if (!isImageBase64(body.image)) return true
-  const conflict = (["text", "kind", "timeseries"] as const).find((field) => given(body[field])) ??
-    (given(body.web_search) && body.web_search !== false ? "web_search" : undefined)
+  // an image's metadata would have no artifact of the text side to live on (not built)
+  const conflict =
+    (["text", "kind", "timeseries", "metadata", "instructions"] as const).find((field) => given(body[field])) ??
+      (given(body.web_search) && body.web_search !== false ? "web_search" : undefined)
   return conflict === undefined || { path: [conflict], message: NOT_WITH_IMAGE }
 }
 const TextOrImage = RawObject().pipe(Schema.filter((body) => !isUserId(body.user_id) || textOrImage(body)))

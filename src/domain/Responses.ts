@@ -8,11 +8,21 @@ import { Trajectory } from "./Atif.js"
 import { IMAGE_MEDIA_TYPES } from "./Image.js"
 import { ARTIFACT_KINDS, REASONING_LEVELS, RUN_STATUSES } from "./Stages.js"
 
+/** An entity's attributes (a dataset schema declares them: docs/SCHEMA.md); a date is RFC 3339 text. */
+export const EntityAttributesOut = Schema.Record({
+  key: Schema.String,
+  value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean)
+}).annotations({
+  description: "the attributes its texts stated (a dataset schema declares them), the latest value of each; " +
+    "absent when none"
+})
+
 export const Entity = Schema.Struct({
   id: Schema.Number,
   name: Schema.String,
   type: Schema.String,
-  description: Schema.String
+  description: Schema.String,
+  attributes: Schema.optional(EntityAttributesOut)
 }).annotations({ identifier: "Entity" })
 export type EntityOut = typeof Entity.Type
 

@@ -38,6 +38,8 @@ export interface EntityRow {
   readonly description: string
   readonly model_id: number | null
   readonly created_at: string
+  /** its attributes as stored (JSON text, src/kernel/datasetSchema.ts decodes it); null or absent: none */
+  readonly attributes?: string | null | undefined
 }
 
 export interface EdgeRow {

@@ -76,8 +76,11 @@ export const REQUEST_KINDS = ["knowledge", "episode"] as const
 export type RequestKind = (typeof REQUEST_KINDS)[number]
 
 export type StageStatus = "not_started" | "started" | "succeeded" | "failed"
-/** A run is `queued` (its request in the durable queue) until a worker takes it (docs/INGESTION.md). */
-export const RUN_STATUSES = ["queued", "started", "succeeded", "failed"] as const
+/**
+ * A run is `queued` (its request in the durable queue) until a worker takes it (docs/INGESTION.md);
+ * `cancelled` is a queued run that was cancelled before any worker took it (nothing stored).
+ */
+export const RUN_STATUSES = ["queued", "started", "succeeded", "failed", "cancelled"] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 
 /**

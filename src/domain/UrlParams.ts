@@ -20,8 +20,9 @@ const firstValues = (params: Readonly<Record<string, unknown>>) => {
 /**
  * A URL carries text only: the values of the fields the contract says are integers or booleans
  * are read as such here (`10`, `true`, `false`), as a validating proxy reads them, so that the
- * fields' schemas take JSON's types alone and `"10"` in a JSON body is a 400. A value that does
- * not read (` 10`, `1`, `yes`) is left as text, for the field to name.
+ * fields' schemas take JSON's types alone and `"10"` in a JSON body is a 400. An object field
+ * (`filters`) is JSON text. A value that does not read (` 10`, `1`, `yes`) is left as text, for
+ * the field to name.
  */
 const typedValues = (types: Readonly<Record<string, unknown>>, values: Record<string, unknown>) => {
   const out: Record<string, unknown> = {}
@@ -29,18 +30,50 @@ const typedValues = (types: Readonly<Record<string, unknown>>, values: Record<st
     if (typeof value !== "string") out[key] = value
     else if (types[key] === "integer" && /^-?\d+$/.test(value)) out[key] = Number(value)
     else if (types[key] === "boolean" && (value === "true" || value === "false")) out[key] = value === "true"
+    else if (types[key] === "json") out[key] = jsonOrText(value)
     else out[key] = value
   }
   return out
 }
 
+/** An object field (`filters`) travels as JSON text; text that does not parse is left to its field to name. */
+const jsonOrText = (value: string): unknown => {
+  try {
+    return JSON.parse(value)
+  } catch {
+    return value
+  }
+}
+
 const asParams = (values: Readonly<Record<string, unknown>>) => {
   const out: Record<string, string> = {}
-  for (const [key, value] of Object.entries(values)) if (value !== undefined && value !== null) out[key] = String(value)
+  for (const [key, value] of Object.entries(values)) {
+    if (value !== undefined && value !== null) {
+      out[key] = typeof value === "object"
+        ? JSON.stringify(value)
+        : String(value)
+    }
+  }
   return out
 }
 
 type JsonObject = Readonly<Record<string, unknown>>
+
+/**
+ * An object field in a URL (`filters`) is JSON text: the document says so (a string that opens an
+ * object), and its shape is the body field's (docs/READ.md), which the server decodes it with.
+ */
+const asJsonText = (property: JsonObject): JsonObject =>
+  property.type === "object" || typeof property.$ref === "string"
+    ? {
+      type: "string",
+      pattern: "^\\s*\\{",
+      contentMediaType: "application/json",
+      description: `JSON text of an object${
+        typeof property.description === "string" ? `: ${property.description}` : ""
+      }`
+    }
+    : property
 
 /** A property's JSON schema without its `null` alternative (the body fields take null as absent; a URL has none). */
 const withoutNull = (property: JsonObject): JsonObject => {
@@ -66,13 +99,18 @@ export const UrlParams = <A, I>(
     ? {}
     : Schema.encodeSync(schema)(options.examples[0]) as never
   const properties = Object.fromEntries(
-    Object.entries(document.properties as Record<string, JsonObject>).map(([key, property]) => [
-      key,
-      example[key] === undefined ? withoutNull(property) : { ...withoutNull(property), examples: [example[key]] }
-    ])
+    Object.entries(document.properties as Record<string, JsonObject>).map(([key, property]) => {
+      const plain = asJsonText(withoutNull(property))
+      return [key, example[key] === undefined ? plain : { ...plain, examples: [example[key]] }]
+    })
   )
   const types = Object.fromEntries(
-    Object.entries(properties).map(([key, property]) => [key, (property as JsonObject).type])
+    Object.entries(properties).map((
+      [key, property]
+    ) => [
+      key,
+      (property as JsonObject).contentMediaType === "application/json" ? "json" : (property as JsonObject).type
+    ])
   )
   const raw = Schema.Record({ key: Schema.String, value: Schema.Unknown })
   return Schema.compose(

@@ -21,14 +21,19 @@ export interface ProgressEventData {
   readonly chunks_total: number
 }
 
+/** The events that end a stream: the run's final status. */
+export type FinalEvent = "succeeded" | "failed" | "cancelled"
+
 export type RunEvent =
-  | { readonly event: "queued" | "started" | "succeeded" | "failed"; readonly data: RememberRun }
+  | { readonly event: "queued" | "started" | FinalEvent; readonly data: RememberRun }
   | { readonly event: "stage"; readonly data: StageEventData }
   | { readonly event: "progress"; readonly data: ProgressEventData }
 
-export const RUN_EVENT_NAMES = ["queued", "started", "stage", "progress", "succeeded", "failed"] as const
+export const RUN_EVENT_NAMES = ["queued", "started", "stage", "progress", "succeeded", "failed", "cancelled"] as const
 
-export const isFinished = (run: RunWithStages) => run.status === "succeeded" || run.status === "failed"
+/** A run in a final status: succeeded, failed, or cancelled while it was queued. */
+export const isFinished = (run: RunWithStages) =>
+  run.status === "succeeded" || run.status === "failed" || run.status === "cancelled"
 
 const stageData = (s: RunStageRow): StageEventData => ({
   stage: s.stage,
@@ -42,13 +47,13 @@ const stageData = (s: RunStageRow): StageEventData => ({
 /**
  * The events that lead from `previous` (undefined: the stream just opened) to `current`, in
  * order: the run's `queued`/`started`, then its stages (pipeline order), their progress, and
- * last the final `succeeded`/`failed`. A run already finished when the stream opens gives its
+ * last the final `succeeded`/`failed`/`cancelled`. A run already finished when the stream opens gives its
  * final event only. A stage that started and ended between two reads gives its start (the row
  * with `status: "started"` and no end yet) and then its end, so every stage has both.
  */
 export const diffRun = (previous: RunWithStages | undefined, current: RunWithStages): ReadonlyArray<RunEvent> => {
   if (previous === undefined && isFinished(current)) {
-    return [{ event: current.status as "succeeded" | "failed", data: runView(current) }]
+    return [{ event: current.status as FinalEvent, data: runView(current) }]
   }
   const out: Array<RunEvent> = []
   const prevStatus = previous?.status
@@ -89,7 +94,7 @@ export const diffRun = (previous: RunWithStages | undefined, current: RunWithSta
       out.push({ event: "stage", data: stageData(stage) })
     }
   }
-  if (isFinished(current)) out.push({ event: current.status as "succeeded" | "failed", data: runView(current) })
+  if (isFinished(current)) out.push({ event: current.status as FinalEvent, data: runView(current) })
   return out
 }
 
@@ -111,6 +116,7 @@ export const eventId = (e: RunEvent, run: RunWithStages): string => {
       return `${run.attempts}.${stageIndex(e.data.stage)}.2.${e.data.chunks_done}`
     case "succeeded":
     case "failed":
+    case "cancelled":
       return `${run.attempts}.${run.stages.length + 1}.0.0`
   }
 }

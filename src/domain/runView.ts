@@ -3,10 +3,10 @@ import { RememberSuccess } from "./Responses.js"
 import type { RunWithStages } from "./Rows.js"
 import { IMAGE_STAGES, RUN_STATUSES, TEXT_STAGES } from "./Stages.js"
 import { UrlParams } from "./UrlParams.js"
-import { Dataset, documented, IntegerIn, OneOf, optional, required, UserId, withDefault } from "./Wire.js"
+import { Dataset, documented, IntegerIn, OneOf, optional, required, STRICT, UserId, withDefault } from "./Wire.js"
 
 const RunStage = Schema.Struct({
-  status: Schema.Literal("not_started", ...RUN_STATUSES),
+  status: Schema.Literal("not_started", "started", "succeeded", "failed"),
   started_at: Schema.NullOr(Schema.String),
   finished_at: Schema.NullOr(Schema.String),
   duration_ms: Schema.NullOr(Schema.Number),
@@ -112,3 +112,28 @@ export const RunsResponse = Schema.Struct({
   })
 }).annotations({ identifier: "RunsResponse" })
 export type RunsResponse = typeof RunsResponse.Type
+
+/**
+ * `POST /v1/gb/runs/{id}/cancel`: the user whose queued run is cancelled (another user's run is
+ * a 404, as if it did not exist).
+ */
+export const CancelRunRequest = Schema.Struct({
+  user_id: required(documented(UserId, "the user whose run it is"))
+}).annotations({ ...STRICT, identifier: "CancelRunRequest", examples: [{ user_id: "alice" }] })
+export type CancelRunRequest = typeof CancelRunRequest.Type
+
+/** Every queued run of a user, or of one dataset of theirs (`gligabao runs cancel --queued`). */
+export const CancelQueuedRequest = Schema.Struct({
+  user_id: required(documented(UserId, "the user whose queued runs are cancelled")),
+  dataset: optional(documented(Dataset, "only this dataset's runs (default: every dataset of the user)"))
+}).annotations({ ...STRICT, identifier: "CancelQueuedRequest", examples: [{ user_id: "alice", dataset: "main" }] })
+export type CancelQueuedRequest = typeof CancelQueuedRequest.Type
+
+/** What a cancel of many runs did. */
+export const CancelledRuns = Schema.Struct({
+  cancelled: Schema.Array(Schema.Number).annotations({ description: "the runs cancelled: nothing of them is stored" }),
+  started: Schema.Array(Schema.Number).annotations({
+    description: "the runs already started: a started run is not interrupted, it finishes"
+  })
+}).annotations({ identifier: "CancelledRuns" })
+export type CancelledRuns = typeof CancelledRuns.Type

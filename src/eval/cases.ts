@@ -6,7 +6,9 @@
  */
 import { FileSystem, Path } from "@effect/platform"
 import { Data, Effect, Either, ParseResult, Schema } from "effect"
+import { type DatasetSchema, DatasetSchemaDocument } from "../domain/DatasetSchema.js"
 import { type RememberRequest, validateRememberRequest } from "../domain/Remember.js"
+import { decodeRequest } from "../domain/Wire.js"
 import type { Expected } from "./score.js"
 
 export class EvalCaseInvalid extends Data.TaggedError("EvalCaseInvalid")<{ readonly message: string }> {}
@@ -14,6 +16,8 @@ export class EvalCaseInvalid extends Data.TaggedError("EvalCaseInvalid")<{ reado
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
 const Names = Schema.Array(Schema.String)
+
+const decodeSchema = decodeRequest(DatasetSchemaDocument)
 
 const CaseText = Schema.Struct({
   /** the text itself, or `file`: a path relative to the case file */
@@ -23,7 +27,9 @@ const CaseText = Schema.Struct({
   session_id: Schema.optional(Schema.String),
   kind: Schema.optional(Schema.String),
   models: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  reasoning: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  reasoning: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  /** this text's own extraction instructions, as a remember request's */
+  instructions: Schema.optional(Schema.String)
 }).annotations(strict)
 
 const ExpectedFact = Schema.Struct({
@@ -40,11 +46,20 @@ export const EvalCaseFile = Schema.Struct({
   description: Schema.String,
   /** what the case is about: repeats, paraphrases, contradictions, ... (for the table) */
   tags: Schema.optional(Names),
+  /** the dataset's schema, set before the first text (as `PUT /v1/gb/datasets/{name}/schema` takes it) */
+  schema: Schema.optional(Schema.Unknown),
   texts: Schema.NonEmptyArray(CaseText),
   expected: Schema.Struct({
     entities: Schema.Array(
-      Schema.Struct({ name: Schema.String, aliases: Schema.optional(Names), sessions: Schema.optional(Names) })
-        .annotations(strict)
+      Schema.Struct({
+        name: Schema.String,
+        aliases: Schema.optional(Names),
+        sessions: Schema.optional(Names),
+        type: Schema.optional(Schema.String),
+        attributes: Schema.optional(
+          Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })
+        )
+      }).annotations(strict)
     ),
     live: Schema.Array(ExpectedFact),
     closed: Schema.Array(ExpectedFact)
@@ -56,6 +71,8 @@ export interface EvalCase {
   readonly name: string
   readonly description: string
   readonly tags: ReadonlyArray<string>
+  /** the dataset schema set before the texts, validated as the endpoint validates it; null: none */
+  readonly schema: DatasetSchema | null
   /** validated requests, without user and dataset (the runner sets them) */
   readonly texts: ReadonlyArray<Omit<RememberRequest, "user_id" | "dataset">>
   readonly expected: Expected
@@ -91,7 +108,16 @@ export const parseCase = <R>(
         const { user_id: _u, dataset: _d, ...rest } = request.right
         return rest
       }))
-    return { name, description: file.description, tags: file.tags ?? [], texts, expected: file.expected }
+    const schema = file.schema === undefined ? undefined : decodeSchema(file.schema)
+    if (schema !== undefined && Either.isLeft(schema)) return yield* invalid(`schema: ${schema.left.message}`)
+    return {
+      name,
+      description: file.description,
+      tags: file.tags ?? [],
+      schema: schema === undefined ? null : schema.right,
+      texts,
+      expected: file.expected
+    }
   })
 
 /** Every `*.json` of `dir`, by file name. */

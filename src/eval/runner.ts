@@ -6,9 +6,12 @@
  * and embeddings the layers provide: the configured ones from the CLI, scripted ones in tests.
  */
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect, Either } from "effect"
+import { Clock, Data, Effect, Either } from "effect"
+import { normalizeSchema, schemaToStore } from "../domain/DatasetSchema.js"
 import { statusOf } from "../domain/Errors.js"
 import type { ModelStage } from "../domain/Stages.js"
+import { toIso } from "../domain/time.js"
+import { decodeAttributes } from "../kernel/datasetSchema.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
 import { DatasetsRepo } from "../services/DatasetsRepo.js"
 import { type ReadFilters, SearchRepo } from "../services/SearchRepo.js"
@@ -102,7 +105,16 @@ export const readGraph = (
     const entities = yield* all((after) => search.page("entities", id, EVERYTHING, after, PAGE))
     const facts = yield* all((after) => search.page("facts", id, EVERYTHING, after, PAGE))
     return {
-      entities: entities.map((e) => ({ id: e.id, name: e.name, type: e.type, session_ids: e.session_ids })),
+      entities: entities.map((e) => {
+        const attributes = decodeAttributes(e.attributes)
+        return {
+          id: e.id,
+          name: e.name,
+          type: e.type,
+          session_ids: e.session_ids,
+          ...(attributes === undefined ? {} : { attributes })
+        }
+      }),
       edges: facts.map((f) => ({
         id: f.id,
         source: f.source_name,
@@ -144,6 +156,11 @@ export const runCase = (evalCase: EvalCase, options: EvalOptions) =>
     const path = yield* Path.Path
     const userId = options.userId ?? DEFAULT_EVAL_USER
     const dataset = datasetName(options.label, evalCase.name)
+    // the case's schema first, as `PUT /v1/gb/datasets/{name}/schema` sets it (docs/SCHEMA.md)
+    if (evalCase.schema !== null) {
+      const now = toIso(yield* Clock.currentTimeMillis)
+      yield* (yield* DatasetsRepo).setSchema(userId, dataset, schemaToStore(normalizeSchema(evalCase.schema)), now)
+    }
     const runs: Array<TextRun> = []
     for (const [i, text] of evalCase.texts.entries()) {
       const request = { ...text, user_id: userId, dataset, models: { ...text.models, ...options.models } }
@@ -216,6 +233,7 @@ interface Scores {
   readonly invalidation: Check
   readonly dates: Check
   readonly sessions: Check
+  readonly types: Check
 }
 
 const pct = (x: number) => `${Math.round(x * 100)}%`
@@ -242,6 +260,7 @@ export const formatReport = (report: EvalReport): string => {
     "state ok",
     "dates ok",
     "sessions ok",
+    "types ok",
     "prompt tok",
     "output tok",
     "cost"
@@ -254,6 +273,7 @@ export const formatReport = (report: EvalReport): string => {
     acc(s.invalidation),
     acc(s.dates),
     acc(s.sessions),
+    acc(s.types),
     String(u.prompt_tokens),
     String(u.completion_tokens),
     usd(u.cost_usd)
@@ -274,7 +294,8 @@ export const formatReport = (report: EvalReport): string => {
       ...c.score.facts.unexpected.map((m) => `unexpected fact: ${m}`),
       ...c.score.invalidation.wrong.map((m) => `wrong state: ${m}`),
       ...c.score.dates.wrong.map((m) => `wrong date: ${m}`),
-      ...c.score.sessions.wrong.map((m) => `wrong sessions: ${m}`)
+      ...c.score.sessions.wrong.map((m) => `wrong sessions: ${m}`),
+      ...c.score.types.wrong.map((m) => `wrong type: ${m}`)
     ]
     return lines.length === 0 ? [] : [`${c.name}:`, ...lines.map((l) => `  ${l}`)]
   })

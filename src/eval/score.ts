@@ -21,6 +21,10 @@ export interface ExpectedEntity {
   readonly aliases?: ReadonlyArray<string> | undefined
   /** sessions that must have discovered it (exactly these) */
   readonly sessions?: ReadonlyArray<string> | undefined
+  /** the type it must be stored with (a dataset schema's, or a built-in one), compared lowercased */
+  readonly type?: string | undefined
+  /** attributes it must have (a dataset schema's), each with exactly this value; others may be there too */
+  readonly attributes?: Readonly<Record<string, string | number | boolean>> | undefined
 }
 
 export interface ExpectedFact {
@@ -47,7 +51,13 @@ export interface Expected {
 /** What a dataset holds at the end of a case. */
 export interface GraphSnapshot {
   readonly entities: ReadonlyArray<
-    { readonly id: number; readonly name: string; readonly type: string; readonly session_ids?: ReadonlyArray<string> }
+    {
+      readonly id: number
+      readonly name: string
+      readonly type: string
+      readonly session_ids?: ReadonlyArray<string>
+      readonly attributes?: Readonly<Record<string, string | number | boolean>> | undefined
+    }
   >
   readonly edges: ReadonlyArray<{
     readonly id: number
@@ -86,6 +96,8 @@ export interface CaseScore {
   readonly dates: Check
   /** of the matched expected items with sessions: are they exactly the stored ones */
   readonly sessions: Check
+  /** of the matched expected entities with a type or attributes: stored with that type and those values */
+  readonly types: Check
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -292,6 +304,20 @@ export const scoreCase = (expected: Expected, actual: GraphSnapshot): CaseScore 
       }
     }
   }
+  const typesWrong: Array<string> = []
+  let typesChecked = 0
+  for (const [i, ai] of entityPairs) {
+    const e = expected.entities[i]!
+    if (e.type === undefined && e.attributes === undefined) continue
+    typesChecked++
+    const a = actual.entities[ai]!
+    const stored = a.attributes ?? {}
+    if (e.type !== undefined && e.type.toLowerCase() !== a.type) {
+      typesWrong.push(`${e.name}: type ${a.type}, expected ${e.type.toLowerCase()}`)
+    } else if (Object.entries(e.attributes ?? {}).some(([k, v]) => stored[k] !== v)) {
+      typesWrong.push(`${e.name}: attributes ${JSON.stringify(stored)}, expected ${JSON.stringify(e.attributes)}`)
+    }
+  }
   for (const [i, ai] of entityPairs) {
     const e = expected.entities[i]!
     if (e.sessions === undefined) continue
@@ -317,7 +343,8 @@ export const scoreCase = (expected: Expected, actual: GraphSnapshot): CaseScore 
     },
     invalidation: check(factPairs.size, invalidationWrong),
     dates: check(datesChecked, datesWrong),
-    sessions: check(sessionsChecked, sessionsWrong)
+    sessions: check(sessionsChecked, sessionsWrong),
+    types: check(typesChecked, typesWrong)
   }
 }
 
@@ -330,6 +357,7 @@ export const aggregateScores = (scores: ReadonlyArray<CaseScore>) => {
     facts: ratio(sum((s) => s.facts.expected), sum((s) => s.facts.actual), sum((s) => s.facts.matched)),
     invalidation: total((s) => s.invalidation),
     dates: total((s) => s.dates),
-    sessions: total((s) => s.sessions)
+    sessions: total((s) => s.sessions),
+    types: total((s) => s.types)
   }
 }

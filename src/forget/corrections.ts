@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { Conflict, InvalidRequest, NotFound } from "../domain/Errors.js"
 import { closureHolds, naturalEnd, stateOf } from "../kernel/closures.js"
+import { decodeAttributes, encodeAttributes, foldAttributes } from "../kernel/datasetSchema.js"
 import { instant } from "../kernel/temporal.js"
 import { edgeOut } from "../pipeline/remember/response.js"
 import { ForgetRepo } from "../services/ForgetRepo.js"
@@ -166,6 +167,12 @@ export const mergeEntities = (request: MergeEntitiesRequest) =>
         }
       }
       yield* forgetRows(datasetId, { artifacts: [], facts: merged, entities: from }, now)
+      // the attributes of every statement `into` now has, each key's latest value (docs/SCHEMA.md)
+      const kept = (yield* forget.entities([request.into], []))[0]!
+      const attributes = encodeAttributes(foldAttributes(kept.statements.map((s) => decodeAttributes(s.attributes))))
+      if (attributes !== (kept.attributes ?? null)) {
+        yield* (yield* GraphRepo).setEntityAttributes([{ id: request.into, attributes }])
+      }
       const into = (yield* forget.entityRows([request.into]))[0]!
       return {
         into: { id: into.id, name: into.name, type: into.type, description: into.description },

@@ -116,6 +116,7 @@ export const applyForgetPlan = (datasetId: number, plan: Planned, now: string) =
       return yield* Effect.dieMessage(`forget: ${orphans.length - deleted.length} planned orphans are still linked`)
     }
     for (const { id, ...words } of plan.entityUpdates) yield* repo.updateEntity(id, words)
+    if (plan.attributeUpdates.length > 0) yield* (yield* GraphRepo).setEntityAttributes(plan.attributeUpdates)
     yield* repo.rebuildNames(plan.renamedEntities)
     // a transactional store's deletes fail only with its database: a defect, as any SQL error here
     const vectors = { outbox: yield* VectorOutbox, vectors: yield* VectorStore }

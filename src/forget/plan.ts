@@ -16,6 +16,7 @@ import {
   stateOf,
   tripleKey
 } from "../kernel/closures.js"
+import { decodeAttributes, encodeAttributes, foldAttributes } from "../kernel/datasetSchema.js"
 import { nameKey } from "../kernel/normalize.js"
 import { earliestKnownStart, endOf, intervalsOverlap } from "../kernel/temporal.js"
 import {
@@ -86,6 +87,8 @@ export interface Planned {
   /** the entities named by hand, and those nothing supports any more */
   readonly deletedEntities: { readonly named: ReadonlyArray<number>; readonly orphans: ReadonlyArray<number> }
   readonly entityUpdates: ReadonlyArray<{ readonly id: number; readonly name: string; readonly description: string }>
+  /** the entities that stay whose attributes the remaining statements give otherwise (JSON text; null: none) */
+  readonly attributeUpdates: ReadonlyArray<{ readonly id: number; readonly attributes: string | null }>
   /** the entities that stay but lost statements: the words they are found by are read anew (an alias may go) */
   readonly renamedEntities: ReadonlyArray<number>
   /** pending outbox upserts to drop, by index (they would write back what is forgotten) */
@@ -287,7 +290,7 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
   const reached = [...touched, ...gone].flatMap((id) => facts.get(id) ?? [])
   const entities = planEntities(n, target, reached, goneFacts)
   if (entities._tag === "NeedsMore") return entities
-  const { candidates, entityUpdates, forced, orphans } = entities
+  const { attributeUpdates, candidates, entityUpdates, forced, orphans } = entities
   const stillReanchored = reanchored.filter((id) => !gone.has(id))
   const datasetId = n.datasetId
   const deleted = [...forced, ...orphans]
@@ -325,6 +328,7 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
     artifacts: D,
     deletedEntities: { named: forced.map((e) => e.id), orphans: orphans.map((e) => e.id) },
     entityUpdates: entityUpdates.map(({ description, id, name }) => ({ id, name, description })),
+    attributeUpdates,
     renamedEntities: D.length === 0 ? [] : candidates.filter((id) => !deleted.some((e) => e.id === id)),
     discards: [
       { index: indexName(datasetId, "edges"), vectorIds: goneFacts.map((f) => edgeVectorId(f.id)) },
@@ -341,7 +345,8 @@ export const planForget = (n: Neighbourhood, target: ForgetTarget, now: string):
 /**
  * The entities a forget reached (those the artifacts linked, the ends of its facts, those named):
  * which go (named, or nothing remaining states or touches them) and which take other words (the
- * first spelling and the latest description that remain, as a remember of those texts alone).
+ * first spelling and the latest description that remain, as a remember of those texts alone) or
+ * other attributes (each key's latest value the remaining statements give: src/kernel/datasetSchema.ts).
  */
 const planEntities = (
   n: Neighbourhood,
@@ -376,7 +381,13 @@ const planEntities = (
       ? []
       : [{ id: e.id, name, description, embedded: e.embedded }]
   })
-  return { _tag: "Entities", candidates, forced, orphans, entityUpdates } as const
+  // an attribute only forgotten texts stated goes (attributes are not embedded: no vector changes)
+  const attributeUpdates = candidates.flatMap(entityOf).flatMap((e) => {
+    if (deleted.has(e.id)) return []
+    const attributes = encodeAttributes(foldAttributes(e.statements.map((s) => decodeAttributes(s.attributes))))
+    return attributes === (e.attributes ?? null) ? [] : [{ id: e.id, attributes }]
+  })
+  return { _tag: "Entities", candidates, forced, orphans, entityUpdates, attributeUpdates } as const
 }
 
 /**

@@ -20,7 +20,7 @@ import {
   RememberQueued,
   RememberSuccess
 } from "../domain/Responses.js"
-import { RememberRun, RunsParams, RunsResponse } from "../domain/runView.js"
+import { CancelRunRequest, RememberRun, RunsParams, RunsResponse } from "../domain/runView.js"
 import { PathId } from "../domain/Wire.js"
 import { GRAPHML_MEDIA_TYPE } from "../query/export.js"
 import { AdminApiGroup, AdminPageGroup } from "./AdminApi.js"
@@ -30,6 +30,7 @@ import {
   Error401,
   Error403,
   Error404,
+  Error409,
   Error413,
   Error415,
   Error422,
@@ -82,6 +83,7 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .annotate(OpenApi.Transform, withQueuedResponse)
       .addError(Error400)
       .addError(Error404)
+      .addError(Error409)
       .addError(Error413)
       .addError(Error422)
       .addError(Error502)
@@ -94,7 +96,8 @@ export class RememberGroup extends HttpApiGroup.make("remember")
           "its response; with `\"wait\": false` it answers 202 `{remember_run_id, status}` with a `Location` header " +
           "(`/v1/gb/runs/{id}`, which shows `response` once the run succeeded). An `Idempotency-Key` header (or " +
           "`idempotency_key`) makes a repeated submission give the same run; the same key with another body is a 422. " +
-          "A 404: the user or the dataset was forgotten while the run waited, and nothing of it was stored."
+          "A 404: the user or the dataset was forgotten while the run waited, and nothing of it was stored. A 409: " +
+          "the run was cancelled while it was queued (POST /v1/gb/runs/{id}/cancel), and nothing of it was stored."
       )
   )
   .add(
@@ -125,6 +128,7 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addError(Error400)
       .addError(Error413)
       .addError(EvalErrorBody(404, "The user or the dataset was forgotten while the run waited; nothing was stored."))
+      .addError(EvalErrorBody(409, "The run was cancelled while it was queued; nothing was stored."))
       .addError(EvalErrorBody(422, "A required timeseries anchor matched nothing; nothing was stored."))
       .addError(EvalErrorBody(502, "The LLM or embeddings provider failed, or a vector write after commit failed."))
       .addError(
@@ -152,6 +156,27 @@ export class RememberGroup extends HttpApiGroup.make("remember")
       .addError(Error400)
       .addError(Error404)
       .annotate(OpenApi.Summary, "One remember run with its stages")
+  )
+  .add(
+    HttpApiEndpoint.post("cancelRun", "/v1/gb/runs/:id/cancel")
+      .setPath(IdPath("the run's id (remember_run_id)"))
+      .setPayload(CancelRunRequest)
+      .addError(Error415)
+      .addSuccess(RememberRun)
+      .addError(Error400)
+      .addError(Error404)
+      .addError(Error409)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "Cancel a queued remember run")
+      .annotate(
+        OpenApi.Description,
+        "Only a queued run can be cancelled: it leaves the queue, its status becomes `cancelled` (with `finished_at`), " +
+          "nothing of it is stored, and whoever waits for it (a `wait: true` remember, its event stream) is answered " +
+          "(a 409, the `cancelled` event). Answers the run as GET /v1/gb/runs/{id} shows it; a run cancelled before " +
+          "answers the same. A run already started is not interrupted: 409, saying it runs to its end; a finished " +
+          "run is a 409 naming its status; another user's run a 404. The run's Idempotency-Key is released: the " +
+          "same key again queues a new run. `gligabao runs cancel` does the same from the command line."
+      )
   )
   .add(
     HttpApiEndpoint.get("listRuns", "/v1/gb/runs")

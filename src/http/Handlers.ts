@@ -130,6 +130,12 @@ export const RememberHandlersLive = HttpApiBuilder.group(GligabaoApi, "remember"
           if (Option.isNone(run)) return yield* new NotFound({ message: `no remember run with id ${path.id}` })
           return runView(run.value)
         }))
+      .handle("cancelRun", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* userCaller
+          yield* requireUser(payload.user_id)
+          return yield* manager.cancel({ ...payload, id: path.id })
+        }))
       .handle("listRuns", ({ urlParams: params }) =>
         Effect.gen(function*() {
           yield* userCaller

@@ -8,6 +8,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { DatasetSchemaDocument, DatasetSchemaView } from "../domain/DatasetSchema.js"
 import { HardDeletedDataset } from "../forget/schemas.js"
 import {
   ContextRequest,
@@ -157,6 +158,36 @@ export class ReadGroup extends HttpApiGroup.make("read")
           "dataset of the name, the live one and the soft-deleted ones, goes for good with everything in it, the " +
           "user's runs of it, their vectors and image files (`HardDeletedDataset`); an admin token may do that too. " +
           "See docs/FORGET.md."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getDatasetSchema", "/v1/gb/datasets/:name/schema")
+      .setPath(DatasetPath)
+      .setUrlParams(UserParams)
+      .addSuccess(DatasetSchemaView)
+      .addError(Error400)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "A dataset's schema: entity and edge types, exclusive relations, instructions")
+      .annotate(
+        OpenApi.Description,
+        "The schema as stored; the empty schema when the dataset has none or does not exist yet. See docs/SCHEMA.md."
+      )
+  )
+  .add(
+    HttpApiEndpoint.put("setDatasetSchema", "/v1/gb/datasets/:name/schema")
+      .setPath(DatasetPath)
+      .setUrlParams(UserParams)
+      .setPayload(DatasetSchemaDocument)
+      .addError(Error415)
+      .addSuccess(DatasetSchemaView)
+      .addError(Error400)
+      .addError(Error500)
+      .annotate(OpenApi.Summary, "Set a dataset's schema, for the remembers that start after it")
+      .annotate(
+        OpenApi.Description,
+        "Replaces the schema (creating the dataset when it is not there yet) and answers it as stored. Later " +
+          "remembers extract with it; the stored graph is not rewritten. An empty body ({}) removes it. " +
+          "See docs/SCHEMA.md."
       )
   )
   .add(

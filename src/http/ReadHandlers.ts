@@ -76,4 +76,8 @@ export const ReadHandlersLive = HttpApiBuilder.group(GligabaoApi, "read", (handl
       .handle("listSessions", ({ urlParams }) => asUser(urlParams.user_id, reads.sessions(urlParams)))
       .handle("getFact", ({ path, urlParams }) =>
         asUser(urlParams.user_id, reads.factView({ ...urlParams, id: path.id })))
+      .handle("getDatasetSchema", ({ path, urlParams }) =>
+        asUser(urlParams.user_id, reads.datasetSchema({ user_id: urlParams.user_id, dataset: path.name })))
+      .handle("setDatasetSchema", ({ path, payload, urlParams }) =>
+        asUser(urlParams.user_id, reads.setDatasetSchema({ user_id: urlParams.user_id, dataset: path.name }, payload)))
   }))

@@ -16,7 +16,8 @@ export const RUN_EVENTS_DESCRIPTION =
   "- `started`: the run, once a worker took it;\n" +
   "- `stage`: a stage's start and its end, `{stage, status, started_at, finished_at, duration_ms, error}`;\n" +
   "- `progress`: a chunked text's progress, `{stage, chunks_done, chunks_total}`;\n" +
-  "- `succeeded` (the run with its `response`) or `failed` (the run with its `error`): the last event.\n\n" +
+  "- `succeeded` (the run with its `response`), `failed` (the run with its `error`) or `cancelled` (the run, " +
+  "cancelled while it was queued): the last event.\n\n" +
   "The stream ends with the run. A reconnect with `Last-Event-ID` (as an EventSource sends it) gets the events " +
   "after that one. A run already finished answers 204 with no body, which tells an EventSource to stop: its " +
   "final state is GET /v1/gb/runs/{id}. A comment line `: keep-alive` comes every 15 s. Scoped like GET " +
@@ -30,7 +31,7 @@ export class RunEventsGroup extends HttpApiGroup.make("runEvents")
       )
       .addSuccess(
         HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
-          description: "Server-Sent Events: queued, started, stage, progress, then succeeded or failed"
+          description: "Server-Sent Events: queued, started, stage, progress, then succeeded, failed or cancelled"
         })
       )
       .addSuccess(HttpApiSchema.NoContent.annotations({ description: "the run has finished: nothing more to send" }))

@@ -3,12 +3,17 @@
  * deduplication"). Pure functions: the store stage builds on them.
  */
 
+/** An entity's attributes (a dataset schema's, docs/SCHEMA.md): a date is RFC 3339 text. */
+export type Attributes = Readonly<Record<string, string | number | boolean>>
+
 /** An entity as extract_graph returned it (after parsing, before normalization). */
 export interface ExtractedEntity {
   readonly name: string
   /** free text from the model; "" when it gave none */
   readonly type: string
   readonly description: string
+  /** only with a dataset schema that declares attributes for its type, and only those the text stated */
+  readonly attributes?: Attributes | undefined
 }
 
 /** An edge as extract_graph returned it; times already RFC 3339 UTC with milliseconds. */
@@ -32,6 +37,7 @@ export interface NormalizedEntity {
   readonly name_key: string
   readonly type: string
   readonly description: string
+  readonly attributes?: Attributes | undefined
 }
 
 export interface NormalizedEdge {
@@ -84,8 +90,8 @@ export const entityKey = (key: string, type: string): string => JSON.stringify([
 
 /**
  * Entities become unique on (name key, type) within the text: the first spelling of the
- * name is kept, and the first non-empty description. Entities with an empty name are
- * dropped (nothing can refer to them). Edges get a normalized relation and trimmed
+ * name is kept, the first non-empty description, and each attribute's first value. Entities
+ * with an empty name are dropped (nothing can refer to them). Edges get a normalized relation and trimmed
  * endpoints with their keys; a repeated edge (same source key, target key, relation)
  * within the text is merged into the first one.
  */
@@ -99,10 +105,15 @@ export const normalizeExtraction = (raw: ExtractedGraph): NormalizedGraph => {
     const description = entity.description.trim()
     const id = entityKey(key, type)
     const seen = entities.get(id)
+    const attributes = entity.attributes === undefined ? {} : { attributes: entity.attributes }
     if (seen === undefined) {
-      entities.set(id, { name, name_key: key, type, description })
-    } else if (seen.description === "" && description !== "") {
-      entities.set(id, { ...seen, description })
+      entities.set(id, { name, name_key: key, type, description, ...attributes })
+    } else {
+      const merged = entity.attributes === undefined ? seen : {
+        ...seen,
+        attributes: { ...entity.attributes, ...seen.attributes }
+      }
+      entities.set(id, merged.description === "" && description !== "" ? { ...merged, description } : merged)
     }
   }
 

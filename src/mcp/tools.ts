@@ -107,6 +107,15 @@ const withoutBuiltinIds = (value: unknown): any => {
 type Fields = Schema.Struct.Fields
 
 /** The input schema of a tool: the named fields of its request, with descriptions for a model. */
+/**
+ * `filters` and `metadata` in words: their full JSON Schemas (the server decodes every call
+ * with them) would take more of tools/list than all the other arguments together.
+ */
+const IN_WORDS: Record<string, JsonSchemaObject> = {
+  filters: { type: "object" },
+  metadata: { type: "object", additionalProperties: { type: ["string", "number", "boolean"] } }
+}
+
 const inputOf = (fields: Fields, described: Record<string, string>, user: McpUser): JsonSchemaObject => {
   const picked = Struct.pick(fields, ...Object.keys(described)) as Fields
   const withUser = user._tag === "Argument"
@@ -117,7 +126,9 @@ const inputOf = (fields: Fields, described: Record<string, string>, user: McpUse
   const schema = jsonSchemaOf(Schema.Struct(withUser)) as { properties?: Record<string, JsonSchemaObject> }
   const properties = { ...schema.properties }
   for (const [name, text] of Object.entries(described)) {
-    if (properties[name] !== undefined) properties[name] = { ...properties[name], description: text }
+    if (properties[name] !== undefined) {
+      properties[name] = { ...(IN_WORDS[name] ?? properties[name]), description: text }
+    }
   }
   return modelSchema({ ...schema, properties })
 }
@@ -206,6 +217,9 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         kind: "knowledge (facts about the world, the default) or episode (something that happened)",
         reference_time: "when the text was written or said, RFC 3339; relative dates resolve against it (default now)",
         session_id: "the conversation or session this text belongs to",
+        metadata:
+          "your own fields on the text, flat: {\"source\": \"crm\", \"priority\": 2} (search can filter by them)",
+        instructions: "extra guidance for extracting this text only, e.g. \"only facts about our customers\"",
         wait:
           "absent: wait a while for the facts (then a run id to poll); true: wait until stored; false: answer at once"
       }, user),
@@ -235,7 +249,7 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
     ),
     tool(
       "remember_status",
-      "The state of a remember run: its status (queued, started, succeeded, failed), the stages done, the " +
+      "The state of a remember run: its status (queued, started, succeeded, failed, cancelled), the stages done, the " +
         "error if it failed, and once it succeeded the stored facts (response).",
       inputOf(RunStatusArgs.fields, { remember_run_id }, user),
       (args) =>
@@ -266,6 +280,10 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         known_at: "RFC 3339: only what memory had been told by then",
         include_expired: "true: also facts that had ended by as_of",
         session_id: "only what this session's texts said",
+        filters:
+          "only facts whose texts match, e.g. {\"metadata\": {\"source\": \"crm\", \"priority\": {\"gte\": 2}}, " +
+          "\"relations\": [\"works at\"], \"entity_types\": [\"person\"]}; also kind, session_id, created_after, " +
+          "created_before, and any: [groups] for OR (metadata values: equal, {in: [...]}, {gte, lte})",
         limit: "how many facts and entities at most (1 to 100, default 10)"
       }, user),
       request: SearchRequest,
@@ -316,6 +334,10 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
         dataset: "the dataset (default main)",
         session_id: "only what this session's texts said",
         as_of: "RFC 3339: the facts that were true then (default now)",
+        filters:
+          "only facts whose texts match, as search's filters, e.g. {\"metadata\": {\"source\": \"crm\", \"priority\": {\"gte\": 2}}, " +
+          "\"relations\": [\"works at\"], \"entity_types\": [\"person\"]}; also kind, session_id, created_after, " +
+          "created_before, and any: [groups] for OR (metadata values: equal, {in: [...]}, {gte, lte})",
         max_tokens: "the most tokens the block may take, 1 to 8000 (default 800)"
       }, user),
       request: ContextRequest,

@@ -20,23 +20,42 @@
  *   stored twice. A run that fails on a transient cause (the provider's timeout, 429, 5xx) before
  *   anything of it is stored is queued again after a delay, up to `maxAttempts`. At shutdown,
  *   queued runs stay queued (the next start runs them) and in-flight runs get a grace period to
- *   finish.
+ *   finish; a log line says how many were queued, finished in the grace period and were cut.
  * - An Idempotency-Key names one run per user (`accept`): the same key and body again give that
  *   run, another body is an `IdempotencyConflict`.
  * - A run whose row a forget removed (its user or dataset forgotten, docs/FORGET.md) stores
  *   nothing: taking it finds no row, and a run already taken fails its store's commit hook. It
  *   ends with a NotFound (404), whatever broke first.
+ * - A queued run can be cancelled (`cancel`, `cancelQueued`; the run log decides it against the
+ *   take). Its waiters get a Conflict (409) at once when this process cancelled it, within a
+ *   heartbeat when another process did, and at the latest when its turn comes and the take
+ *   finds it cancelled. A started run is never cancelled.
  *
  * The manager coordinates; the parts are apart: `RunLanes` (a dataset's runs in order, across
  * processes), `RunAttempt` (one run's attempts as a state machine, its retry policy, the
  * queue-depth gauge), `runOutcome` (what a run's end writes and its waiters get), `RunTakeover`
  * (the heartbeat, and the runs of dead processes).
  */
-import { Clock, Context, Deferred, type Duration, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
 import {
+  Clock,
+  Context,
+  Deferred,
+  type Duration,
+  Effect,
+  Either,
+  FiberSet,
+  HashMap,
+  Layer,
+  Option,
+  Ref,
+  Schedule
+} from "effect"
+import {
+  type Conflict,
   IdempotencyConflict,
   InternalFailure,
   type InvalidRequest,
+  type NotFound,
   type RememberError,
   type ServiceUnavailable
 } from "../domain/Errors.js"
@@ -48,12 +67,14 @@ import {
   validateRememberRequest
 } from "../domain/Remember.js"
 import type { RememberResult } from "../domain/Responses.js"
+import type { CancelledRuns, CancelQueuedRequest, CancelRunRequest, RememberRun } from "../domain/runView.js"
 import { toIso } from "../domain/time.js"
 import { beforeCommit, Database, datasetLockKey } from "../services/Database.js"
 import { RememberPipeline } from "../services/RememberPipeline.js"
 import { type Enqueued, RunLogRepo, runRemoved } from "../services/RunLogRepo.js"
 import type { RunObserver } from "../services/RunObserver.js"
-import { makeRunAttempts, type RunAttempt } from "./RunAttempt.js"
+import { cancelQueuedRuns, cancelRun, runCancelled } from "./cancelRuns.js"
+import { isTaken, makeRunAttempts, type RunAttempt } from "./RunAttempt.js"
 import { type LanePlace, RunLanes, RunLanesLive } from "./RunLanes.js"
 import { outcomeOf, recordEnd, resultOf } from "./runOutcome.js"
 import { RunScheduler } from "./RunScheduler.js"
@@ -139,6 +160,15 @@ export class RememberManager extends Context.Tag("gligabao/RememberManager")<
       request: RememberRequest,
       options?: RunOptions
     ) => Effect.Effect<RememberResult, RememberError>
+    /**
+     * cancels the user's queued run (`POST /v1/gb/runs/{id}/cancel`); its waiters here are
+     * answered at once. A started or finished run is a Conflict naming its status.
+     */
+    readonly cancel: (
+      request: CancelRunRequest & { readonly id: number }
+    ) => Effect.Effect<RememberRun, NotFound | Conflict>
+    /** cancels every queued run of the user (in the dataset, when given) */
+    readonly cancelQueued: (request: CancelQueuedRequest) => Effect.Effect<CancelledRuns>
   }
 >() {}
 
@@ -175,14 +205,21 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     })
     /** the outcomes of the runs this process runs, for a repeated submission's wait */
     const outcomes = new Map<number, Deferred.Deferred<RememberResult, RememberError>>()
+    /** completed when the run log says a run this process holds was cancelled: its wait ends */
+    const cancelSignals = new Map<number, Deferred.Deferred<void>>()
+    const heartbeatEvery = options.heartbeatEvery ?? "5 seconds"
 
     /** One run: attempted until it succeeds or fails for good, then its end written in its row. */
-    const execute = (run: Launched, place: LanePlace, attempt: RunAttempt) => {
+    const execute = (run: Launched, place: LanePlace, attempt: RunAttempt, cancelled: Deferred.Deferred<void>) => {
       const { runId } = run
+      // a wait for its turn ends when the run log cancelled the run, since no take can succeed then
+      const orCancelled = (wait: Effect.Effect<void>) =>
+        Effect.raceFirst(wait, Effect.zipRight(Deferred.await(cancelled), Effect.fail(runCancelled(runId))))
       const takeRun = Effect.gen(function*() {
         if (yield* Ref.get(closing)) return yield* Effect.interrupt
         const claim = yield* runLog.take(runId, options.instanceId, yield* nowIso)
         if (Option.isNone(claim)) {
+          if ((yield* runLog.cancelledAmong([runId])).length > 0) return yield* runCancelled(runId)
           if (!(yield* runLog.exists(runId))) return yield* runRemoved(runId)
           return yield* Effect.dieMessage(`remember run ${runId} is no longer queued`)
         }
@@ -203,7 +240,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       const prepare = pipeline.prepare
       const once = prepare === undefined
         ? Effect.zipRight(
-          place.turn,
+          orCancelled(place.turn),
           inOrder(Effect.gen(function*() {
             const request = yield* takeRun
             yield* attempt.applying
@@ -212,7 +249,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         )
         : Effect.gen(function*() {
           // taken (started) when its work ahead starts: a crash from here runs it again from the start
-          yield* place.window
+          yield* orCancelled(place.window)
           const request = yield* takeRun
           const prepared = yield* permits.withPermits(1)(prepare(runId, request, run.observer))
           yield* place.turn
@@ -238,15 +275,23 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       Effect.gen(function*() {
         const { runId } = run
         const done = yield* Deferred.make<RememberResult, RememberError>()
+        const cancelled = yield* Deferred.make<void>()
         outcomes.set(runId, done)
+        cancelSignals.set(runId, cancelled)
         const attempt = yield* attempts.begin(runId)
         // joined before it is forked, at its place by id: the dataset's runs apply in submission order
         const place = yield* lanes.join({ id: runId, key: run.key, dataset: run.request })
-        yield* execute(run, place, attempt).pipe(
+        yield* execute(run, place, attempt, cancelled).pipe(
           resultOf(runLog, runId),
           // completes the waiters even when shutdown interrupts the run (Effect.exit would not)
           Effect.intoDeferred(done),
-          Effect.ensuring(Effect.zipRight(Effect.sync(() => outcomes.delete(runId)), attempt.end)),
+          Effect.ensuring(Effect.zipRight(
+            Effect.sync(() => {
+              outcomes.delete(runId)
+              cancelSignals.delete(runId)
+            }),
+            attempt.end
+          )),
           scheduler.runs,
           FiberSet.run(runs)
         )
@@ -268,11 +313,29 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         )
       })
 
+    /** Ends the waits of the runs this process holds that the run log has cancelled. */
+    const cancelledHere = (runIds: ReadonlyArray<number>) =>
+      Effect.forEach(runIds, (runId) => {
+        const signal = cancelSignals.get(runId)
+        return signal === undefined ? Effect.void : Deferred.succeed(signal, undefined)
+      }, { discard: true })
+
+    // a cancel by another process (`gligabao runs cancel`, another server): asked about on every
+    // beat for the runs this process holds and has not taken (a taken run is never cancelled)
+    yield* Effect.gen(function*() {
+      const held = [...HashMap.filter(yield* attempts.states, (state) => !isTaken(state)).pipe(HashMap.keys)]
+      if (held.length > 0) yield* cancelledHere(yield* runLog.cancelledAmong(held))
+    }).pipe(
+      Effect.catchAllDefect((defect) => Effect.logWarning("could not look for cancelled runs", defect)),
+      Effect.repeat(Schedule.spaced(heartbeatEvery)),
+      Effect.forkScoped
+    )
+
     // the runs of dead processes are launched like new ones; one whose request no longer
     // decodes can never run, and is taken only to be failed
     yield* keepAlive(runLog, {
       instanceId: options.instanceId,
-      heartbeatEvery: options.heartbeatEvery ?? "5 seconds",
+      heartbeatEvery,
       maxAttempts,
       idempotencyTtlMs,
       closing: Ref.get(closing)
@@ -369,22 +432,31 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
     const enqueue = (request: RememberRequest, runOptions: RunOptions = {}): Effect.Effect<SubmittedRun, Refusal> =>
       accept(request, { observer: runOptions.observer }).pipe(Effect.catchTag("IdempotencyConflict", Effect.die))
 
-    // Shutdown: refuse new work, leave what is queued queued, give in-flight runs a grace period.
+    // Shutdown: refuse new work, leave what is queued queued, give in-flight runs a grace period,
+    // and say what was left (an operator reads it in the stop's log line).
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* Ref.set(closing, true)
+        const inFlight = yield* FiberSet.size(runs)
         const all = yield* FiberSet.awaitEmpty(runs).pipe(
           // finalizers are uninterruptible: without this the timeout could never cut the wait
           Effect.interruptible,
           Effect.timeout(options.shutdownGrace ?? "30 seconds"),
           Effect.option
         )
-        if (Option.isNone(all)) {
+        const cut = Option.isNone(all) ? yield* FiberSet.size(runs) : 0
+        if (cut > 0) {
           yield* Effect.logWarning("interrupting runs still in flight at shutdown")
           yield* FiberSet.clear(runs)
         }
         // no beat after this: another process takes over this one's queued runs at once
         yield* runLog.leave(options.instanceId)
+        const { queued } = yield* runLog.counts()
+        yield* Effect.logInfo("remember runs at shutdown").pipe(Effect.annotateLogs({
+          queued,
+          finished_in_grace: inFlight - cut,
+          cut_at_shutdown: cut
+        }))
       }).pipe(Effect.catchAllDefect((defect) => Effect.logError("manager shutdown", defect)))
     )
 
@@ -392,7 +464,12 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
       enqueue,
       accept,
       acceptMany,
-      submit: (request, runOptions) => Effect.flatMap(enqueue(request, runOptions), (run) => run.await)
+      submit: (request, runOptions) => Effect.flatMap(enqueue(request, runOptions), (run) => run.await),
+      cancel: (request) =>
+        Effect.tap(cancelRun(runLog, request), (run) =>
+          run.status === "cancelled" ? cancelledHere([run.id]) : Effect.void),
+      cancelQueued: (request) =>
+        Effect.tap(cancelQueuedRuns(runLog, request), (done) => cancelledHere(done.cancelled))
     })
   })
 

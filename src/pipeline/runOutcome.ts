@@ -11,6 +11,7 @@ import type { RunRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
 import { type RunLogRepo, runRemoved } from "../services/RunLogRepo.js"
 import { rememberFinished } from "../telemetry/metrics.js"
+import { runCancelled } from "./cancelRuns.js"
 import { type AttemptState, isTaken } from "./RunAttempt.js"
 
 const describeCause = (cause: Cause.Cause<unknown>): string =>
@@ -25,6 +26,7 @@ const storedError = (tag: string | null, message: string): RememberError =>
 
 /** The outcome of a finished run as its row tells it; None while it is not finished. */
 export const outcomeOf = (run: RunRow): Option.Option<Either.Either<RememberResult, RememberError>> => {
+  if (run.status === "cancelled") return Option.some(Either.left(runCancelled(run.id)))
   if (run.status === "failed") {
     const message = run.error ?? `remember run ${run.id} failed`
     return Option.some(Either.left(storedError(run.error_tag ?? null, message)))

@@ -7,6 +7,7 @@
  * (`Reads.search`, ...), as each SearchRepo method is beneath it.
  */
 import { Context, Effect, Layer } from "effect"
+import type { DatasetSchema } from "../domain/DatasetSchema.js"
 import type { NotFound } from "../domain/Errors.js"
 import { traced } from "../telemetry/traced.js"
 import { runContext } from "./context.js"
@@ -35,6 +36,7 @@ import type {
   SearchResponse,
   SessionsResponse
 } from "./responses.js"
+import { runGetSchema, runSetSchema } from "./schema.js"
 import { type QueryError, runQuery, runSearch } from "./search.js"
 
 export interface ReadsService {
@@ -60,6 +62,10 @@ export interface ReadsService {
   readonly sessions: (scope: ReadScope) => Effect.Effect<SessionsResponse>
   /** `DELETE /v1/gb/datasets/{name}` without `hard` */
   readonly deleteDataset: (scope: ReadScope) => Effect.Effect<DeletedDataset, NotFound>
+  /** `GET /v1/gb/datasets/{name}/schema` (docs/SCHEMA.md) */
+  readonly datasetSchema: (scope: ReadScope) => Effect.Effect<DatasetSchema>
+  /** `PUT /v1/gb/datasets/{name}/schema`: for the remembers that start after it */
+  readonly setDatasetSchema: (scope: ReadScope, schema: DatasetSchema) => Effect.Effect<DatasetSchema>
 }
 
 export class Reads extends Context.Tag("gligabao/Reads")<Reads, ReadsService>() {}
@@ -78,7 +84,9 @@ export const makeReads = (deps: ReadDeps): ReadsService =>
       factView: (request) => runFactView(deps, request),
       datasets: (userId) => runListDatasets(deps, userId),
       sessions: (scope) => runListSessions(deps, scope),
-      deleteDataset: (scope) => runDeleteDataset(deps, scope)
+      deleteDataset: (scope) => runDeleteDataset(deps, scope),
+      datasetSchema: (scope) => runGetSchema(deps, scope),
+      setDatasetSchema: (scope, schema) => runSetSchema(deps, scope, schema)
     } satisfies ReadsService
   )
 

@@ -60,6 +60,7 @@ const relevant = (
       query,
       ...(request.as_of === undefined ? {} : { as_of: request.as_of }),
       ...(request.session_id === undefined ? {} : { session_id: request.session_id }),
+      ...(request.filters === undefined ? {} : { filters: request.filters }),
       include_expired: false,
       limit: CONTEXT_CANDIDATES,
       hops: DEFAULT_HOPS
@@ -94,6 +95,7 @@ const contextFilters = (request: ContextRequest) =>
   filtersOf({
     ...(request.as_of === undefined ? {} : { as_of: request.as_of }),
     ...(request.session_id === undefined ? {} : { session_id: request.session_id }),
+    ...(request.filters === undefined ? {} : { filters: request.filters }),
     include_expired: false
   })
 

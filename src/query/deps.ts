@@ -5,6 +5,7 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
+import { conditionsOf } from "../domain/Filters.js"
 import type { DatasetRow } from "../domain/Rows.js"
 import { toIso } from "../domain/time.js"
 import type { PriceTable } from "../kernel/cost.js"
@@ -74,7 +75,8 @@ export const filtersAt = (options: ReadOptions, now: string): ReadFilters => ({
   knownAt: options.known_at ?? null,
   includeExpired: options.include_expired,
   sessionId: options.session_id ?? null,
-  kind: options.kind ?? null
+  kind: options.kind ?? null,
+  conditions: conditionsOf(options.filters)
 })
 
 /** The repository filters of a request; as_of defaults to now. */

@@ -109,7 +109,8 @@ const graphmlPieces = (
       }).join("")
     )
   )
-  const endpointsOnly = { ...filters, sessionId: null, kind: null }
+  // a fact's endpoint comes along whatever the filters said of entities
+  const endpointsOnly = { ...filters, sessionId: null, kind: null, conditions: null }
   const factEdges = paged((after) => search.page("facts", datasetId, filters, after, EXPORT_PAGE)).pipe(
     Stream.mapEffect((rows) =>
       Effect.gen(function*() {

@@ -8,6 +8,7 @@
  */
 import { Effect, Option } from "effect"
 import { InvalidRequest, NotFound } from "../domain/Errors.js"
+import { userMetadataOf } from "../domain/Metadata.js"
 import { instant } from "../kernel/temporal.js"
 import type { FactClosureRow, FactSourceRow } from "../services/SearchRepo.js"
 import { findDataset, type ReadDeps } from "./deps.js"
@@ -28,12 +29,19 @@ export const excerptOf = (text: string): string => {
   return points.length <= MAX_EXCERPT_CHARS ? text : `${points.slice(0, MAX_EXCERPT_CHARS - 1).join("")}…`
 }
 
+/** The caller's metadata of a source, when it has any. */
+const metadataOut = (metadata: FactSourceRow["metadata"]) => {
+  const mine = userMetadataOf(metadata)
+  return Object.keys(mine).length === 0 ? {} : { metadata: mine }
+}
+
 const sourceOut = (row: FactSourceRow): FactSource => ({
   id: row.id,
   kind: row.kind,
   valid_at: row.valid_at,
   created_at: row.created_at,
   excerpt: excerptOf(row.text),
+  ...metadataOut(row.metadata),
   // a link recorded before migration 0009 has no statement; a statement's valid_at is null when
   // it gave an end and no start, so only the description tells the two apart
   ...(row.statement_description === null ? {} : {

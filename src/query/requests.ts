@@ -6,6 +6,7 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 import type { InvalidRequest } from "../domain/Errors.js"
+import { Filters } from "../domain/Filters.js"
 import { ARTIFACT_KINDS, REASONING_LEVELS } from "../domain/Stages.js"
 import { UrlParams } from "../domain/UrlParams.js"
 import {
@@ -48,7 +49,8 @@ const optionFields = {
   known_at: optional(documented(Rfc3339, "ingestion time: only what was stored by then, as it was then")),
   include_expired: withDefault(documented(Flag, "also facts that had ended by as_of"), () => false),
   session_id: optional(documented(Label(), "only what this session discovered")),
-  kind: optional(documented(OneOf(ARTIFACT_KINDS), "only what artifacts of this kind support"))
+  kind: optional(documented(OneOf(ARTIFACT_KINDS), "only what artifacts of this kind support")),
+  filters: optional(Filters)
 }
 
 /** A search's fields in the order they are checked (the first problem is the one reported). */
@@ -312,6 +314,7 @@ export const ContextFields = {
   )),
   session_id: optionFields.session_id,
   as_of: optionFields.as_of,
+  filters: optionFields.filters,
   max_tokens: withDefault(
     documented(
       IntegerIn(1, MAX_CONTEXT_TOKENS),

@@ -6,7 +6,7 @@
  * programs build them, which is the order of the JSON keys.
  */
 import { Schema, Struct } from "effect"
-import { Entity } from "../domain/Responses.js"
+import { Entity, EntityAttributesOut } from "../domain/Responses.js"
 import { edgeFields } from "../domain/Responses.js"
 
 const provenance = {
@@ -41,6 +41,7 @@ const entityFields = {
       description: "the other names its texts gave it, which a merge brought (a story only)"
     })
   ),
+  attributes: Schema.optional(EntityAttributesOut),
   created_at: Schema.String,
   model_id: Schema.optional(Schema.Number),
   model: Schema.optional(Schema.String),
@@ -322,6 +323,10 @@ export type FactStatement = Schema.Schema.Type<typeof FactStatement>
 /** An artifact that supports a fact, with its statement (absent for a link recorded before migration 0009). */
 export const FactSource = Schema.Struct({
   ...ArtifactExcerpt.fields,
+  metadata: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })
+      .annotations({ description: "the metadata the caller gave the text (remember's `metadata`)" })
+  ),
   statement: Schema.optional(FactStatement)
 }).annotations({ identifier: "FactSource" })
 export type FactSource = Schema.Schema.Type<typeof FactSource>

@@ -153,7 +153,12 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
       search.links("fact", factIds, filters),
       search.entities(dataset.id, entityIds, filters),
       search.links("entity", entityIds, filters),
-      search.artifacts(dataset.id, candidates.vector.summaries, { ...filters, sessionId: null, kind: null })
+      search.artifacts(dataset.id, candidates.vector.summaries, {
+        ...filters,
+        sessionId: null,
+        kind: null,
+        conditions: null
+      })
     ], { concurrency: "unbounded" }).pipe(Effect.withSpan("Retrieval.rows"))
     const facts = inRank(
       ranking.facts,

@@ -4,6 +4,7 @@
  * holds, model_id when unknown, ...).
  */
 import type { ArtifactRow } from "../domain/Rows.js"
+import { decodeAttributes } from "../kernel/datasetSchema.js"
 import type { Links, ReadEntity, ReadFact } from "../services/SearchRepo.js"
 import type { ArtifactOut, ChunkOut, FactOut, LinkedEntityOut, Scored } from "./responses.js"
 
@@ -47,6 +48,7 @@ export const entityItem = (e: ReadEntity): EntityItem => ({
   name: e.name,
   type: e.type,
   description: e.description,
+  ...some("attributes", decodeAttributes(e.attributes) ?? null),
   created_at: e.created_at,
   ...some("model_id", e.model_id),
   ...some("model", e.model)

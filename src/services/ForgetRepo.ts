@@ -41,8 +41,15 @@ export interface ForgetEntity {
   readonly name: string
   readonly description: string
   readonly embedded: boolean
-  readonly statements: ReadonlyArray<{ readonly name: string | null; readonly description: string | null }>
+  readonly statements: ReadonlyArray<{
+    readonly name: string | null
+    readonly description: string | null
+    /** the attributes the artifact stated (JSON text; docs/SCHEMA.md) */
+    readonly attributes?: string | null | undefined
+  }>
   readonly fact_ends: number
+  /** its attributes as stored (JSON text); null or absent: none */
+  readonly attributes?: string | null | undefined
 }
 
 /**

@@ -22,6 +22,8 @@ export interface EntityUpsert {
   readonly description: string
   readonly model_id: number | null
   readonly created_at: string
+  /** a new entity's attributes as stored (JSON text); a stored entity's are set by setEntityAttributes */
+  readonly attributes?: string | null | undefined
 }
 
 export interface NewEdge {
@@ -42,6 +44,13 @@ export interface NewEdge {
 export interface EdgeTriple {
   readonly source_id: number
   readonly target_id: number
+  readonly relation: string
+}
+
+/** edges with this entity as their source (or target) and this relation: an exclusive relation's (docs/SCHEMA.md) */
+export interface EdgeEnd {
+  readonly side: "source" | "target"
+  readonly entity_id: number
   readonly relation: string
 }
 
@@ -141,6 +150,19 @@ export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
       triples: ReadonlyArray<EdgeTriple>
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     /**
+     * the edges, live or closed, with one of these ends and relations, the `limit` newest of each
+     * (created_at, then id), newest first: the facts an exclusive relation compares a new one with
+     */
+    readonly loadEdgesByEnds: (
+      datasetId: number,
+      ends: ReadonlyArray<EdgeEnd>,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    /** stored entities' attributes (JSON text; null: none), in the store's transaction */
+    readonly setEntityAttributes: (
+      rows: ReadonlyArray<{ readonly id: number; readonly attributes: string | null }>
+    ) => Effect.Effect<void>
+    /**
      * records that these rows have a vector (written, or waiting in the outbox), so that
      * `reembed` can find the ones stored before embeddings were configured
      */
@@ -169,7 +191,13 @@ export class GraphRepo extends Context.Tag("gligabao/GraphRepo")<
     readonly linkEntityStatements: (
       artifactId: number,
       rows: ReadonlyArray<
-        { readonly entity_id: number; readonly name: string | null; readonly description: string | null }
+        {
+          readonly entity_id: number
+          readonly name: string | null
+          readonly description: string | null
+          /** the attributes this text stated (JSON text), when a dataset schema declares any */
+          readonly attributes?: string | null | undefined
+        }
       >
     ) => Effect.Effect<void>
     readonly linkEdgeStatements: (

@@ -1,6 +1,7 @@
 import { Context, Data, type Effect, type Either, type Option } from "effect"
 import { NotFound } from "../domain/Errors.js"
 import type { RunRow, RunStageRow, RunWithStages } from "../domain/Rows.js"
+import type { CancelledRuns } from "../domain/runView.js"
 import type { RunStatus, StageStatus } from "../domain/Stages.js"
 
 /**
@@ -30,7 +31,7 @@ export interface NewRun {
 }
 
 export interface RunFinish {
-  readonly status: Exclude<RunStatus, "started" | "queued">
+  readonly status: Exclude<RunStatus, "started" | "queued" | "cancelled">
   readonly error: string | null
   readonly dataset_id: number | null
   readonly artifact_id: number | null
@@ -89,7 +90,14 @@ export interface RunCounts {
   readonly started: number
   readonly succeeded: number
   readonly failed: number
+  readonly cancelled: number
 }
+
+/** What a cancel of one run did: cancelled it now, or found it in another status, or found no run of the user. */
+export type CancelOutcome =
+  | { readonly _tag: "Cancelled"; readonly run: RunRow }
+  | { readonly _tag: "NotQueued"; readonly run: RunRow }
+  | { readonly _tag: "Missing" }
 
 /**
  * gb_remember_runs and its stages. A stage row exists once the stage started; stages without
@@ -211,5 +219,15 @@ export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
     readonly failOrphaned: (instanceId: string, staleBefore: string, error: string, at: string) => Effect.Effect<number>
     /** marks the given runs failed if they are still queued (never started) */
     readonly failQueued: (runIds: ReadonlyArray<number>, error: string, at: string) => Effect.Effect<void>
+    /**
+     * cancels the user's run if it is still `queued`, in one statement that a worker's `take`
+     * races in the database: `cancelled`, finished at `at`, its request out of the queue and its
+     * Idempotency-Key released (a later submission with the key is a new run)
+     */
+    readonly cancel: (runId: number, userId: string, at: string) => Effect.Effect<CancelOutcome>
+    /** `cancel` for every queued run of the user (in the dataset, when given) */
+    readonly cancelQueued: (userId: string, dataset: string | undefined, at: string) => Effect.Effect<CancelledRuns>
+    /** which of these runs are `cancelled` (a process holding them queued answers their waiters) */
+    readonly cancelledAmong: (runIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
   }
 >() {}

@@ -1,4 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
+import type { ReadConditions } from "../domain/Filters.js"
 import type { ArtifactRow, DatasetRow, EdgeWithNames, EntityRow } from "../domain/Rows.js"
 import type { ArtifactKind } from "../domain/Stages.js"
 import type { EdgeClosure } from "./GraphRepo.js"
@@ -22,6 +23,11 @@ export interface ReadFilters {
   readonly sessionId: string | null
   /** only what artifacts of this kind support (a chunk counts as its document's kind too) */
   readonly kind: ArtifactKind | null
+  /**
+   * the request's `filters` (src/domain/Filters.ts): on the supporting texts, relations and
+   * types; absent or null: none
+   */
+  readonly conditions?: ReadConditions | null | undefined
 }
 
 /** A full-text match: the row id and the engine's relevance (higher is better). */
@@ -97,6 +103,8 @@ export interface FactSourceRow {
   readonly created_at: string
   /** the text's first characters (as many as asked for) */
   readonly text: string
+  /** the artifact's metadata (the caller's keys and gligabao's own) */
+  readonly metadata: Readonly<Record<string, unknown>> | null
   /**
    * what it stated of the fact: null for a link recorded before migration 0009, or for the
    * fact's creator when it is not linked

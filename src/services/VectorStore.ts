@@ -56,6 +56,15 @@ export class VectorStore extends Context.Tag("gligabao/VectorStore")<
     ) => Effect.Effect<ReadonlyArray<ReadonlyArray<VectorMatch>>, VectorWriteFailed>
     readonly delete: (index: string, ids: ReadonlyArray<string>) => Effect.Effect<void, VectorWriteFailed>
     /**
+     * The stored vectors of these ids (those it has, in no particular order), for `gligabao
+     * dump`; absent when the store cannot give vectors back (then a dump holds none and the
+     * load re-embeds).
+     */
+    readonly fetch?: (
+      index: string,
+      ids: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<VectorItem>, VectorWriteFailed>
+    /**
      * Makes deleted vectors unreadable in the store's own files where it keeps any (sqlite-vec:
      * its WAL checkpointed and truncated); a no-op for a store in memory or a remote one. A
      * forget runs it once its vector deletes have drained, outside any transaction.

@@ -8,7 +8,7 @@ import { Effect, Metric, MetricBoundaries } from "effect"
 import type { InferenceRow } from "../domain/Rows.js"
 
 export const remembersTotal = Metric.counter("gligabao_remembers_total", {
-  description: "Remember runs finished, by final status (succeeded, failed)"
+  description: "Remember runs finished, by final status (succeeded, failed, cancelled)"
 })
 
 /** 5 ms to about 11 minutes: a store takes milliseconds, a long extraction minutes */
@@ -34,8 +34,8 @@ export const queueDepth = Metric.gauge("gligabao_remember_queue_depth", {
   description: "Remember runs of this process not finished, by state (queued: waiting their turn, running)"
 })
 
-export const rememberFinished = (status: "succeeded" | "failed"): Effect.Effect<void> =>
-  Metric.increment(Metric.tagged(remembersTotal, "status", status))
+export const rememberFinished = (status: "succeeded" | "failed" | "cancelled", runs = 1): Effect.Effect<void> =>
+  runs === 0 ? Effect.void : Metric.incrementBy(Metric.tagged(remembersTotal, "status", status), runs)
 
 export const stageFinished = (stage: string, durationMs: number): Effect.Effect<void> =>
   Metric.update(Metric.tagged(stageDuration, "stage", stage), durationMs / 1000)

@@ -204,7 +204,7 @@ forEachDialect((_dialect, makeLayer) => {
           const table = formatReport(report)
           expect(table).toMatch(/^case\s+runs\s+entities P\/R\s+facts P\/R/)
           expect(table).toMatch(
-            /contradiction-newer\s+2\/2\s+100%\/100%\s+100%\/100%\s+2\/2\s+1\/1\s+-\s+250\s+45\s+\$0\.0005/
+            /contradiction-newer\s+2\/2\s+100%\/100%\s+100%\/100%\s+2\/2\s+1\/1\s+-\s+-\s+250\s+45\s+\$0\.0005/
           )
           expect(table).toMatch(/TOTAL \(micro\)\s+5\/5/)
           expect(table).toContain("unexpected entity: Vienna (place)")

@@ -186,7 +186,7 @@ forEachDialect((dialect, makeLayer) => {
         const res = yield* get(`${API}/remember-runs?db=default`)
         expect(Object.keys(res.json)).toEqual(["counts", "stages", "runs", "total", "limit", "offset"])
         const body = ok(res, AdminRunsResponse)
-        expect(body.counts).toEqual({ total: 5, queued: 0, started: 0, succeeded: 4, failed: 1 })
+        expect(body.counts).toEqual({ total: 5, queued: 0, started: 0, succeeded: 4, failed: 1, cancelled: 0 })
         expect(body.stages).toEqual(ALL_STAGES)
         expect(body).toMatchObject({ total: 5, limit: 100, offset: 0 })
         expect(body.runs.map((r) => r.id)).toEqual([
@@ -221,7 +221,7 @@ forEachDialect((dialect, makeLayer) => {
         const s = yield* Seeded
         const ids = (body: { runs: ReadonlyArray<{ id: number }> }) => body.runs.map((r) => r.id)
         const failed = ok(yield* get(`${API}/remember-runs?db=default&status=failed`), AdminRunsResponse)
-        expect(failed.counts).toEqual({ total: 5, queued: 0, started: 0, succeeded: 4, failed: 1 })
+        expect(failed.counts).toEqual({ total: 5, queued: 0, started: 0, succeeded: 4, failed: 1, cancelled: 0 })
         expect(ids(failed)).toEqual([s.failed])
         expect(failed.total).toBe(1)
         expect(ids(ok(yield* get(`${API}/remember-runs?db=default&status=succeeded`), AdminRunsResponse))).toEqual([
@@ -619,10 +619,10 @@ describe("two named databases", () => {
         // the API writes into the primary database only
         expect((yield* postJson("/v1/gb/remember", { user_id: "eve", text: "Eve." })).status).toBe(200)
         const alpha = ok(yield* get(`${API}/remember-runs?db=alpha`), AdminRunsResponse)
-        expect(alpha.counts).toEqual({ total: 1, queued: 0, started: 0, succeeded: 1, failed: 0 })
+        expect(alpha.counts).toEqual({ total: 1, queued: 0, started: 0, succeeded: 1, failed: 0, cancelled: 0 })
         expect(alpha.runs.map((r) => r.user_id)).toEqual(["eve"])
         const beta = ok(yield* get(`${API}/remember-runs?db=beta`), AdminRunsResponse)
-        expect(beta.counts).toEqual({ total: 2, queued: 0, started: 0, succeeded: 0, failed: 2 })
+        expect(beta.counts).toEqual({ total: 2, queued: 0, started: 0, succeeded: 0, failed: 2, cancelled: 0 })
         expect(beta.runs.map((r) => r.user_id)).toEqual(["dave", "carol"])
         expect(beta.runs[0].stages.extract_graph).toMatchObject({ status: "failed", error: "boom" })
         expect(ok(yield* get(`${API}/datasets?db=alpha`), AdminDatasetsResponse).datasets.map((d) => d.user_id))

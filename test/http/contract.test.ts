@@ -160,7 +160,12 @@ const refused = (status: number) => status === 400 || status === 413
 const SEMANTIC: ReadonlyArray<RegExp> = [
   /^(id or name is required|id and name cannot both be given) \(exactly one of them\)$/,
   /^from must not contain into$/,
-  /^from must be before to$/
+  /^from must be before to$/,
+  // a dataset schema's names and references (docs/SCHEMA.md; DatasetSchema.ts, schemaProblem)
+  /^(entity|edge)_types\[\d+\]\.name repeats an (entity|edge) type /,
+  /^entity_types\[\d+\]\.attributes\[\d+\]\.(name repeats an attribute|type must be \w+, as attribute )/,
+  /^(entity|edge)_types must (not be empty when allow_other_(entity|edge)_types is false|have at most \d+ distinct)/,
+  /^edge_types\[\d+\]\.(source|target)_types\[\d+\] is not an entity type of this schema /
 ]
 const semantic = (res: TestResponse) =>
   res.status === 400 && SEMANTIC.some((rule) => rule.test(String(res.json?.error)))

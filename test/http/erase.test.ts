@@ -9,7 +9,7 @@
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Redacted } from "effect"
+import { Chunk, Effect, Fiber, Layer, Redacted, Stream } from "effect"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -24,7 +24,7 @@ import { Authentication } from "../../src/auth/Authentication.js"
 import { tokenTable } from "../../src/auth/tokens.js"
 import type { AuthToken } from "../../src/config/tables.js"
 import { VectorWriteFailed } from "../../src/domain/Errors.js"
-import { forgetUserMemory, hardDeleteDatasetMemory } from "../../src/operations.js"
+import { exportMemory, forgetUserMemory, hardDeleteDatasetMemory } from "../../src/operations.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { drainOutbox } from "../../src/pipeline/vectors.js"
 import { Database } from "../../src/services/Database.js"
@@ -177,6 +177,7 @@ const ownership = (user: string, datasets: ReadonlyArray<string>) =>
     const where: Record<string, string> = {
       gb_datasets: `user_id = '${user}' AND name IN (${names})`,
       gb_artifacts: `dataset_id IN ${D}`,
+      gb_artifact_metadata: `dataset_id IN ${D}`,
       gb_entities: `dataset_id IN ${D}`,
       gb_edges: `dataset_id IN ${D}`,
       gb_image_artifacts: `dataset_id IN ${D}`,
@@ -635,12 +636,20 @@ describe("erasing with tokens, vectors failing, the library", () => {
       Effect.gen(function*() {
         yield* remember("alice", "Alice Novak lives in Berlin in 2020.", { dataset: "work" })
         yield* remember("alice", "Alice Novak lives in Lisbon in 2021.")
+        // the export's own option beside the scope (it was refused as an unknown field)
+        const berlin = yield* remember("alice", "Alice Novak lives in Berlin in 2022.")
+        const history = yield* exportMemory({ user_id: "alice", include_expired: true })
+        expect(history.format).toBe("json")
+        const text = (yield* Stream.runCollect(history.body)).pipe(Chunk.join(""))
+        expect(JSON.parse(text).edges).toHaveLength(2)
+        expect(JSON.parse(text).include_expired).toBe(true)
+        expect(berlin.invalidated_edges).toHaveLength(1)
         const invalid = yield* Effect.flip(hardDeleteDatasetMemory({ user_id: "alice", dataset: "" }))
         expect(invalid).toMatchObject({ _tag: "InvalidRequest", message: "dataset must not be empty" })
         const work = yield* hardDeleteDatasetMemory({ user_id: "alice", dataset: "work" })
         expect(work).toMatchObject({ dataset: "work", deleted: { datasets: 1, artifacts: 1, runs: 1 } })
         const user = yield* forgetUserMemory({ user_id: "alice" })
-        expect(user).toMatchObject({ user_id: "alice", deleted: { datasets: 1, artifacts: 1, runs: 1 } })
+        expect(user).toMatchObject({ user_id: "alice", deleted: { datasets: 1, artifacts: 2, runs: 2 } })
         expect(yield* Effect.flip(forgetUserMemory({ user_id: "alice" }))).toMatchObject({ _tag: "NotFound" })
       })))
 })

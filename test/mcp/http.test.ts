@@ -75,15 +75,34 @@ forEachDialect((_dialect, makeLayer) => {
           const byName = new Map(tools.map((t) => [t.name, t]))
           const props = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {})
           expect(props("remember")).toEqual(
-            ["user_id", "text", "messages", "dataset", "kind", "reference_time", "session_id", "wait"]
+            [
+              "user_id",
+              "text",
+              "messages",
+              "dataset",
+              "kind",
+              "reference_time",
+              "session_id",
+              "metadata",
+              "instructions",
+              "wait"
+            ]
           )
           expect(props("search")).toEqual(
-            ["user_id", "query", "dataset", "as_of", "known_at", "include_expired", "session_id", "limit"]
+            ["user_id", "query", "dataset", "as_of", "known_at", "include_expired", "session_id", "filters", "limit"]
           )
           expect(props("query")).toEqual(["user_id", "query", "dataset", "as_of", "session_id"])
           expect(props("remember_status")).toEqual(["user_id", "remember_run_id"])
           expect(props("get_entity")).toEqual(["user_id", "name", "id", "dataset", "include_expired"])
-          expect(props("get_context")).toEqual(["user_id", "query", "dataset", "session_id", "as_of", "max_tokens"])
+          expect(props("get_context")).toEqual([
+            "user_id",
+            "query",
+            "dataset",
+            "session_id",
+            "as_of",
+            "filters",
+            "max_tokens"
+          ])
           expect(props("list_datasets")).toEqual(["user_id"])
           expect(props("forget")).toEqual(["user_id", "artifact_id", "dataset"])
           // sized for a model: the list in under 12,000 characters, no output schemas (issue 40)

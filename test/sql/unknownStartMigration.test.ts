@@ -61,6 +61,20 @@ const snapshot = Effect.gen(function*() {
   return out
 })
 
+/** `now`'s rows with only the columns `old` had: a column a later migration adds (0020's) is not this one's doing. */
+const withColumnsOf = (old: Record<string, unknown>, now: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(now).map(([table, rows]) => {
+      const columns = Object.keys((old[table] as Array<Record<string, unknown>>)[0] ?? {})
+      return [
+        table,
+        (rows as Array<Record<string, unknown>>).map((r) =>
+          columns.length === 0 ? r : Object.fromEntries(Object.entries(r).filter(([k]) => columns.includes(k)))
+        )
+      ]
+    })
+  )
+
 /** What the database answers: full text now and as of 2021. */
 const answers = Effect.gen(function*() {
   const search = yield* SearchRepo
@@ -87,7 +101,7 @@ const check = (before: Layer.Layer<SqlClient.SqlClient>, after: Layer.Layer<Stor
       return yield* snapshot
     }).pipe(Effect.provide(before))
     yield* Effect.gen(function*() {
-      expect(yield* snapshot).toEqual(old)
+      expect(withColumnsOf(old, yield* snapshot)).toEqual(old)
       expect(yield* answers).toEqual({ now: [2], then: [1] })
       if (sqlite) yield* expectFullTextConsistent
       expect((yield* nullable).map((r) => ({ id: Number(r.id), valid_at: r.valid_at }))).toEqual([

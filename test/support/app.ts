@@ -242,7 +242,9 @@ export const unavailableReads = (): Layer.Layer<Reads> =>
     factView: READS,
     datasets: READS,
     sessions: READS,
-    deleteDataset: READS
+    deleteDataset: READS,
+    datasetSchema: READS,
+    setDatasetSchema: READS
   })
 
 const FORGET = "forget needs storage, which is not configured on this server"

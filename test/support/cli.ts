@@ -85,8 +85,8 @@ export const runCli = async (
 }
 
 export interface ServerOptions extends CliOptions {
-  /** the SQLite file (default: x.db in a temp directory removed on stop) */
-  readonly db?: string
+  /** the SQLite file (default: x.db in a temp directory removed on stop; null: no --db, the default location) */
+  readonly db?: string | null
   /** more arguments for `serve` */
   readonly args?: ReadonlyArray<string>
   readonly startTimeoutMs?: number
@@ -96,6 +96,7 @@ export interface SpawnedServer {
   /** e.g. http://127.0.0.1:41529 */
   readonly url: string
   readonly version: string
+  /** the --db given (empty when started without one) */
   readonly db: string
   readonly child: ChildProcess
   /** everything the process printed so far (stdout and stderr interleaved) */
@@ -106,14 +107,14 @@ export interface SpawnedServer {
   readonly stop: (graceMs?: number) => Promise<Exited>
 }
 
-const LISTENING = /gligabao (\S+) listening on (http:\/\/\S+)/
+const LISTENING = /gligabao (\S+) listening on (http:\/\/[^\s"]+)/
 
 /** Spawns `gligabao serve --port 0 --db <db>` and waits for its "listening on" line. */
 export const startServer = (options: ServerOptions = {}): Promise<SpawnedServer> => {
   const dir = tempDir()
-  const db = options.db ?? join(dir.path, "x.db")
+  const db = options.db === null ? "" : options.db ?? join(dir.path, "x.db")
   const child = spawnCli(
-    ["serve", "--port", "0", "--db", db, ...(options.args ?? [])],
+    ["serve", "--port", "0", ...(db === "" ? [] : ["--db", db]), ...(options.args ?? [])],
     options,
     options.cwd ?? dir.path
   )

@@ -24,8 +24,24 @@ interface Fact extends FactState {
 
 const NOW = "2026-01-01T00:00:00.000Z"
 
+/** Who says which stored facts each new fact contradicts: the model, or code (an exclusive relation). */
+export type Contradicting = (
+  newFacts: ReadonlyArray<NewFact>,
+  stored: ReadonlyArray<StoredFact>
+) => ReadonlyArray<{ readonly new: number; readonly existing: ReadonlyArray<number> }>
+
+/** The consistent model: a new fact contradicts every stored fact of another place. */
+const consistentModel: Contradicting = (newFacts, stored) =>
+  newFacts.map((f) => ({
+    new: f.index,
+    existing: stored.filter((s) => s.target_key !== f.target_key).map((s) => s.id)
+  }))
+
 /** The texts remembered in this order; each fact as `target start end`, sorted. */
-export const replay = (texts: ReadonlyArray<ReadonlyArray<Statement>>): Array<string> => {
+export const replay = (
+  texts: ReadonlyArray<ReadonlyArray<Statement>>,
+  contradicting: Contradicting = consistentModel
+): Array<string> => {
   const facts = new Map<number, Fact>()
   const closures: Array<StoredClosure> = []
   let nextId = 1
@@ -52,10 +68,7 @@ export const replay = (texts: ReadonlyArray<ReadonlyArray<Statement>>): Array<st
       )
     }))
     const exact = exactRepeats(newFacts, stored)
-    const contradictions = newFacts.filter((f) => !exact.has(f.index)).map((f) => ({
-      new: f.index,
-      existing: stored.filter((s) => s.target_key !== f.target_key).map((s) => s.id)
-    }))
+    const contradictions = contradicting(newFacts.filter((f) => !exact.has(f.index)), stored)
     const plan = planReconciliation({ newFacts, stored, exact, duplicates: [], contradictions, now: NOW })
     const idOf = new Map<number, number>()
     for (const p of plan.facts) {

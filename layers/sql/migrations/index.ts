@@ -16,6 +16,8 @@ import unknownStart from "./0014_unknown_start.js"
 import sharedFullText from "./0015_shared_full_text.js"
 import ownFullText from "./0016_own_full_text.js"
 import entityWords from "./0017_entity_words.js"
+import datasetSchema from "./0020_dataset_schema.js"
+import artifactMetadata from "./0021_artifact_metadata.js"
 
 export const migrations = {
   "0001_init": init,
@@ -34,5 +36,7 @@ export const migrations = {
   "0014_unknown_start": unknownStart,
   "0015_shared_full_text": sharedFullText,
   "0016_own_full_text": ownFullText,
-  "0017_entity_words": entityWords
+  "0017_entity_words": entityWords,
+  "0020_dataset_schema": datasetSchema,
+  "0021_artifact_metadata": artifactMetadata
 }

@@ -57,7 +57,21 @@ export const make = Effect.gen(function*() {
     sql<DatasetRow>`SELECT id, user_id, name, created_at, deleted_at FROM gb_datasets
       WHERE deleted_at IS NULL ORDER BY id`.pipe(Effect.orDie)
 
-  return DatasetsRepo.of({ find, getOrCreate, list, listLive, softDelete })
+  const findWithSchema = (userId: string, name: string) =>
+    sql<DatasetRow & { readonly schema: string | null }>`SELECT id, user_id, name, created_at, deleted_at, schema
+      FROM gb_datasets WHERE user_id = ${userId} AND name = ${name} AND deleted_at IS NULL`.pipe(
+      Effect.map((rows) => Option.fromNullable(rows[0])),
+      Effect.orDie
+    )
+
+  const setSchema = (userId: string, name: string, schema: string | null, now: string) =>
+    Effect.gen(function*() {
+      const dataset = yield* getOrCreate(userId, name, now)
+      yield* sql`UPDATE gb_datasets SET schema = ${schema} WHERE id = ${dataset.id}`.pipe(Effect.orDie)
+      return dataset
+    })
+
+  return DatasetsRepo.of({ find, findWithSchema, getOrCreate, list, listLive, setSchema, softDelete })
 })
 
 export const DatasetsRepoLive: Layer.Layer<DatasetsRepo, never, SqlClient.SqlClient> = Layer.effect(DatasetsRepo, make)

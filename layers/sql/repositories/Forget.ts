@@ -225,8 +225,9 @@ const make = Effect.gen(function*() {
       for (const chunk of chunksOf(unique(from))) {
         yield* sql`UPDATE gb_edges SET source_id = ${into}, embedded_at = NULL WHERE source_id IN ${sql.in(chunk)}`
         yield* sql`UPDATE gb_edges SET target_id = ${into}, embedded_at = NULL WHERE target_id IN ${sql.in(chunk)}`
-        yield* sql`INSERT INTO gb_entity_artifacts (entity_id, artifact_id, name, description)
-          SELECT ${into}, artifact_id, name, description FROM gb_entity_artifacts WHERE entity_id IN ${sql.in(chunk)}
+        yield* sql`INSERT INTO gb_entity_artifacts (entity_id, artifact_id, name, description, attributes)
+          SELECT ${into}, artifact_id, name, description, attributes FROM gb_entity_artifacts
+          WHERE entity_id IN ${sql.in(chunk)}
           ON CONFLICT DO NOTHING`
         yield* sql`INSERT INTO gb_entity_sessions (entity_id, session_id)
           SELECT ${into}, session_id FROM gb_entity_sessions WHERE entity_id IN ${sql.in(chunk)} ON CONFLICT DO NOTHING`
@@ -252,32 +253,47 @@ const make = Effect.gen(function*() {
   const entities = (ids: ReadonlyArray<number>, forgotten: ReadonlyArray<number>) =>
     Effect.gen(function*() {
       const rows = yield* inChunks(ids, (chunk) =>
-        sql<{ id: number; name: string; description: string; embedded_at: string | null; fact_ends: number }>`SELECT
-          id, name, description, embedded_at,
+        sql<
+          {
+            id: number
+            name: string
+            description: string
+            embedded_at: string | null
+            fact_ends: number
+            attributes: string | null
+          }
+        >`SELECT
+          id, name, description, embedded_at, attributes,
           (SELECT COUNT(*) FROM gb_edges WHERE source_id = gb_entities.id)
             + (SELECT COUNT(*) FROM gb_edges WHERE target_id = gb_entities.id) AS fact_ends
           FROM gb_entities WHERE id IN ${sql.in(chunk)}`)
       const links = yield* inChunks(ids, (chunk) =>
-        sql<{ entity_id: number; artifact_id: number; name: string | null; description: string | null }>`SELECT
-          ea.entity_id, ea.artifact_id, ea.name, ea.description
+        sql<
+          {
+            entity_id: number
+            artifact_id: number
+            name: string | null
+            description: string | null
+            attributes: string | null
+          }
+        >`SELECT
+          ea.entity_id, ea.artifact_id, ea.name, ea.description, ea.attributes
           FROM gb_entity_artifacts ea JOIN gb_artifacts a ON a.id = ea.artifact_id
           WHERE ea.entity_id IN ${sql.in(chunk)} ORDER BY a.created_at, a.id`)
       const gone = new Set(forgotten)
-      const remaining = links.filter((l) =>
-        !gone.has(Number(l.artifact_id))
-      )
+      const remaining = links.filter((l) => !gone.has(Number(l.artifact_id)))
       return rows.map((r): ForgetEntity => ({
         id: Number(r.id),
         name: r.name,
         description: r.description,
         embedded: r.embedded_at !== null,
-        statements: remaining.filter((l) =>
-          Number(l.entity_id) === Number(r.id)
-        ).map((l) => ({
+        statements: remaining.filter((l) => Number(l.entity_id) === Number(r.id)).map((l) => ({
           name: l.name,
-          description: l.description
+          description: l.description,
+          attributes: l.attributes
         })),
-        fact_ends: Number(r.fact_ends)
+        fact_ends: Number(r.fact_ends),
+        attributes: r.attributes
       }))
     }).pipe(Effect.orDie)
 

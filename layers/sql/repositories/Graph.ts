@@ -2,9 +2,11 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Layer, Option } from "effect"
+import { metadataRows } from "../../../src/domain/Metadata.js"
 import type { ArtifactRow, EdgeRow, EdgeWithNames, EntityRow } from "../../../src/domain/Rows.js"
 import {
   type EdgeClose,
+  type EdgeEnd,
   type EdgeRestart,
   type EdgeState,
   type EdgeTriple,
@@ -18,7 +20,7 @@ import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
 
 const ARTIFACT_COLUMNS =
   "id, dataset_id, kind, text, parent_id, session_id, valid_at, created_at, inference_id, query, metadata"
-const ENTITY_COLUMNS = "id, dataset_id, name, name_key, type, description, model_id, created_at"
+const ENTITY_COLUMNS = "id, dataset_id, name, name_key, type, description, model_id, created_at, attributes"
 const EDGE_COLUMNS =
   "id, dataset_id, source_id, target_id, relation, description, valid_at, invalid_at, created_at, expired_at, artifact_id, model_id"
 const EDGE_WITH_NAMES_COLUMNS = `${EDGE_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")},
@@ -40,7 +42,8 @@ const newestFirst = (a: EdgeRow, b: EdgeRow) =>
 /**
  * One INSERT per chunk must not see the same (name_key, type) twice (PostgreSQL rejects an
  * upsert that touches a row twice), so repeats within a call are merged first: the first
- * spelling and model win, the last non-empty description wins, as sequential upserts would.
+ * spelling, model and attributes win, the last non-empty description wins, as sequential
+ * upserts would (an upsert never changes the attributes of a stored entity: setEntityAttributes).
  */
 const mergeRepeats = (entities: ReadonlyArray<EntityUpsert>): Array<EntityUpsert> => {
   const merged = new Map<string, EntityUpsert>()
@@ -75,6 +78,15 @@ export const make = Effect.gen(function*() {
       })
     } RETURNING ${sql.literal(ARTIFACT_COLUMNS)}`.pipe(
       Effect.map((rows) => decodeArtifact(rows[0]!)),
+      // the caller's metadata, key by key, for the read filters (search/filters.ts)
+      Effect.tap((row) => {
+        const keys = metadataRows(row.metadata)
+        return keys.length === 0 ?
+          Effect.void :
+          sql`INSERT INTO gb_artifact_metadata ${
+            sql.insert(keys.map((k) => ({ artifact_id: row.id, dataset_id: row.dataset_id, ...k })))
+          }`
+      }),
       Effect.orDie
     )
 
@@ -111,7 +123,8 @@ export const make = Effect.gen(function*() {
             description: e.description,
             model_id: e.model_id,
             created_at: e.created_at,
-            updated_at: e.created_at
+            updated_at: e.created_at,
+            attributes: e.attributes ?? null
           }))
         )
       }
@@ -303,6 +316,30 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /**
+   * newest first per (end, relation), each a walk of its (source_id | target_id, created_at) index
+   * that stops at `limit`; the entity ids are the dataset's (no dataset condition: it would let a
+   * planner without statistics prefer the triple index, which scans the dataset for a target)
+   */
+  const loadEdgesByEnds = (_datasetId: number, ends: ReadonlyArray<EdgeEnd>, limit: number) =>
+    Effect.forEach(
+      [...new Map(ends.map((e) => [JSON.stringify([e.side, e.entity_id, e.relation]), e] as const)).values()],
+      ({ entity_id: entityId, relation, side }) =>
+        sql<{ id: number }>`SELECT e.id FROM gb_edges e
+          WHERE e.${sql.literal(side === "source" ? "source_id" : "target_id")} = ${entityId}
+            AND e.relation = ${relation}
+          ORDER BY e.created_at DESC, e.id DESC LIMIT ${limit}`
+    ).pipe(
+      Effect.flatMap((found) => getEdges(unique(found.flat().map((r) => Number(r.id))))),
+      Effect.map((rows) => [...rows].sort(newestFirst)),
+      Effect.orDie
+    )
+
+  const setEntityAttributes = (rows: ReadonlyArray<{ readonly id: number; readonly attributes: string | null }>) =>
+    Effect.forEach(rows, (r) => sql`UPDATE gb_entities SET attributes = ${r.attributes} WHERE id = ${r.id}`, {
+      discard: true
+    }).pipe(Effect.orDie)
+
   const link = (table: string, rows: ReadonlyArray<Record<string, unknown>>) =>
     Effect.forEach(
       chunksOf(rows),
@@ -342,6 +379,8 @@ export const make = Effect.gen(function*() {
     loadCandidateEdgesByNameKeys,
     loadCandidateEdgesByEntityIds,
     loadEdgesByTriples,
+    loadEdgesByEnds,
+    setEntityAttributes,
     restartEdges,
     statedEnds,
     linkEntityStatements: (artifactId, rows) =>

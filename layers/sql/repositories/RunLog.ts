@@ -19,6 +19,7 @@ import {
   RunRemoved
 } from "../../../src/services/RunLogRepo.js"
 import { chunksOf, decodeJson, encodeJson, unique } from "./internal.js"
+import { makeCancels } from "./runLog/cancel.js"
 import { makeStageLog } from "./runLog/stages.js"
 
 const RUN_COLUMNS = `id, pipeline, user_id, dataset, dataset_id, artifact_id, status, error, params, queued_at,
@@ -71,6 +72,13 @@ const byPipelineOrder = (a: RunStageRow, b: RunStageRow) =>
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const { addInference, close, drop, flush, flushAll, setProgress, stageFinished, stageStarted } = makeStageLog(sql)
+  const { cancel, cancelQueued, cancelledAmong } = makeCancels(
+    sql,
+    (runId) =>
+      sql<RunRecord>`SELECT ${sql.literal(RUN_COLUMNS)} FROM gb_remember_runs WHERE id = ${runId}`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : decodeRun(rows[0]))
+      )
+  )
 
   const create = (run: NewRun) =>
     sql<RunRecord>`INSERT INTO gb_remember_runs ${
@@ -280,7 +288,8 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  // the run's held stage events go first; then the run is done with its buffer (and the queue)
+  // the run's held stage events go first; then the run is done with its buffer (and the queue).
+  // A cancelled run stays cancelled: it was never taken, so nothing of it may finish it.
   const finish = (runId: number, f: RunFinish) =>
     Effect.zipRight(
       close(runId),
@@ -289,7 +298,7 @@ export const make = Effect.gen(function*() {
           status = ${f.status}, error = ${f.error}, dataset_id = ${f.dataset_id}, artifact_id = ${f.artifact_id},
           finished_at = ${f.finished_at}, duration_ms = ${Math.round(f.duration_ms)},
           response = ${encodeJson(f.response)}, error_tag = ${f.error_tag ?? null}
-        WHERE id = ${runId}`,
+        WHERE id = ${runId} AND status <> 'cancelled'`,
         sql`DELETE FROM gb_remember_queue WHERE run_id = ${runId}`
       )).pipe(Effect.asVoid, Effect.orDie)
     )
@@ -355,7 +364,8 @@ export const make = Effect.gen(function*() {
         COALESCE(SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END), 0) AS queued,
         COALESCE(SUM(CASE WHEN status = 'started' THEN 1 ELSE 0 END), 0) AS started,
         COALESCE(SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
-        COALESCE(SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0) AS failed
+        COALESCE(SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0) AS failed,
+        COALESCE(SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END), 0) AS cancelled
       FROM gb_remember_runs`.pipe(
       Effect.map((rows) => rows[0]!),
       Effect.orDie
@@ -423,7 +433,10 @@ export const make = Effect.gen(function*() {
     counts,
     heartbeat,
     failOrphaned,
-    failQueued
+    failQueued,
+    cancel,
+    cancelQueued,
+    cancelledAmong
   })
 })
 

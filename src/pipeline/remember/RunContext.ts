@@ -3,6 +3,7 @@
  * something the later ones need (the first store creates the dataset) returns it, and the
  * program passes the next stages a new context.
  */
+import type { DatasetSchema } from "../../domain/DatasetSchema.js"
 import type { RememberRequest } from "../../domain/Remember.js"
 import type { ComplexityClassifier } from "../../services/ComplexityClassifier.js"
 import type { Database } from "../../services/Database.js"
@@ -60,6 +61,8 @@ export interface RunContext {
   readonly cache: VectorCache
   /** the dataset as far as the run knows it: null until the first store creates a new one */
   readonly datasetId: number | null
+  /** the dataset's schema as the run read it when it started (docs/SCHEMA.md); EMPTY_SCHEMA: none */
+  readonly schema: DatasetSchema
 }
 
 /** The context once the run has stored into dataset `datasetId`. */

@@ -12,6 +12,7 @@
  * a dataset while an earlier one is stored (remember.lookahead); the rest runs in order.
  */
 import { Clock, Effect, Option, type Scope } from "effect"
+import { EMPTY_SCHEMA, storedSchemaOf } from "../../domain/DatasetSchema.js"
 import { InternalFailure, type InvalidRequest, type RememberError, ServiceUnavailable } from "../../domain/Errors.js"
 import { transcriptOf } from "../../domain/Messages.js"
 import type { RememberRequest } from "../../domain/Remember.js"
@@ -83,11 +84,14 @@ const checkRequest = Effect.fnUntraced(function*(deps: RememberServices, request
   if (refusal !== undefined) return yield* refusal
 })
 
-/** The run's context: its recorder, reference time, and the dataset if it exists already. */
+/**
+ * The run's context: its recorder, reference time, and the dataset if it exists already, with
+ * its schema, read once here (a schema set later applies to later runs: docs/SCHEMA.md).
+ */
 const openRun = Effect.fn("remember.open_run")(
   function*(deps: RememberServices, runId: number, request: RememberRequest, observer: RunObserver | undefined) {
     const recorder = makeRunRecorder(deps.runLog, runId, observer, { dataset: request.dataset })
-    const existing = yield* deps.datasets.find(request.user_id, request.dataset)
+    const existing = yield* deps.datasets.findWithSchema(request.user_id, request.dataset)
     return {
       deps,
       runId,
@@ -96,7 +100,8 @@ const openRun = Effect.fn("remember.open_run")(
       recorder,
       cache: vectorCache(),
       // a new dataset is created by the first unit's transaction; the stores after it see it
-      datasetId: Option.match(existing, { onNone: () => null, onSome: (d) => d.id })
+      datasetId: Option.match(existing, { onNone: () => null, onSome: (d) => d.id }),
+      schema: Option.match(existing, { onNone: () => EMPTY_SCHEMA, onSome: (d) => storedSchemaOf(d.schema) })
     } satisfies RunContext
   }
 )
@@ -162,13 +167,14 @@ const chunkText = Effect.fn("remember.chunk_text")(function*(ctx: RunContext, te
     kind: "chunk",
     chunk,
     parentId: null,
-    metadata: {
+    // a chunk carries its document's metadata too: a fact's supporting text is the chunk
+    metadata: withCallerMetadata(request, {
       index: chunk.index,
       tokens: chunk.tokens,
       overlap_tokens: chunk.overlap_tokens,
       start_offset: chunk.start_offset,
       end_offset: chunk.end_offset
-    }
+    })
   }))
   return { chunked: true, units, skipped, document: resumed?.document ?? null } satisfies TextUnits
 })
@@ -192,9 +198,21 @@ const resumePoint = Effect.fnUntraced(function*(ctx: RunContext, chunks: number)
   return { skipped: storedChunks, document: document.value }
 })
 
-/** A conversation's artifact keeps its messages' structure: who, when, and where in the transcript. */
+/**
+ * The remembered artifact's metadata: the caller's (`metadata`, src/domain/Metadata.ts), and a
+ * conversation's messages' structure (who, when, and where in the transcript).
+ */
 const conversationMetadata = (request: RememberRequest): Record<string, unknown> | null =>
-  request.messages === undefined ? null : { messages: transcriptOf(request.messages, request.user_id).places }
+  withCallerMetadata(
+    request,
+    request.messages === undefined ? null : { messages: transcriptOf(request.messages, request.user_id).places }
+  )
+
+/** `own` (gligabao's keys) with the caller's metadata beside it; null when neither has any. */
+const withCallerMetadata = (
+  request: RememberRequest,
+  own: Record<string, unknown> | null
+): Record<string, unknown> | null => request.metadata === undefined ? own : { ...request.metadata, ...own }
 
 /** Where a unit goes: a chunk under the document, which the first chunk's store writes. */
 const placed = (request: RememberRequest, text: TextUnits, unit: Unit, stored: ReadonlyArray<StoredUnit>): Unit => {

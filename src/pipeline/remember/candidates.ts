@@ -3,7 +3,9 @@
  * the new facts may repeat or contradict (spec: Candidate facts; contracts section 2).
  */
 import { Effect } from "effect"
+import type { ExclusiveSide } from "../../domain/DatasetSchema.js"
 import type { EdgeWithNames, EntityRow } from "../../domain/Rows.js"
+import { exclusiveRelations } from "../../kernel/datasetSchema.js"
 import { fuseRanksOf } from "../../kernel/fusion.js"
 import {
   entityKey,
@@ -12,7 +14,7 @@ import {
   type NormalizedGraph,
   resolveEndpoint
 } from "../../kernel/normalize.js"
-import type { EdgeState, EdgeTriple } from "../../services/GraphRepo.js"
+import type { EdgeEnd, EdgeState, EdgeTriple } from "../../services/GraphRepo.js"
 import type { VectorCache } from "./embed.js"
 import { embedContext, type RunContext } from "./RunContext.js"
 import { findSimilarEntities, NO_SIMILAR, type SimilarEntities } from "./similar.js"
@@ -65,6 +67,8 @@ export interface Candidates {
   readonly resolved: ReadonlyArray<ResolvedFact>
   /** entities created for endpoints no entity names (type `other`) */
   readonly endpointEntities: ReadonlyArray<NormalizedEntity>
+  /** the dataset schema's exclusive relations (docs/SCHEMA.md): reconciled in code, not by the model */
+  readonly exclusive?: ReadonlyMap<string, ExclusiveSide> | undefined
 }
 
 const unique = <A>(xs: Iterable<A>): Array<A> => [...new Set(xs)]
@@ -130,6 +134,11 @@ export interface CandidateSources {
       triples: ReadonlyArray<EdgeTriple>
     ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     readonly getEdges: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
+    readonly loadEdgesByEnds: (
+      d: number,
+      ends: ReadonlyArray<EdgeEnd>,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EdgeWithNames>>
     readonly statedEnds: (
       ids: ReadonlyArray<number>
     ) => Effect.Effect<ReadonlyArray<{ readonly edge_id: number; readonly stated_end: string | null }>>
@@ -140,6 +149,8 @@ export interface CandidateSources {
    * and stored fact ids close in meaning to the new facts' descriptions
    */
   readonly similar?: ((datasetId: number, graph: NormalizedGraph) => Effect.Effect<SimilarEntities>) | undefined
+  /** the exclusive relations of the dataset's schema (none without one) */
+  readonly exclusive?: ReadonlyMap<string, ExclusiveSide> | undefined
 }
 
 const newestFirst = (a: EdgeWithNames, b: EdgeWithNames) =>
@@ -154,6 +165,7 @@ export const findCandidates = (
     const endpointKeys = unique(graph.edges.flatMap((e) => [e.source_key, e.target_key]))
     const allKeys = unique([...graph.entities.map((e) => e.name_key), ...endpointKeys])
     // A dataset that does not exist yet has no entities and no candidates.
+    const exclusive = deps.exclusive === undefined || deps.exclusive.size === 0 ? {} : { exclusive: deps.exclusive }
     if (datasetId === null) {
       return {
         storedEntities: [],
@@ -162,7 +174,8 @@ export const findCandidates = (
         statedEnds: new Map(),
         foundByMeaning: new Set(),
         similarityError: null,
-        ...resolveEndpoints(graph, [])
+        ...resolveEndpoints(graph, []),
+        ...exclusive
       }
     }
     const storedEntities = allKeys.length === 0 ? [] : yield* deps.graph.findEntitiesByNameKeys(datasetId, allKeys)
@@ -200,13 +213,15 @@ export const findCandidates = (
     // under a stream of newer ones about the same people must merge, not be stored twice.
     const endpoints = resolveEndpoints(graph, storedEntities)
     const repeats = yield* loadRepeats(deps, datasetId, endpoints.resolved)
+    // an exclusive relation compares a new fact with the facts of its end and relation, past the cap
+    const sameEnd = yield* loadSameEnd(deps, datasetId, endpoints.resolved)
     // The whole timeline, not only what holds now (contracts section 3): an older state told
     // late is cut to the gap it fits, and an end learned late applies to a fact already closed.
     const closed = endpointKeys.length === 0
       ? []
       : yield* deps.graph.loadCandidateEdgesByNameKeys(datasetId, endpointKeys, deps.maxCandidates, "closed")
     const merged = new Map(capped.map((f) => [f.id, f] as const))
-    for (const f of [...closed, ...repeats]) merged.set(f.id, f)
+    for (const f of [...closed, ...repeats, ...sameEnd]) merged.set(f.id, f)
     const all = [...merged.values()].sort(newestFirst)
     const kept = new Map(all.map((f) => [f.id, foundBy.get(f.id) ?? "name"] as const))
     // repeats are matched against what was said of a fact, not its end as decisions cut it
@@ -221,9 +236,29 @@ export const findCandidates = (
       statedEnds,
       foundByMeaning,
       similarityError: similar.error,
-      ...endpoints
+      ...endpoints,
+      ...exclusive
     }
   })
+
+/**
+ * The facts, live or closed, with the stored end and the relation of a new fact of an exclusive
+ * relation: its source's for per_source, its target's for per_target (docs/SCHEMA.md).
+ */
+const loadSameEnd = (
+  deps: CandidateSources,
+  datasetId: number,
+  resolved: ReadonlyArray<ResolvedFact>
+): Effect.Effect<ReadonlyArray<EdgeWithNames>> => {
+  const ends: Array<EdgeEnd> = []
+  for (const r of resolved) {
+    const side = deps.exclusive?.get(r.edge.relation)
+    const end = side === "per_source" ? r.source : side === "per_target" ? r.target : undefined
+    if (end?.kind !== "stored") continue
+    ends.push({ side: side === "per_source" ? "source" : "target", entity_id: end.id, relation: r.edge.relation })
+  }
+  return ends.length === 0 ? Effect.succeed([]) : deps.graph.loadEdgesByEnds(datasetId, ends, deps.maxCandidates)
+}
 
 /** The facts, live or closed, with the (stored source, stored target, relation) of some new fact. */
 const loadRepeats = (
@@ -271,6 +306,7 @@ export const loadCandidates = Effect.fn("remember.load_candidates")(
     const sources: CandidateSources = {
       graph: deps.graph,
       maxCandidates: deps.settings.maxCandidates,
+      exclusive: exclusiveRelations(ctx.schema),
       similar: deps.embeddings.enabled
         ? (datasetId, g) =>
           findSimilarEntities(

@@ -3,12 +3,13 @@ import { Effect, Either } from "effect"
 import { LlmFailed } from "../../domain/Errors.js"
 import { speakerOf } from "../../domain/Messages.js"
 import type { ModelStage, ReasoningLevel, ReasoningStage } from "../../domain/Stages.js"
+import { withinSchema } from "../../kernel/datasetSchema.js"
 import { type NormalizedGraph, normalizeExtraction } from "../../kernel/normalize.js"
 import { callLlm, type RecordedResponse } from "../ModelCalls.js"
 import {
   buildExtractGraphPrompt,
-  EXTRACT_GRAPH_ANSWER,
   EXTRACT_GRAPH_MAX_TOKENS,
+  extractGraphAnswerFor,
   parseExtractGraph,
   type Speaker
 } from "../prompts/extractGraph.js"
@@ -36,8 +37,14 @@ const speakersOf = (request: RunContext["request"]): ReadonlyArray<Speaker> | un
 }
 
 const extract = Effect.fnUntraced(function*(ctx: RunContext, text: string) {
-  const { request, referenceTime } = ctx
-  const prompt = buildExtractGraphPrompt({ referenceTime, text, speakers: speakersOf(request) })
+  const { request, referenceTime, schema } = ctx
+  const prompt = buildExtractGraphPrompt({
+    referenceTime,
+    text,
+    speakers: speakersOf(request),
+    schema,
+    instructions: request.instructions
+  })
   const response = yield* callLlm(callContext(ctx, "extract_graph"), {
     stage: "extract_graph",
     model: request.models.extract_graph,
@@ -45,16 +52,17 @@ const extract = Effect.fnUntraced(function*(ctx: RunContext, text: string) {
     system: prompt.system,
     messages: [{ role: "user", content: prompt.user }],
     maxTokens: EXTRACT_GRAPH_MAX_TOKENS,
-    answerSchema: EXTRACT_GRAPH_ANSWER
+    answerSchema: extractGraphAnswerFor(schema)
   })
-  const parsed = parseExtractGraph(response.text, referenceTime)
+  const parsed = parseExtractGraph(response.text, referenceTime, schema)
   if (Either.isLeft(parsed)) {
     return yield* new LlmFailed({
       message: `extract_graph: unusable answer from the model: ${parsed.left}`,
       stage: "extract_graph"
     })
   }
-  return { graph: normalizeExtraction(parsed.right), response } satisfies Extraction
+  // a schema that allows no other types or relations drops what is not of its own
+  return { graph: withinSchema(normalizeExtraction(parsed.right), schema), response } satisfies Extraction
 })
 
 export const extractGraph = Effect.fn("remember.extract_graph")(function*(ctx: RunContext, text: string) {

@@ -1,10 +1,12 @@
 /**
  * Stage resolve_edges: what happens to each new fact against the candidates load_candidates
- * found (spec: Candidate facts; contracts section 3): exact repeats in code, the rest by the model.
+ * found (spec: Candidate facts; contracts section 3): exact repeats and the facts of a dataset
+ * schema's exclusive relations in code (docs/SCHEMA.md), the rest by the model.
  */
 import { Effect, Either } from "effect"
 import { LlmFailed, type LlmUnavailable } from "../../domain/Errors.js"
 import type { EdgeWithNames } from "../../domain/Rows.js"
+import { exclusiveContradictions } from "../../kernel/datasetSchema.js"
 import {
   exactRepeats,
   type NewFact,
@@ -88,16 +90,21 @@ export const rankForPrompt = (
 }
 
 /**
- * What the model is asked about: the new facts that are not exact repeats and share an entity
- * with some stored candidate other than those repeats (a fact about none of them can neither
- * repeat nor contradict one; when a candidate was found by similarity, whose alias is not
- * known by name, every such fact is; so is a fact whose description found a candidate by its
- * meaning), and those candidates.
+ * What the model is asked about: the new facts that are not exact repeats, not of an exclusive
+ * relation (code decides those: `decided`), and share an entity with some stored candidate other
+ * than those repeats (a fact about none of them can neither repeat nor contradict one; when a
+ * candidate was found by similarity, whose alias is not known by name, every such fact is; so is
+ * a fact whose description found a candidate by its meaning), and those candidates.
  */
 const forModel = (candidates: Candidates) => {
   const newFacts = toNewFacts(candidates.resolved)
   const stored = toStoredFacts(candidates.facts, candidates.statedEnds)
   const exact = exactRepeats(newFacts, stored)
+  const decided = exclusiveContradictions(
+    newFacts.filter((f) => !exact.has(f.index)),
+    stored,
+    candidates.exclusive ?? new Map()
+  )
   // a stored fact with a new fact's triple is settled in code: the same fact told again, or the
   // same fact in another period ("lives in Berlin again"), never a contradiction or a paraphrase
   const tripleOf = (f: NewFact | StoredFact) => JSON.stringify([f.source_key, f.target_key, f.relation])
@@ -108,24 +115,30 @@ const forModel = (candidates: Candidates) => {
   const storedKeys = new Set(others.flatMap((f) => [keyById.get(f.source_id), keyById.get(f.target_id)]))
   const bySimilarity = others.some((f) => foundVia(candidates.foundBy.get(f.id), "similar"))
   const open = newFacts.filter((f) => {
-    if (exact.has(f.index)) return false
+    if (exact.has(f.index) || decided.decided.has(f.index)) return false
     const edge = candidates.resolved[f.index]!.edge
     return bySimilarity || candidates.foundByMeaning.has(f.index) || storedKeys.has(edge.source_key) ||
       storedKeys.has(edge.target_key)
   })
-  return { newFacts, exact, exactIds, open: others.length === 0 ? [] : open }
+  return { newFacts, exact, exactIds, decided, open: others.length === 0 ? [] : open }
 }
 
-/** Exact repeats in code; the model only when some new fact can be compared with a stored fact. */
+/**
+ * Exact repeats and exclusive relations in code; the model only when some other new fact can be
+ * compared with a stored fact.
+ */
 export const needsModel = (candidates: Candidates): boolean => forModel(candidates).open.length > 0
 
-/** The plan for the new facts; `ctx` null: exact repeats only, the model is not asked. */
+/**
+ * The plan for the new facts; `ctx` null: the model is not asked (exact repeats and the
+ * exclusive relations' contradictions, which code decides, are all there is).
+ */
 export const resolveFacts = (
   ctx: CallContext | null,
   input: { readonly candidates: Candidates; readonly referenceTime: string; readonly now: string } & ModelChoice
 ): Effect.Effect<Resolution, LlmFailed | LlmUnavailable> =>
   Effect.gen(function*() {
-    const { newFacts, exact, exactIds, open } = forModel(input.candidates)
+    const { newFacts, exact, exactIds, decided, open } = forModel(input.candidates)
     let duplicates: ReadonlyArray<{ readonly new: number; readonly existing: number }> = []
     let contradictions: ReadonlyArray<{ readonly new: number; readonly existing: ReadonlyArray<number> }> = []
     let ignored: ReadonlyArray<string> = []
@@ -188,11 +201,20 @@ export const resolveFacts = (
       if (ignored.length > 0) yield* Effect.logWarning("resolve_edges: ignored parts of the answer", { ignored })
     }
     const shownIds = new Set(shown.map((f) => f.id))
+    const comparedInCode = new Set(decided.contradictions.flatMap((c) => c.existing))
     const stored = toStoredFacts(
-      input.candidates.facts.filter((f) => exactIds.has(f.id) || shownIds.has(f.id)),
+      input.candidates.facts.filter((f) => exactIds.has(f.id) || shownIds.has(f.id) || comparedInCode.has(f.id)),
       input.candidates.statedEnds
     )
-    const plan = planReconciliation({ newFacts, stored, exact, duplicates, contradictions, now: input.now })
+    const plan = planReconciliation({
+      newFacts,
+      stored,
+      exact,
+      duplicates,
+      // the model's, and those of the exclusive relations, which code decided
+      contradictions: [...decided.contradictions, ...contradictions],
+      now: input.now
+    })
     return { plan, calledModel, ignored }
   })
 

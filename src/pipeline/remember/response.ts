@@ -1,15 +1,20 @@
 /** The response of a remember, from what its stores returned (seed: Response). */
 import type { EdgeOut, EntityOut, RememberOutcome } from "../../domain/Responses.js"
 import type { ArtifactRow, EdgeWithNames, EntityRow } from "../../domain/Rows.js"
+import { decodeAttributes } from "../../kernel/datasetSchema.js"
 import type { Stored } from "./store.js"
 import type { StoredUnit } from "./unit.js"
 
-export const entityOut = (e: EntityRow): EntityOut => ({
-  id: e.id,
-  name: e.name,
-  type: e.type,
-  description: e.description
-})
+export const entityOut = (e: EntityRow): EntityOut => {
+  const attributes = decodeAttributes(e.attributes)
+  return {
+    id: e.id,
+    name: e.name,
+    type: e.type,
+    description: e.description,
+    ...(attributes === undefined ? {} : { attributes })
+  }
+}
 
 /** An edge in its stored state; invalid_at and expired_at are omitted while null (seed: Response). */
 export const edgeOut = (e: EdgeWithNames): EdgeOut => ({

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type { VectorWriteFailed } from "../../domain/Errors.js"
 import type { ArtifactRow, DatasetRow, EdgeWithNames, EntityRow } from "../../domain/Rows.js"
 import type { ArtifactKind } from "../../domain/Stages.js"
+import { decodeAttributes, encodeAttributes, foldAttributes } from "../../kernel/datasetSchema.js"
 import { entityKey, type NormalizedEntity } from "../../kernel/normalize.js"
 import type { ReconciliationPlan } from "../../kernel/temporal.js"
 import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
@@ -69,6 +70,28 @@ export interface Stored {
   readonly embeddedSummaries: number
 }
 
+/**
+ * The attributes a text stated of entities already stored: each key takes the value this text
+ * stated (foldAttributes), as a forget reading the statements again in order gives. An upsert
+ * writes a new entity's own and leaves a stored one's, so the rows it returned are patched.
+ */
+const restateAttributes = (
+  graph: GraphRepo["Type"],
+  rows: ReadonlyArray<EntityRow>,
+  stated: ReadonlyMap<string, NormalizedEntity>
+): Effect.Effect<ReadonlyArray<EntityRow>> => {
+  const changed: Array<{ readonly id: number; readonly attributes: string | null }> = []
+  const out = rows.map((row) => {
+    const own = stated.get(entityKey(row.name_key, row.type))?.attributes
+    if (own === undefined) return row
+    const attributes = encodeAttributes(foldAttributes([decodeAttributes(row.attributes), own]))
+    if (attributes === (row.attributes ?? null)) return row
+    changed.push({ id: row.id, attributes })
+    return { ...row, attributes }
+  })
+  return changed.length === 0 ? Effect.succeed(rows) : Effect.as(graph.setEntityAttributes(changed), out)
+}
+
 /** Writes a text's rows; the caller holds the transaction. */
 export const writeText = (
   deps: {
@@ -127,10 +150,16 @@ export const writeText = (
       const k = entityKey(e.name_key, e.type)
       if (!toWrite.has(k)) toWrite.set(k, e)
     }
-    const written = yield* graph.upsertEntities(
+    const upserted = yield* graph.upsertEntities(
       dataset.id,
-      [...toWrite.values()].map((e) => ({ ...e, model_id: input.modelId, created_at: input.now }))
+      [...toWrite.values()].map(({ attributes, ...e }) => ({
+        ...e,
+        attributes: encodeAttributes(attributes),
+        model_id: input.modelId,
+        created_at: input.now
+      }))
     )
+    const written = yield* restateAttributes(graph, upserted, toWrite)
     const idByKey = new Map(written.map((row) => [entityKey(row.name_key, row.type), row.id] as const))
     const idOf = (endpoint: Endpoint): number =>
       endpoint.kind === "stored"
@@ -151,7 +180,12 @@ export const writeText = (
       artifact.id,
       [...entityIds].map((id) => {
         const stated = statedBy.get(id)
-        return { entity_id: id, name: stated?.name ?? null, description: stated?.description ?? null }
+        return {
+          entity_id: id,
+          name: stated?.name ?? null,
+          description: stated?.description ?? null,
+          attributes: encodeAttributes(stated?.attributes)
+        }
       })
     )
 

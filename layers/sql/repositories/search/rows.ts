@@ -10,7 +10,7 @@ import type { Neighbour, ReadEntity, ReadFact, ReadFilters, ReadKind } from "../
 import { chunksOf, decodeJson, unique } from "../internal.js"
 import type { ReadFilterSql } from "./filters.js"
 
-const ENTITY_COLUMNS = "id dataset_id name name_key type description model_id created_at".split(" ")
+const ENTITY_COLUMNS = "id dataset_id name name_key type description model_id created_at attributes".split(" ")
 const EDGE_COLUMNS =
   "id dataset_id source_id target_id relation description valid_at invalid_at created_at expired_at artifact_id model_id"
     .split(" ")

@@ -14,6 +14,7 @@ import type {
   ReadEntity,
   ReadFilters
 } from "../../../../src/services/SearchRepo.js"
+import { decodeJson } from "../internal.js"
 import type { makeLinks } from "./links.js"
 import { EDGE_FIELDS } from "./rows.js"
 
@@ -91,23 +92,32 @@ export const makeStory = (
     textChars: number
   ) => {
     const chars = sql.literal(String(Math.max(1, Math.trunc(textChars))))
-    const linked = sql`SELECT a.id, a.kind, a.valid_at, a.created_at, substr(a.text, 1, ${chars}) AS excerpt,
+    const linked =
+      sql`SELECT a.id, a.kind, a.valid_at, a.created_at, substr(a.text, 1, ${chars}) AS excerpt, a.metadata,
         ea.description AS statement_description, ea.valid_at AS statement_valid_at,
         ea.invalid_at AS statement_invalid_at
       FROM gb_edge_artifacts ea JOIN gb_artifacts a ON a.id = ea.artifact_id
       WHERE ea.edge_id = ${fact.id} AND a.dataset_id = ${datasetId}`
     const creator = fact.artifact_id === null ? sql`` : sql`UNION ALL
-      SELECT a.id, a.kind, a.valid_at, a.created_at, substr(a.text, 1, ${chars}) AS excerpt,
+      SELECT a.id, a.kind, a.valid_at, a.created_at, substr(a.text, 1, ${chars}) AS excerpt, a.metadata,
         NULL AS statement_description, NULL AS statement_valid_at, NULL AS statement_invalid_at
       FROM gb_artifacts a
       WHERE a.id = ${fact.artifact_id} AND a.dataset_id = ${datasetId}
         AND NOT EXISTS (SELECT 1 FROM gb_edge_artifacts ea WHERE ea.edge_id = ${fact.id} AND ea.artifact_id = a.id)`
-    return sql<Omit<FactSourceRow, "text"> & { readonly excerpt: string }>`SELECT * FROM (
+    return sql<
+      Omit<FactSourceRow, "text" | "metadata"> & { readonly excerpt: string; readonly metadata: string | null }
+    >`SELECT * FROM (
         ${linked}
         ${creator}
       ) sources
       ORDER BY sources.created_at, sources.id`.pipe(
-      Effect.map((rows) => rows.map(({ excerpt, ...row }): FactSourceRow => ({ ...row, text: excerpt }))),
+      Effect.map((rows) =>
+        rows.map(({ excerpt, metadata, ...row }): FactSourceRow => ({
+          ...row,
+          text: excerpt,
+          metadata: decodeJson<Record<string, unknown>>(metadata)
+        }))
+      ),
       Effect.orDie
     )
   }

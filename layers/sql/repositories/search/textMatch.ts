@@ -80,7 +80,7 @@ export const makeTextMatch = (sql: SqlClient.SqlClient, readFilters: ReadFilterS
    * the request's time unless given, so never the same twice).
    */
   const fallbackKey = (alias: "n" | "e", datasetId: number, f: ReadFilters) =>
-    JSON.stringify([alias, datasetId, f.knownAt, f.includeExpired, f.sessionId, f.kind])
+    JSON.stringify([alias, datasetId, f.knownAt, f.includeExpired, f.sessionId, f.kind, f.conditions ?? null])
 
   /**
    * SQLite: the `ftsCandidatesFor(limit)` best rows of the FTS table alone (`best`, ordered as the
