@@ -78,20 +78,12 @@ const lookUp = (deps: ReadDeps, dataset: DatasetRow, name: string) =>
 
 const isCandidates = (found: NamedEntity | EntityCandidates): found is EntityCandidates => "candidates" in found
 
-/** An entity's aliases, read by its name's words (an entity asked for by id). */
-const aliasesOf = (deps: ReadDeps, dataset: DatasetRow, name: string, id: number) =>
-  Effect.map(
-    deps.search.entitiesNamed(dataset.id, nameWords(name), NAME_MATCHES),
-    (found) => found.find((e) => e.id === id)?.aliases ?? []
-  )
-
 /** The story of one entity of the dataset, by id. */
 const storyOf = (
   deps: ReadDeps,
   dataset: DatasetRow,
   id: number,
-  includeExpired: boolean,
-  aliases: ReadonlyArray<string> | undefined
+  includeExpired: boolean
 ) =>
   Effect.gen(function*() {
     const found = yield* deps.search.entity(dataset.id, { id })
@@ -103,7 +95,7 @@ const storyOf = (
     const [facts, statements, named] = yield* Effect.all([
       deps.search.entityFacts(dataset.id, entity.id, openAt),
       deps.search.entityStatements([entity.id], { asOf: now, knownAt: null }, SUMMARY_STATEMENTS),
-      aliases === undefined ? aliasesOf(deps, dataset, entity.name, entity.id) : Effect.succeed(aliases)
+      Effect.map(deps.search.entityAliases([entity.id]), (aliases) => aliases.get(entity.id) ?? [])
     ], { concurrency: "unbounded" })
     const summary = summaryOf(statements)
     return {
@@ -131,10 +123,10 @@ export const runEntityStory = (
     const problem = entityChoiceProblem(request)
     if (problem !== undefined) return yield* new InvalidRequest({ message: problem })
     const dataset = yield* findDataset(deps, request)
-    if (request.id !== undefined) return yield* storyOf(deps, dataset, request.id, request.include_expired, undefined)
+    if (request.id !== undefined) return yield* storyOf(deps, dataset, request.id, request.include_expired)
     const found = yield* lookUp(deps, dataset, request.name!)
     if (isCandidates(found)) return found
-    return yield* storyOf(deps, dataset, found.id, request.include_expired, found.aliases)
+    return yield* storyOf(deps, dataset, found.id, request.include_expired)
   })
 
 /** The story of the entity of this id (`GET /v1/gb/entities/{id}`): never candidates. */
@@ -144,5 +136,5 @@ export const runEntityStoryById = (
 ): Effect.Effect<EntityStory, EntityStoryError> =>
   Effect.flatMap(
     findDataset(deps, request),
-    (dataset) => storyOf(deps, dataset, request.id, request.include_expired, undefined)
+    (dataset) => storyOf(deps, dataset, request.id, request.include_expired)
   )

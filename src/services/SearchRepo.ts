@@ -283,6 +283,10 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
       words: ReadonlyArray<string>,
       limit: number
     ) => Effect.Effect<ReadonlyArray<NamedEntity>>
+    /** each entity's aliases (NamedEntity.aliases); an entity without any is absent */
+    readonly entityAliases: (
+      entityIds: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>>
     /**
      * what each entity's texts stated of it (non-empty descriptions): the `perEntity` most recently
      * stored statements of each, of texts stored by `knownAt` (null: all) whose reference time is

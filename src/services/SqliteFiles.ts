@@ -13,8 +13,7 @@ export interface SqliteFileInfo {
 }
 
 /**
- * SQLite database files as whole files, for backup and restore (src/backup/backup.ts); the
- * adapter is layers/sql/SqliteFiles.ts.
+ * SQLite database files as whole files, for backup and restore (src/backup/backup.ts).
  */
 export class SqliteFiles extends Context.Tag("gligabao/SqliteFiles")<
   SqliteFiles,

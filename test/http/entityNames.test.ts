@@ -113,6 +113,8 @@ forEachDialect((_dialect, makeLayer) => {
           expect(storyOf(yield* get(`/v1/gb/entities/${story.entity.id}?user_id=alice`)).entity.aliases).toEqual([
             "Bob J."
           ])
+          // a spelling of the same name in other case is no alias
+          expect(storyOf(yield* byName("Alice Smith")).entity.aliases).toBeUndefined()
 
           const forgot = yield* send(HttpClientRequest.del(`/v1/gb/artifacts/${bobJ.artifact_id}?user_id=alice`))
           expect(forgot.status, forgot.text).toBe(200)

@@ -63,9 +63,10 @@ const ANSWERS: Record<keyof typeof NAMES_TEXTS, object> = {
     entities: [entity("Alice Jones", "person", "works at Initech"), entity("Initech", "organization", "a company")],
     edges: [edge("Alice Jones", "works at", "Initech", "Alice Jones works at Initech.")]
   },
+  // Alice Smith in capitals: the same name (key), not an alias
   bobJ: {
-    entities: [entity("Bob J.", "person", "knows Alice Smith"), entity("Alice Smith", "person", "")],
-    edges: [edge("Bob J.", "knows", "Alice Smith", "Bob J. knows Alice Smith.")]
+    entities: [entity("Bob J.", "person", "knows Alice Smith"), entity("ALICE SMITH", "person", "")],
+    edges: [edge("Bob J.", "knows", "ALICE SMITH", "Bob J. knows Alice Smith.")]
   },
   bobJones: {
     entities: [entity("Bob Jones", "person", "works at Acme"), entity("Acme", "organization", "a company")],

@@ -85,6 +85,7 @@ export const make = Effect.gen(function*() {
     entity: story.entity,
     entityFacts: story.entityFacts,
     entitiesNamed: names.entitiesNamed,
+    entityAliases: names.entityAliases,
     entityStatements: names.entityStatements,
     sessions: makeSessions(sql),
     factById: story.factById,

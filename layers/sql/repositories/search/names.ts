@@ -5,6 +5,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { nameKey } from "../../../../src/kernel/normalize.js"
 import type { EntityStatement, NamedEntity } from "../../../../src/services/SearchRepo.js"
 import { chunksOf, unique } from "../internal.js"
 
@@ -12,6 +13,27 @@ import { chunksOf, unique } from "../internal.js"
 const MATCHES_READ = 500
 
 export const makeNames = (sql: SqlClient.SqlClient) => {
+  /**
+   * Each entity's aliases: its statements' spellings under another key than its name's (most
+   * statements spell it as the name does, so those are left out in SQL first), distinct, sorted.
+   */
+  const entityAliases = (entityIds: ReadonlyArray<number>) =>
+    Effect.gen(function*() {
+      const out = new Map<number, Array<string>>()
+      if (entityIds.length === 0) return out
+      const spellings = yield* sql<{ entity_id: number; name: string; entity_name: string }>`SELECT DISTINCT
+          ea.entity_id, ea.name, n.name AS entity_name
+        FROM gb_entity_artifacts ea JOIN gb_entities n ON n.id = ea.entity_id
+        WHERE ea.entity_id IN ${sql.in(unique(entityIds))} AND ea.name IS NOT NULL AND ea.name <> n.name`
+      for (const s of spellings) {
+        if (nameKey(s.name) === nameKey(s.entity_name)) continue
+        const id = Number(s.entity_id)
+        out.set(id, [...(out.get(id) ?? []), s.name])
+      }
+      for (const names of out.values()) names.sort()
+      return out
+    }).pipe(Effect.orDie)
+
   const entitiesNamed = (datasetId: number, words: ReadonlyArray<string>, limit: number) =>
     Effect.gen(function*() {
       const asked = unique(words)
@@ -28,16 +50,13 @@ export const makeNames = (sql: SqlClient.SqlClient) => {
         ORDER BY facts DESC, n.id
         LIMIT ${limit}`
       if (found.length === 0) return []
-      // only the spellings that differ from the name: most statements spell it as the name does
-      const spellings = yield* sql<{ entity_id: number; name: string }>`SELECT DISTINCT ea.entity_id, ea.name
-        FROM gb_entity_artifacts ea JOIN gb_entities n ON n.id = ea.entity_id
-        WHERE ea.entity_id IN ${sql.in(found.map((f) => f.id))} AND ea.name IS NOT NULL AND ea.name <> n.name`
+      const aliases = yield* entityAliases(found.map((f) => Number(f.id)))
       return found.map((f): NamedEntity => ({
         id: Number(f.id),
         name: f.name,
         type: f.type,
         description: f.description,
-        aliases: spellings.filter((s) => Number(s.entity_id) === Number(f.id)).map((s) => s.name).sort(),
+        aliases: aliases.get(Number(f.id)) ?? [],
         facts: Number(f.facts)
       }))
     }).pipe(Effect.orDie)
@@ -64,5 +83,5 @@ export const makeNames = (sql: SqlClient.SqlClient) => {
       Effect.orDie
     )
 
-  return { entitiesNamed, entityStatements }
+  return { entitiesNamed, entityAliases, entityStatements }
 }
