@@ -11,8 +11,17 @@ let ticks: number | undefined
 export const clockTicks = (): number => (ticks ??= Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()))
 
 /** The process's CPU time so far, user and system, all its threads, in ms. */
-export const cpuMs = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+export const cpuMs = (pid: number): number => statCpuMs(`/proc/${pid}/stat`)
+
+/**
+ * The main thread's CPU time so far (/proc/<pid>/task/<pid>/stat), in ms: the rest of the
+ * process's is V8's helper threads (parallel scavenges, concurrent marking), worker threads and
+ * libuv's pool.
+ */
+export const mainThreadCpuMs = (pid: number): number => statCpuMs(`/proc/${pid}/task/${pid}/stat`)
+
+const statCpuMs = (file: string): number => {
+  const stat = readFileSync(file, "utf8")
   // the command name (field 2) is in parentheses and may hold spaces: count fields after it
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   // fields 14 and 15 of proc(5), utime and stime; the list here starts at field 3
@@ -45,6 +54,7 @@ export const probe = async (pid: number, file: string): Promise<ProbeSnapshot> =
 /** What a process did between two readings: CPU ms, statements by text, bytes allocated. */
 export interface Reading {
   readonly cpuMs: number
+  readonly mainCpuMs: number
   readonly wallMs: number
   readonly snapshot: ProbeSnapshot
 }
@@ -53,11 +63,12 @@ export const read = async (pid: number, file: string): Promise<Reading> => {
   // the probe's own work (a file written) happens before the CPU is read, so it counts in the
   // phase before, which it lengthens by a fraction of a millisecond
   const snapshot = await probe(pid, file)
-  return { cpuMs: cpuMs(pid), wallMs: performance.now(), snapshot }
+  return { cpuMs: cpuMs(pid), mainCpuMs: mainThreadCpuMs(pid), wallMs: performance.now(), snapshot }
 }
 
 export interface Delta {
   readonly cpuMs: number
+  readonly mainCpuMs: number
   readonly wallMs: number
   readonly allocatedBytes: number
   readonly statements: number
@@ -72,6 +83,7 @@ export const delta = (from: Reading, to: Reading): Delta => {
     .sort((a, b) => b.calls - a.calls)
   return {
     cpuMs: to.cpuMs - from.cpuMs,
+    mainCpuMs: to.mainCpuMs - from.mainCpuMs,
     wallMs: to.wallMs - from.wallMs,
     allocatedBytes: to.snapshot.allocatedBytes - from.snapshot.allocatedBytes,
     statements: bySql.reduce((sum, s) => sum + s.calls, 0),
