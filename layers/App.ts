@@ -48,7 +48,13 @@ import { SqliteVecFileStoreLive, SqliteVecStoreLive } from "./vectors/SqliteVecS
 /** The database the configuration names: PostgreSQL when database.url is set, else SQLite. */
 export const storageFor = (config: AppConfig) =>
   Option.match(config.database.url, {
-    onNone: () => SqliteLive(config.database.path, { mmapBytes: config.database.mmapSize }),
+    onNone: () =>
+      SqliteLive(config.database.path, {
+        mmapBytes: config.database.mmapSize,
+        // statement spans only where traces go somewhere (issue 39: a statement's span and scope
+        // cost about what its SQL does)
+        statementSpans: Option.isSome(config.telemetry.otlpEndpoint)
+      }),
     onSome: (url) => PgLive(url)
   })
 

@@ -21,6 +21,11 @@ export const isMemory = (filename: string) => filename === ":memory:" || filenam
 export interface SqliteOptions {
   /** PRAGMA mmap_size in bytes; 0 (the default) reads through read calls */
   readonly mmapBytes: number
+  /**
+   * a `sql.execute` span around every statement (the default); the server turns them off when
+   * it exports no traces, since they cost a statement about as much as its SQL (sqliteClient.ts)
+   */
+  readonly statementSpans?: boolean | undefined
 }
 
 const DEFAULT_OPTIONS: SqliteOptions = { mmapBytes: 0 }
@@ -34,7 +39,11 @@ export const SqliteClientLive = (
       if (!isMemory(filename)) {
         yield* Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
       }
-      const client = yield* makeSqliteClient({ filename, disableWAL: isMemory(filename) })
+      const client = yield* makeSqliteClient({
+        filename,
+        disableWAL: isMemory(filename),
+        statementSpans: options.statementSpans
+      })
       // per connection, outside any transaction (foreign_keys is a no-op inside one)
       yield* client`PRAGMA foreign_keys = ON`
       // deleted content is overwritten with zeros, not left in free space and freed pages: always,
@@ -74,7 +83,12 @@ export const SqliteReaderLive = (
     SqlClient.SqlClient,
     Effect.gen(function*() {
       // the writer has put the file in WAL mode; a read-only connection cannot set it
-      const client = yield* makeSqliteClient({ filename, readonly: true, disableWAL: true })
+      const client = yield* makeSqliteClient({
+        filename,
+        readonly: true,
+        disableWAL: true,
+        statementSpans: options.statementSpans
+      })
       yield* client`PRAGMA busy_timeout = 5000`
       if (options.mmapBytes > 0) yield* client.unsafe(`PRAGMA mmap_size = ${Math.floor(options.mmapBytes)}`)
       return client as SqlClient.SqlClient
