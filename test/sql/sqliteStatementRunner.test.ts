@@ -26,7 +26,7 @@ const workload = (sql: SqlClient.SqlClient) =>
     const inserted = yield* sql`INSERT INTO people ${
       sql.insert({ id: 3, name: "Chloé", age: null })
     } RETURNING id, name`
-    yield* sql`UPDATE people SET ${sql.update({ age: 31 }, ["id"])} WHERE id = ${1}`
+    yield* sql`UPDATE people SET ${sql.update({ age: 31 })} WHERE id = ${1}`
     const byIn = yield* sql`SELECT id, name FROM people WHERE ${sql.in("id", [1, 3])} ORDER BY id`
     const byAnd = yield* sql`SELECT name FROM people WHERE ${sql.and([sql`age > ${30}`, sql`name <> ${"Bob"}`])}`
     const fragment = sql`name = ${"Bob"}`

@@ -324,7 +324,10 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
     [
       row("CPU ms per remember, sequential", cpuSeq),
       row("  of which the main thread", (f) => per(f.seq, f.seq.delta.mainCpuMs)),
-      row("  of which other threads (GC helpers, workers)", (f) => per(f.seq, f.seq.delta.cpuMs - f.seq.delta.mainCpuMs)),
+      row(
+        "  of which other threads (GC helpers, workers)",
+        (f) => per(f.seq, f.seq.delta.cpuMs - f.seq.delta.mainCpuMs)
+      ),
       row(`CPU ms per remember, ${DATASETS} clients`, cpuTp),
       row("CPU ms per hybrid search", cpuSearch),
       row("  of which the main thread", (f) => per(f.search, f.search.delta.mainCpuMs)),
