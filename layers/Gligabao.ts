@@ -12,6 +12,7 @@ import { McpSettings } from "../src/mcp/settings.js"
 import {
   cancelQueuedRuns,
   cancelRun,
+  correctMemory,
   datasetSchemaOf,
   datasetsOf,
   deleteDatasetMemory,
@@ -140,5 +141,7 @@ export const Gligabao = {
   /** docs/FORGET.md */
   hardDeleteDataset: hardDeleteDatasetMemory,
   forgetUser: forgetUserMemory,
-  forgetArtifact: forgetArtifactMemory
+  forgetArtifact: forgetArtifactMemory,
+  /** close, reopen, delete_fact, delete_entity or merge, as MCP's `correct` tool (docs/FORGET.md) */
+  correct: correctMemory
 } as const

@@ -75,7 +75,7 @@ export type { FactView as FactRowView } from "./services/SearchRepo.js"
 export * from "./eval/index.js"
 
 export { GligabaoApi } from "./http/Api.js"
-export { type GligabaoClient, makeGligabaoClient } from "./http/client.js"
+export { type EncodedRequest, type GligabaoClient, makeGligabaoClient } from "./http/effectClient.js"
 export { ApiLive, HttpAppLive } from "./http/Http.js"
 export { ReadGroup } from "./http/ReadApi.js"
 

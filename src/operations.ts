@@ -10,8 +10,10 @@ import { batchRequests, RememberBatchRequest, RememberRequest } from "./domain/R
 import type { RememberBatchQueued, RememberBatchResult, RememberSuccess } from "./domain/Responses.js"
 import { CancelQueuedRequest, CancelRunRequest } from "./domain/runView.js"
 import { decodeRequest } from "./domain/Wire.js"
-import { Forgets } from "./forget/Forgets.js"
+import { correctWith } from "./forget/correct.js"
+import { Corrections, Forgets } from "./forget/Forgets.js"
 import { ForgetArtifactRequest, ForgetUserRequest, HardDeleteRequest } from "./forget/requests.js"
+import { CorrectRequest } from "./forget/schemas.js"
 import { RememberManager } from "./pipeline/RememberManager.js"
 import { Reads } from "./query/Reads.js"
 import { ContextRequest, QueryRequest, ReadScope, SearchRequest } from "./query/requests.js"
@@ -196,4 +198,16 @@ export const forgetArtifactMemory = (input: typeof ForgetArtifactRequest.Encoded
   Effect.flatMap(
     decodeForgetArtifact(input),
     (request) => Effect.flatMap(Forgets, (forgets) => forgets.forgetArtifact(request))
+  )
+
+const decodeCorrect = decoded(CorrectRequest)
+
+/**
+ * Correct the memory, one `action` at a time as MCP's `correct` tool does: close, reopen,
+ * delete_fact, delete_entity or merge (the endpoints of docs/FORGET.md, Corrections by hand).
+ */
+export const correctMemory = (input: typeof CorrectRequest.Encoded) =>
+  Effect.flatMap(
+    decodeCorrect(input),
+    (request) => Effect.flatMap(Corrections, (corrections) => correctWith(corrections, request))
   )

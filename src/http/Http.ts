@@ -41,8 +41,10 @@ const withApi = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   layer.pipe(
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAM_LENGTH })),
     Layer.provide(HttpApiBuilder.middleware(jsonErrors)),
-    Layer.provide(AuthenticationMiddlewareLive),
+    // the guard before authentication: a CORS preflight carries no token, and a 401 needs the
+    // CORS headers for a page to read it
     Layer.provide(RequestGuardMiddlewareLive),
+    Layer.provide(AuthenticationMiddlewareLive),
     Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
     Layer.provide(McpRouteLive),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json", additionalPropertiesStrategy: "allow" })),

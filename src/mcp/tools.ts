@@ -6,11 +6,12 @@
  * Independent of the MCP SDK: src/mcp/server.ts serves these over the protocol.
  */
 import { Data, Effect, JSONSchema, Option, Schema, Stream, Struct } from "effect"
-import { type DomainError, InvalidRequest, NotFound } from "../domain/Errors.js"
+import { type DomainError, NotFound } from "../domain/Errors.js"
 import { RememberRequest, RememberRequestFields } from "../domain/Remember.js"
 import { RememberQueued, RememberSuccess } from "../domain/Responses.js"
 import { RememberRun, runView } from "../domain/runView.js"
 import { decodeRequest, documented, IntegerIn, required, UserId } from "../domain/Wire.js"
+import { correctWith } from "../forget/correct.js"
 import type { Corrections, Forgets } from "../forget/Forgets.js"
 import { ForgetArtifactRequest } from "../forget/requests.js"
 import { CorrectRequest, CorrectResponse, ForgetArtifactResponse } from "../forget/schemas.js"
@@ -389,41 +390,9 @@ export const mcpTools = (deps: McpDeps, user: McpUser, defaults: McpDefaults = {
       }, user),
       request: CorrectRequest,
       response: CorrectResponse,
-      run: (request) => correct(deps.corrections, request)
+      run: (request) => correctWith(deps.corrections, request)
     })
   ]
-}
-
-/** One correction program for `correct`'s action; a missing argument is a 400 naming it. */
-const correct = (
-  corrections: Corrections["Type"],
-  request: CorrectRequest
-): Effect.Effect<CorrectResponse, McpFailure> => {
-  const scope = { user_id: request.user_id, dataset: request.dataset }
-  const needs = <A>(value: A | undefined, field: string): Effect.Effect<A, InvalidRequest> =>
-    value === undefined
-      ? Effect.fail(new InvalidRequest({ message: `${field} is required for action ${request.action}` }))
-      : Effect.succeed(value)
-  switch (request.action) {
-    case "close":
-      return Effect.flatMap(needs(request.id, "id"), (id) =>
-        corrections.invalidateFact({
-          ...scope,
-          id,
-          ...(request.invalid_at === undefined ? {} : { invalid_at: request.invalid_at })
-        }))
-    case "reopen":
-      return Effect.flatMap(needs(request.id, "id"), (id) => corrections.reopenFact({ ...scope, id }))
-    case "delete_fact":
-      return Effect.flatMap(needs(request.id, "id"), (id) => corrections.deleteFact({ ...scope, id }))
-    case "delete_entity":
-      return Effect.flatMap(needs(request.id, "id"), (id) => corrections.deleteEntity({ ...scope, id }))
-    case "merge":
-      return Effect.flatMap(
-        Effect.all([needs(request.into, "into"), needs(request.from, "from")]),
-        ([into, from]) => corrections.mergeEntities({ ...scope, into, from })
-      )
-  }
 }
 
 /** The URI template of a dataset's graph (its JSON export, `GET /v1/gb/graph`). */

@@ -10,11 +10,10 @@ import { it as effectIt } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { type LlmScript, ScriptedLlm } from "../../layers/testing/ScriptedLlm.js"
-import { makeGligabaoClient } from "../../src/http/client.js"
+import { makeGligabaoClient } from "../../src/http/effectClient.js"
 import { READ_BODY_LIMIT } from "../../src/http/ReadHandlers.js"
 import { RememberManager } from "../../src/pipeline/RememberManager.js"
 import { NOTHING_KNOWN } from "../../src/query/answer.js"
-import { SearchRequest } from "../../src/query/requests.js"
 import {
   DatasetsResponse,
   DeletedDataset,
@@ -365,16 +364,13 @@ layer(serveTest(worldAppLayer(sqliteLayer(), script)), { excludeTestServices: tr
       const server = yield* HttpServer.HttpServer
       const address = server.address as HttpServer.TcpAddress
       const client = yield* makeGligabaoClient(`http://127.0.0.1:${address.port}`)
-      // the client takes requests as the server decodes them: defaults included
+      // the client takes requests as they go on the wire: the server's defaults left out
       const found = yield* client.read.search({
-        payload: SearchRequest.make({ user_id: "alice", query: "Where does Alice live?", as_of: AS_OF })
+        payload: { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF }
       })
       expect(found.facts[0]!.id).toBe(alice.fact("F2"))
       const answered = yield* client.read.query({
-        payload: {
-          ...SearchRequest.make({ user_id: "alice", query: "Where does Alice live?", as_of: AS_OF }),
-          reasoning: "none"
-        }
+        payload: { user_id: "alice", query: "Where does Alice live?", as_of: AS_OF, reasoning: { query: "none" } }
       })
       expect(answered.citations).toEqual([answered.facts[0]!.id])
       const exported = yield* client.read.graph({

@@ -1,27 +1,34 @@
 /**
- * gligabao as an installed library: `npm pack`, then a fresh project that has only the peer
- * dependencies installs the tarball, type-checks every example of examples/ under `strict` and
- * `exactOptionalPropertyTypes`, and runs the embedding example and the mounted HTTP example
- * against the fake model servers. This is what a new user does, so it needs the npm registry
- * (or npm's cache) and builds better-sqlite3's native module once: several minutes.
+ * gligabao as an installed library, installed as docs/EMBEDDING.md says: `npm pack` (its
+ * package.json without `prepare`), then the Install section's commands exactly as written, with
+ * the tarball for `gligabao` and nothing else pinned, so a new `latest` that breaks them fails
+ * here. One fresh project gets the Effect install: it type-checks every Effect example under
+ * `strict` and `exactOptionalPropertyTypes` and runs them against the fake model server. Another
+ * gets the `--omit=peer` install, has no `effect`, and runs the plain client's and the Vercel AI
+ * SDK's examples against the first project's `gligabao serve`. This is what a new user does, so it
+ * needs the npm registry and builds better-sqlite3's native module once: several minutes.
  */
 import { execFile, spawn } from "node:child_process"
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fakeAnthropic.js"
+import { installCommands, words } from "./installCommands.js"
 
 const run = promisify(execFile)
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"))
 const EXAMPLES = join(ROOT, "examples")
 const MINUTES = 60_000
+/** the examples that need no Effect: run in the project installed with --omit=peer */
+const WITHOUT_EFFECT = ["plain-client.ts", "ai-vercel-tools.ts"]
+/** the examples that need `ai`, which the Effect install does not bring */
+const NEEDS_AI = ["ai-vercel-tools.ts"]
 
 const EXTRACT_MARK = "You extract a knowledge graph"
-
 /** Alice lives in Paris, for any text; every other stage gets an empty answer of its shape. */
 const answer = (request: RecordedRequest): string => {
   const system = JSON.stringify(request.body.system)
@@ -78,47 +85,111 @@ const runExample = (
     })
   })
 
-/** Starts a long-running example and resolves once it says where it listens. */
-const startExample = (project: string, file: string, env: Record<string, string>) =>
+/** Starts a long-running process and resolves once it prints where it listens (`listening`'s group 1). */
+const startListening = (
+  command: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: Record<string, string>,
+  listening: RegExp
+) =>
   new Promise<{ url: string; stop: () => void }>((resolve, reject) => {
-    const child = spawn(join(project, "node_modules", ".bin", "tsx"), [file], {
-      cwd: project,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
-      reject(new Error(`${file} did not start: ${output}`))
+      reject(new Error(`${args.join(" ")} did not start: ${output}`))
     }, 2 * MINUTES)
     const onData = (d: Buffer) => {
       output += d
-      const listening = /Listening on (http:\/\/[\d.:]+)/.exec(output)
-      if (listening !== null) {
+      const found = listening.exec(output)
+      if (found !== null) {
         clearTimeout(timer)
-        resolve({ url: listening[1]!, stop: () => child.kill("SIGTERM") })
+        resolve({ url: found[1]!, stop: () => child.kill("SIGTERM") })
       }
     }
     child.stdout.on("data", onData)
     child.stderr.on("data", onData)
     child.on("exit", (code) => {
       clearTimeout(timer)
-      reject(new Error(`${file} exited with ${code}: ${output}`))
+      reject(new Error(`${args.join(" ")} exited with ${code}: ${output}`))
     })
   })
 
+/** Starts a long-running example and resolves once it says where it listens. */
+const startExample = (project: string, file: string, env: Record<string, string>) =>
+  startListening(join(project, "node_modules", ".bin", "tsx"), [file], project, env, /Listening on (http:\/\/[\d.:]+)/)
+
+/** npm as a user runs it (no audit or funding chatter; the command itself as written). */
+const npm = (cwd: string, args: ReadonlyArray<string>) =>
+  run("npm", [...args], {
+    cwd,
+    env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" },
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 10 * MINUTES
+  })
+
+/** A documented command with the tarball for `gligabao`; the words after `npm`. */
+const withTarball = (command: string, tarball: string): ReadonlyArray<string> =>
+  words(command).slice(1).map((word) => (word === "gligabao" ? tarball : word))
+
+const freshProject = (dir: string, tsconfig: Record<string, unknown>, examples: ReadonlyArray<string>) => {
+  mkdirSync(join(dir, "examples"), { recursive: true })
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "gligabao-user", private: true, type: "module" }, null, 2)
+  )
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        types: ["node"],
+        strict: true,
+        noEmit: true,
+        ...tsconfig
+      },
+      include: ["examples"]
+    })
+  )
+  for (const file of examples) copyFileSync(join(EXAMPLES, file), join(dir, "examples", file))
+}
+
+/** The type checker's complaints about a project's examples ("" when there are none). */
+const typeCheck = (dir: string) =>
+  run(join(dir, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"], { cwd: dir })
+    .then(() => "")
+    .catch((e: { stdout?: string }) => e.stdout ?? String(e))
+
+/** The test tooling, at the versions the project is developed with (not part of what is documented). */
+const TOOLING = ["tsx", "typescript", "@types/node"].map((name) => `${name}@${pkg.devDependencies[name]}`)
+
 describe("the packed library", () => {
-  const project = join(tmpdir(), `gligabao-pack-${process.pid}-${Date.now()}`)
+  const base = join(tmpdir(), `gligabao-pack-${process.pid}-${Date.now()}`)
+  const withEffect = join(base, "with-effect")
+  const withoutEffect = join(base, "without-effect")
+  const examples = readdirSync(EXAMPLES).filter((f) => f.endsWith(".ts"))
   let anthropic: FakeAnthropic
+  let tarball: string
+  let manifestBefore: string
 
   beforeAll(async () => {
-    mkdirSync(project, { recursive: true })
+    mkdirSync(base, { recursive: true })
     anthropic = await startFakeAnthropic({ text: answer })
-  }, MINUTES)
+    manifestBefore = readFileSync(join(ROOT, "package.json"), "utf8")
+    const { stdout: packed } = await run("npm", ["pack", "--json", "--pack-destination", base], {
+      cwd: ROOT,
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 5 * MINUTES
+    })
+    tarball = join(base, JSON.parse(packed.slice(packed.indexOf("[")))[0].filename as string)
+  }, 6 * MINUTES)
 
   afterAll(async () => {
     await anthropic?.close()
-    if (process.env.GLIGABAO_KEEP_PACK_PROJECT === undefined) rmSync(project, { recursive: true, force: true })
+    if (process.env.GLIGABAO_KEEP_PACK_PROJECT === undefined) rmSync(base, { recursive: true, force: true })
   })
 
   it("lists no test, benchmark or script file", async () => {
@@ -130,83 +201,53 @@ describe("the packed library", () => {
     expect(leaked).toEqual([])
     expect(files).toContain("build/dist/layers/entry.js")
     expect(files).toContain("build/dist/layers/entry.d.ts")
+    expect(files).toContain("build/dist/src/ai/index.js")
+    expect(files).toContain("build/dist/src/ai/vercel.js")
     expect(files).toContain("src/admin/ui/index.html")
   }, 2 * MINUTES)
 
-  it("installs into a fresh project, type-checks every example and runs them", async () => {
-    const { stdout: packed } = await run("npm", ["pack", "--json", "--pack-destination", project], {
-      cwd: ROOT,
-      maxBuffer: 64 * 1024 * 1024
-    })
-    const tarball = JSON.parse(packed.slice(packed.indexOf("[")))[0].filename as string
-    const peers: Record<string, string> = pkg.peerDependencies
-    writeFileSync(
-      join(project, "package.json"),
-      JSON.stringify(
-        {
-          name: "gligabao-embedder",
-          private: true,
-          type: "module",
-          dependencies: {
-            gligabao: `file:./${tarball}`,
-            // exactly the peers, at the versions the project is developed with
-            ...Object.fromEntries(Object.keys(peers).map((name) => [name, pkg.devDependencies[name]])),
-            tsx: pkg.devDependencies.tsx,
-            typescript: pkg.devDependencies.typescript,
-            "@types/node": pkg.devDependencies["@types/node"]
-          },
-          allowScripts: { "better-sqlite3": true }
-        },
-        null,
-        2
-      )
-    )
-    writeFileSync(
-      join(project, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "ES2022",
-          module: "NodeNext",
-          moduleResolution: "NodeNext",
-          types: ["node"],
-          strict: true,
-          exactOptionalPropertyTypes: true,
-          noEmit: true
-        },
-        include: ["examples"]
-      })
-    )
-    mkdirSync(join(project, "examples"))
-    for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith(".ts"))) {
-      copyFileSync(join(EXAMPLES, file), join(project, "examples", file))
-    }
+  it("carries no prepare script, and the repository's package.json is as it was", async () => {
+    const { stdout } = await run("tar", ["-xOzf", tarball, "package/package.json"])
+    const packed = JSON.parse(stdout)
+    expect(packed.scripts.prepare).toBeUndefined()
+    expect(packed.scripts.build).toBe(pkg.scripts.build)
+    expect(packed.exports["./ai"]).toEqual(pkg.exports["./ai"])
+    expect(readFileSync(join(ROOT, "package.json"), "utf8")).toBe(manifestBefore)
+    expect(JSON.parse(manifestBefore).scripts.prepare).toBe("scripts/prepare")
+  })
 
-    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
-      cwd: project,
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: 10 * MINUTES
-    })
+  it("installs with Effect as documented, type-checks every Effect example and runs them", async () => {
+    freshProject(withEffect, { exactOptionalPropertyTypes: true }, examples.filter((f) => !NEEDS_AI.includes(f)))
+    const commands = installCommands().filter((c) => !c.includes("--omit=peer"))
+    expect(commands.length).toBeGreaterThanOrEqual(3)
+    for (const command of commands) await npm(withEffect, withTarball(command, tarball))
+    await npm(withEffect, ["install", "--save-dev", ...TOOLING])
+
     // one copy of effect in the app: gligabao's tags and the app's are the same
-    const { stdout: effects } = await run("npm", ["ls", "effect", "--all", "--parseable"], { cwd: project })
+    const { stdout: effects } = await run("npm", ["ls", "effect", "--all", "--parseable"], { cwd: withEffect })
     expect(new Set(effects.trim().split("\n").filter((line) => line.endsWith("/effect"))).size).toBe(1)
-
-    const checked = await run(join(project, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"], { cwd: project })
-      .then(() => "")
-      .catch((e: { stdout?: string }) => e.stdout ?? String(e))
-    expect(checked).toBe("")
+    expect(await typeCheck(withEffect)).toBe("")
 
     const env = {
       ANTHROPIC_API_KEY: "sk-ant-example",
       ANTHROPIC_BASE_URL: anthropic.url,
-      GLIGABAO_EXAMPLE_DB: join(project, "example.db")
+      GLIGABAO_EXAMPLE_DB: join(withEffect, "example.db")
     }
-    const remembered = await runExample(project, "examples/remember-and-search.ts", env)
+    const remembered = await runExample(withEffect, "examples/remember-and-search.ts", env)
     expect(remembered.code, remembered.stderr).toBe(0)
     expect(remembered.stdout).toContain("Alice Smith lives in Paris")
 
-    const served = await startExample(project, "examples/serve-in-your-app.ts", {
+    const agent = await runExample(withEffect, "examples/ai-effect-toolkit.ts", {
       ...env,
-      GLIGABAO_EXAMPLE_DB: join(project, "served.db"),
+      GLIGABAO_EXAMPLE_DB: join(withEffect, "agent.db")
+    })
+    expect(agent.code, agent.stderr).toBe(0)
+    expect(agent.stdout).toContain("remember: stored")
+    expect(agent.stdout).toContain("search: Alice Smith lives in Paris")
+
+    const served = await startExample(withEffect, "examples/serve-in-your-app.ts", {
+      ...env,
+      GLIGABAO_EXAMPLE_DB: join(withEffect, "served.db"),
       PORT: "0"
     })
     try {
@@ -230,6 +271,41 @@ describe("the packed library", () => {
       ])
     } finally {
       served.stop()
+    }
+  }, 20 * MINUTES)
+
+  it("installs without Effect as documented and runs the plain client and the Vercel AI SDK tools", async () => {
+    // the AI SDK's own declarations need @types/json-schema, which it does not depend on, and do
+    // not compile under exactOptionalPropertyTypes: skipped here as most apps skip them (the
+    // client's declarations are checked in the Effect project, which type-checks plain-client.ts)
+    freshProject(withoutEffect, { exactOptionalPropertyTypes: true, skipLibCheck: true }, WITHOUT_EFFECT)
+    const [command, ...more] = installCommands().filter((c) => c.includes("--omit=peer"))
+    expect(more).toEqual([])
+    await npm(withoutEffect, ["install", "--save-dev", "--omit=peer", ...TOOLING])
+    await npm(withoutEffect, withTarball(command!, tarball))
+    expect(existsSync(join(withoutEffect, "node_modules", "gligabao", "package.json"))).toBe(true)
+    expect(existsSync(join(withoutEffect, "node_modules", "effect"))).toBe(false)
+    expect(await typeCheck(withoutEffect)).toBe("")
+
+    // the server is the Effect project's installed `gligabao serve`
+    const server = await startListening(
+      join(withEffect, "node_modules", ".bin", "gligabao"),
+      ["serve", "--port", "0", "--db", join(withoutEffect, "served.db")],
+      withEffect,
+      { ANTHROPIC_API_KEY: "sk-ant-example", ANTHROPIC_BASE_URL: anthropic.url },
+      /listening on (http:\/\/[^\s"]+)/
+    )
+    try {
+      const env = { GLIGABAO_URL: server.url }
+      const plain = await runExample(withoutEffect, "examples/plain-client.ts", env)
+      expect(plain.code, plain.stderr).toBe(0)
+      expect(plain.stdout).toContain("Alice Smith lives in Paris")
+      const vercel = await runExample(withoutEffect, "examples/ai-vercel-tools.ts", env)
+      expect(vercel.code, vercel.stderr).toBe(0)
+      expect(vercel.stdout).toContain("remember: stored")
+      expect(vercel.stdout).toContain("search: Alice Smith lives in Paris")
+    } finally {
+      server.stop()
     }
   }, 15 * MINUTES)
 })
