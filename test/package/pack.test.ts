@@ -63,10 +63,11 @@ const packedFiles = async (): Promise<ReadonlyArray<string>> => {
 const runExample = (
   project: string,
   file: string,
-  env: Record<string, string>
+  env: Record<string, string>,
+  runtime: readonly [string, ...Array<string>] = [join(project, "node_modules", ".bin", "tsx")]
 ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(join(project, "node_modules", ".bin", "tsx"), [file], {
+    const child = spawn(runtime[0], [...runtime.slice(1), file], {
       cwd: project,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"]
@@ -164,6 +165,27 @@ const typeCheck = (dir: string) =>
     .catch((e: { stdout?: string }) => e.stdout ?? String(e))
 
 /** The test tooling, at the versions the project is developed with (not part of what is documented). */
+/** Bun and Deno as their npm packages publish them for this machine (Linux x64 only). */
+const RUNTIMES = { bun: "@oven/bun-linux-x64@1.4.4", deno: "@deno/linux-x64-glibc@2.9.6" }
+
+/** Bun's and Deno's commands to run a TypeScript file, installed under `base`. */
+const otherRuntimes = async (base: string): Promise<ReadonlyArray<readonly [string, ...Array<string>]>> => {
+  if (process.platform !== "linux" || process.arch !== "x64") {
+    console.warn(
+      `SKIPPED: the plain client on Bun and Deno (their packages here are for Linux x64, not ${process.arch})`
+    )
+    return []
+  }
+  const tools = join(base, "runtimes")
+  mkdirSync(tools, { recursive: true })
+  await npm(tools, ["install", "--no-save", "--prefix", tools, RUNTIMES.bun, RUNTIMES.deno])
+  const modules = join(tools, "node_modules")
+  return [
+    [join(modules, "@oven", "bun-linux-x64", "bin", "bun")],
+    [join(modules, "@deno", "linux-x64-glibc", "deno"), "run", "--allow-net", "--allow-env", "--allow-read"]
+  ]
+}
+
 const TOOLING = ["tsx", "typescript", "@types/node"].map((name) => `${name}@${pkg.devDependencies[name]}`)
 
 describe("the packed library", () => {
@@ -300,6 +322,16 @@ describe("the packed library", () => {
       const plain = await runExample(withoutEffect, "examples/plain-client.ts", env)
       expect(plain.code, plain.stderr).toBe(0)
       expect(plain.stdout).toContain("Alice Smith lives in Paris")
+      // the same script on Bun and Deno, which run TypeScript and resolve `gligabao/client`
+      // from node_modules themselves (their binaries from the npm registry, outside the project)
+      for (const runtime of await otherRuntimes(base)) {
+        // no update check (no network but the registry) and Deno's cache beside the project
+        const quiet = { ...env, DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(base, "deno-cache") }
+        const other = await runExample(withoutEffect, "examples/plain-client.ts", quiet, runtime)
+        expect(other.code, `${runtime[0]}: ${other.stderr}`).toBe(0)
+        expect(other.stdout).toContain("Alice Smith lives in Paris")
+        expect(other.stdout).toMatch(/^400: query/m)
+      }
       const vercel = await runExample(withoutEffect, "examples/ai-vercel-tools.ts", env)
       expect(vercel.code, vercel.stderr).toBe(0)
       expect(vercel.stdout).toContain("remember: stored")
