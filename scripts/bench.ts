@@ -1,7 +1,7 @@
 /**
  * scripts/bench: the performance bar of issue 12 (BENCHMARKS.md describes it).
  *
- *   scripts/bench [--quick] [--only NAME[,NAME]] [--profile] [--trace-sql] [--dims N] [--entry FILE] [--keep]
+ *   scripts/bench [--quick] [--only NAME[,NAME]] [--profile] [--trace-sql] [--dims N] [--entry FILE] [--keep] [--pg]
  *
  * Starts fake model servers in this process (Anthropic Messages and OpenAI embeddings, latency
  * per call, usage counted with the project's tokenizer) and, per scenario and configuration, a
@@ -18,7 +18,9 @@
  * `--trace-sql` counts and times every SQL statement of every server into build/bench/sql/
  * (scripts/benchmarks/sqlTrace.cjs). Both slow the server: their runs' timings are not figures.
  * `--entry FILE` runs another CLI than bin/gligabao.js (which runs the compiled build when it
- * is current, else the sources through tsx), to compare.
+ * is current, else the sources through tsx), to compare. `--pg` runs the cpu scenario on a
+ * throwaway PostgreSQL cluster (initdb and pg_ctl on loopback, a database per side) and adds its
+ * backends' CPU; the other scenarios ignore it and run on SQLite.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -56,9 +58,10 @@ type Name = keyof typeof SCENARIOS
 
 const argv = process.argv.slice(2)
 const USAGE =
-  `usage: scripts/bench [--quick] [--only NAME[,NAME]] [--profile] [--trace-sql] [--dims N] [--entry FILE] [--keep]
-scenarios: ${Object.keys(SCENARIOS).join(", ")} (all by default; BENCHMARKS.md describes them and their bars)`
-const SWITCHES = ["--quick", "--profile", "--trace-sql", "--keep"]
+  `usage: scripts/bench [--quick] [--only NAME[,NAME]] [--profile] [--trace-sql] [--dims N] [--entry FILE] [--keep] [--pg]
+scenarios: ${Object.keys(SCENARIOS).join(", ")} (all by default; BENCHMARKS.md describes them and their bars)
+--pg: the cpu scenario on a throwaway PostgreSQL cluster (initdb and pg_ctl on PATH or in /usr/lib/postgresql); the other scenarios ignore it`
+const SWITCHES = ["--quick", "--profile", "--trace-sql", "--keep", "--pg"]
 const WITH_VALUE = ["--only", "--dims", "--entry"]
 if (argv.includes("--help") || argv.includes("-h")) {
   console.log(USAGE)
@@ -109,6 +112,7 @@ const main = async () => {
     profileDir: argv.includes("--profile") ? join(outDir, "profiles", stamp) : undefined,
     entry: value("--entry"),
     sqlTraceDir: argv.includes("--trace-sql") ? join(outDir, "sql", stamp) : undefined,
+    pg: argv.includes("--pg"),
     pool: quick ? new Map() : undefined,
     log: (message) =>
       process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${message}\n`)
@@ -144,7 +148,9 @@ const main = async () => {
   const seconds = (performance.now() - t0) / 1000
   const m = machine()
   const header = [
-    `gligabao bench${quick ? " --quick" : ""}, ${started.toISOString()}, ${seconds.toFixed(0)} s`,
+    `gligabao bench${quick ? " --quick" : ""}${ctx.pg ? " --pg" : ""}, ${started.toISOString()}, ${
+      seconds.toFixed(0)
+    } s`,
     `machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, Node ${m.node}; load average ${
       atStart.load_average.join(" ")
     } at the start, ${m.load_average.join(" ")} at the end`,
@@ -156,6 +162,7 @@ const main = async () => {
     started_at: started.toISOString(),
     seconds,
     quick,
+    pg: ctx.pg,
     scenarios: only,
     scenario_seconds: durations,
     machine: { ...m, load_average_at_start: atStart.load_average },

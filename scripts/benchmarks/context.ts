@@ -87,6 +87,8 @@ export interface Context {
   readonly entry: string | undefined
   /** where SQL traces go, when --trace-sql */
   readonly sqlTraceDir: string | undefined
+  /** --pg: the scenarios that support it (cpu) run on a throwaway PostgreSQL cluster */
+  readonly pg: boolean
   readonly log: (message: string) => void
   /**
    * --quick: one server per configuration shared by the scenarios that need no seeded file

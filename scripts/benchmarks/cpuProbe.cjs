@@ -5,7 +5,9 @@
  *
  * - `statements`: better-sqlite3 statements executed (run, get, all, iterate and Database#exec),
  *   counted by SQL text; only counted, not timed, so that the CPU measured beside it stays the
- *   server's own (a Map lookup per statement);
+ *   server's own (a Map lookup per statement). With $GLIGABAO_BENCH_PROBE_PG set (the cpu
+ *   scenario on PostgreSQL), node-postgres' Client#query calls too: each is one statement sent
+ *   to the server (a pool's query, a cursor, BEGIN and COMMIT included), counted by its text;
  * - `allocatedBytes`: bytes allocated on the main thread's V8 heap, from v8.GCProfiler: what each
  *   collection freed (used heap before it minus after it) plus the growth of the used heap since
  *   the start. Worker threads (gligabao's vector reader) have heaps of their own, not counted.
@@ -46,6 +48,16 @@ if (isMainThread && out !== undefined) {
   Database.prototype.exec = function(sql) {
     count(sql)
     return exec.call(this, sql)
+  }
+  if (process.env.GLIGABAO_BENCH_PROBE_PG !== undefined) {
+    // the copy every importer gets (pg's ES module entry re-exports this CommonJS one)
+    const { Client } = require("pg")
+    const query = Client.prototype.query
+    Client.prototype.query = function(config, ...rest) {
+      const text = typeof config === "string" ? config : config?.text
+      if (typeof text === "string") count(text)
+      return query.call(this, config, ...rest)
+    }
   }
 
   const usedAtStart = v8.getHeapStatistics().used_heap_size

@@ -22,6 +22,7 @@ export const CONFIGS = {
 export type ConfigName = keyof typeof CONFIGS
 
 export interface ServerOptions {
+  /** a SQLite file, or a PostgreSQL URL (`postgres://...`, passed as DATABASE_URL) */
   readonly db: string
   readonly fakes: Fakes
   readonly config: ConfigName
@@ -65,7 +66,11 @@ export const serverNodeFlags = (): ReadonlyArray<string> =>
  * variables (to try a setting: GLIGABAO_DATABASE_MMAP_SIZE=1073741824 scripts/bench --only
  * search), the fake model servers, the configuration's variables, the node options to try.
  */
-export const childEnv = (options: Omit<ServerOptions, "db" | "profileDir" | "entry">): Record<string, string> => {
+export const isPgUrl = (db: string | undefined) => db?.startsWith("postgres://") === true
+
+export const childEnv = (
+  options: Omit<ServerOptions, "db" | "profileDir" | "entry"> & { readonly db?: string }
+): Record<string, string> => {
   const passed = Object.fromEntries(
     Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("GLIGABAO_") && e[1] !== undefined)
   )
@@ -96,7 +101,9 @@ export const childEnv = (options: Omit<ServerOptions, "db" | "profileDir" | "ent
   if (options.probeFile !== undefined) {
     nodeOptions.push(`--require ${join(ROOT, "scripts", "benchmarks", "cpuProbe.cjs")}`)
     env.GLIGABAO_BENCH_PROBE = options.probeFile
+    if (isPgUrl(options.db)) env.GLIGABAO_BENCH_PROBE_PG = "1"
   }
+  if (options.db !== undefined && isPgUrl(options.db)) env.DATABASE_URL = options.db
   const joined = nodeOptions.filter((o) => o.trim() !== "").join(" ")
   if (joined !== "") env.NODE_OPTIONS = joined
   return env
@@ -125,8 +132,7 @@ export const startServer = (options: ServerOptions): Promise<Server> =>
       "serve",
       "--port",
       "0",
-      "--db",
-      options.db
+      ...(isPgUrl(options.db) ? [] : ["--db", options.db])
     ], {
       cwd: ROOT,
       env,

@@ -3,7 +3,8 @@
  * starts `gligabao serve`: the same node flags and environment (SERVER_NODE_FLAGS, MALLOC_ARENA_MAX),
  * the same probe preload when asked. The server is one self-contained file, transpiled here
  * with TypeScript's transpileModule into build/bench/plain/ and run by plain node, so that no
- * loader or compiler sits in its memory or its CPU.
+ * loader or compiler sits in its memory or its CPU. With a PostgreSQL URL it runs the PostgreSQL
+ * one (plain/pgServer.ts) on that database instead.
  */
 import { spawn } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -25,6 +26,7 @@ import { ROOT, serverEnv, serverNodeFlags } from "../server.js"
 
 export interface PlainServer {
   readonly url: string
+  /** its SQLite file or PostgreSQL URL */
   readonly db: string
   readonly pid: number
   readonly stop: () => Promise<void>
@@ -53,34 +55,38 @@ const writePrompts = (file: string) => {
 }
 
 /** The server as an ES module of plain JavaScript (its imports are packages and node:). */
-const transpile = (): string => {
+const transpile = (name: "server" | "pgServer"): string => {
   const dir = join(ROOT, "build", "bench", "plain")
   mkdirSync(dir, { recursive: true })
-  const source = readFileSync(join(import.meta.dirname, "server.ts"), "utf8")
+  const source = readFileSync(join(import.meta.dirname, `${name}.ts`), "utf8")
   const { outputText } = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true }
   })
-  const file = join(dir, "server.mjs")
+  const file = join(dir, `${name}.mjs`)
   writeFileSync(file, outputText)
   return file
 }
 
 export const startPlain = (options: {
+  /** a SQLite file, or a PostgreSQL URL (`postgres://...`) */
   readonly db: string
   readonly fakes: Fakes
   readonly dims: number
+  /** where the prompts go (default: next to the SQLite file) */
+  readonly promptsFile?: string | undefined
   /** the probe's JSON file (cpuProbe.cjs), or none */
   readonly probeFile?: string | undefined
 }): Promise<PlainServer> =>
   new Promise((resolve, reject) => {
-    const entry = transpile()
-    const prompts = `${options.db}.prompts.json`
+    const postgres = options.db.startsWith("postgres://")
+    const entry = transpile(postgres ? "pgServer" : "server")
+    const prompts = options.promptsFile ?? `${options.db}.prompts.json`
     writePrompts(prompts)
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "/tmp",
       ...serverEnv(),
-      PLAIN_DB: options.db,
+      ...(postgres ? { PLAIN_DATABASE_URL: options.db } : { PLAIN_DB: options.db }),
       PLAIN_ANTHROPIC_URL: options.fakes.anthropicUrl,
       PLAIN_OPENAI_URL: options.fakes.openAiUrl,
       PLAIN_DIMS: String(options.dims),
@@ -89,6 +95,7 @@ export const startPlain = (options: {
     if (options.probeFile !== undefined) {
       env.NODE_OPTIONS = `--require ${join(ROOT, "scripts", "benchmarks", "cpuProbe.cjs")}`
       env.GLIGABAO_BENCH_PROBE = options.probeFile
+      if (postgres) env.GLIGABAO_BENCH_PROBE_PG = "1"
     }
     const child = spawn(process.execPath, [...serverNodeFlags(), entry], {
       cwd: ROOT,

@@ -15,12 +15,18 @@
  * operations (every thread of the process; clock ticks from `getconf CLK_TCK`); statements per
  * operation and bytes allocated on the main thread's V8 heap (the probe); remembers per second;
  * the peak resident set (VmHWM). Then both graphs are compared dataset by dataset.
+ *
+ * `--pg`: the same on PostgreSQL (issue 39, item 4): a throwaway cluster, a database for each
+ * side (gligabao through DATABASE_URL, the plain one is plain/pgServer.ts), and the CPU of the
+ * cluster's processes over each phase beside the server's (pgCluster.ts). The phases alternate,
+ * so the cluster works for one side at a time; backends are attributed by their database.
  */
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import type { Context } from "../context.js"
 import { openReadonly } from "../db.js"
 import type { ModelCall } from "../fakes.js"
+import { clusterDelta, type ClusterReading, type CpuCluster, startCpuCluster, withPg } from "../pgCluster.js"
 import { startPlain } from "../plain/start.js"
 import { clockTicks, type Delta, delta, read } from "../probe.js"
 import { count, fmt, ratio, stats } from "../report.js"
@@ -28,6 +34,8 @@ import { hwmMiB, MB, request, ROOT, startServer } from "../server.js"
 import { people } from "../texts.js"
 
 const SCENARIO = "cpu"
+/** the report's scenario name: the PostgreSQL run's bars and figures apart from SQLite's */
+const scenarioOf = (ctx: Context) => (ctx.pg ? "cpu-pg" : SCENARIO)
 const DATASETS = 8
 const CAST = people(16, 39)
 /** remembers per second with 8 clients at 0 ms models before issue 39's work (its own run) */
@@ -42,7 +50,10 @@ const fact = (j: number) => {
 interface Target {
   readonly name: "gligabao" | "plain"
   readonly pid: number
+  /** a SQLite file, or with --pg its database's URL */
   readonly db: string
+  /** with --pg: the cluster, and this side's database in it */
+  readonly pg?: { readonly cluster: CpuCluster; readonly database: string } | undefined
   readonly probeFile: string
   readonly remember: (dataset: number, text: string) => Promise<number>
   readonly search: (dataset: number, query: string) => Promise<{ ms: number; facts: number }>
@@ -73,17 +84,28 @@ interface Phase {
   readonly calls: ReadonlyArray<ModelCall>
   /** CPU ms of this process (the fake models, the clients) meanwhile: what both servers share */
   readonly benchCpuMs: number
+  /** with --pg: CPU ms of this side's backends, and of the whole cluster, over the phase */
+  readonly pgCpu?: { readonly backends: number; readonly cluster: number } | undefined
 }
 
 const measure = async (ctx: Context, t: Target, ops: number, f: () => Promise<ReadonlyArray<number>>) => {
   const from = await read(t.pid, t.probeFile)
+  const pg0: ClusterReading | undefined = t.pg?.cluster.read()
   const t0 = performance.now()
   const bench0 = process.cpuUsage()
   const wall = await f()
   const bench = process.cpuUsage(bench0)
   const calls = ctx.fakes.between(t0, performance.now())
+  const pg = t.pg === undefined ? undefined : clusterDelta(pg0!, t.pg.cluster.read())
   const to = await read(t.pid, t.probeFile)
-  return { ops, delta: delta(from, to), wall, calls, benchCpuMs: (bench.user + bench.system) / 1000 } satisfies Phase
+  return {
+    ops,
+    delta: delta(from, to),
+    wall,
+    calls,
+    benchCpuMs: (bench.user + bench.system) / 1000,
+    pgCpu: pg === undefined ? undefined : { backends: pg.byDatabase[t.pg!.database] ?? 0, cluster: pg.total }
+  } satisfies Phase
 }
 
 const sequential = (ctx: Context, t: Target, n: number) =>
@@ -125,6 +147,7 @@ const byShape = (bySql: Delta["bySql"]) => {
   for (const { calls, sql } of bySql) {
     const shape = sql.replace(/\s+/g, " ")
       .replace(/\?(?:\s*,\s*\?)+/g, "?, …")
+      .replace(/\$\d+(?:\s*,\s*\$\d+)+/g, () => "$n, …")
       .replace(/(\((?:[^()]|\([^()]*\))*\))(?:\s*,\s*\1)+/g, "$1, …")
       .replace(/\b(gb_fts_[a-z]+)_\d+\b/g, "$1_N")
     shapes.set(shape, (shapes.get(shape) ?? 0) + calls)
@@ -147,36 +170,44 @@ const serverForm = (ctx: Context): string => {
 }
 
 /** Each dataset's entities (name, type) and live facts (source, relation, target), sorted. */
-const graphs = (t: Target): Array<string> => {
-  const db = openReadonly(t.db)
+const graphs = async (t: Target): Promise<Array<string>> => {
   const [entities, facts, datasets] = t.name === "gligabao"
     ? ["gb_entities", "gb_edges", "gb_datasets"]
     : ["entities", "facts", "datasets"]
+  const queries = [
+    `SELECT e.name, e.type FROM ${entities} e JOIN ${datasets} d ON d.id = e.dataset_id
+     WHERE d.name = ? ORDER BY 1, 2`,
+    `SELECT s.name AS source, f.relation, t.name AS target FROM ${facts} f
+     JOIN ${entities} s ON s.id = f.source_id JOIN ${entities} t ON t.id = f.target_id
+     JOIN ${datasets} d ON d.id = f.dataset_id WHERE d.name = ? AND f.expired_at IS NULL ORDER BY 1, 2, 3`
+  ] as const
+  const each = async (rows: (sql: string, dataset: string) => Promise<Array<unknown>>) => {
+    const out: Array<string> = []
+    for (let d = 0; d < DATASETS; d++) {
+      const [e, f] = [await rows(queries[0], `cpu-${d}`), await rows(queries[1], `cpu-${d}`)]
+      out.push(JSON.stringify({ entities: e, facts: f }))
+    }
+    return out
+  }
+  // (the cluster sorts text bytewise, as SQLite does: it was made with --locale=C)
+  if (t.pg !== undefined) {
+    return withPg(t.db, (client) => each(async (sql, d) => (await client.query(sql.replace("?", "$1"), [d])).rows))
+  }
+  const db = openReadonly(t.db)
   try {
-    return Array.from({ length: DATASETS }, (_, d) =>
-      JSON.stringify({
-        entities: db.prepare(
-          `SELECT e.name, e.type FROM ${entities} e JOIN ${datasets} d ON d.id = e.dataset_id
-           WHERE d.name = ? ORDER BY 1, 2`
-        ).all(`cpu-${d}`),
-        facts: db.prepare(
-          `SELECT s.name AS source, f.relation, t.name AS target FROM ${facts} f
-           JOIN ${entities} s ON s.id = f.source_id JOIN ${entities} t ON t.id = f.target_id
-           JOIN ${datasets} d ON d.id = f.dataset_id WHERE d.name = ? AND f.expired_at IS NULL ORDER BY 1, 2, 3`
-        ).all(`cpu-${d}`)
-      }))
+    return await each(async (sql, d) => db.prepare(sql).all(d))
   } finally {
     db.close()
   }
 }
 
-const start = async (ctx: Context): Promise<[Target, Target]> => {
+const start = async (ctx: Context, cluster: CpuCluster | undefined): Promise<[Target, Target]> => {
   const body = (dataset: number, field: string, value: string) => ({
     user_id: "bench",
     dataset: `cpu-${dataset}`,
     [field]: value
   })
-  const gDb = join(ctx.dir, "cpu-gligabao.db")
+  const gDb = cluster?.url("cpu_gligabao") ?? join(ctx.dir, "cpu-gligabao.db")
   const gProbe = join(ctx.dir, "cpu-gligabao.probe.json")
   const g = await startServer({
     db: gDb,
@@ -189,9 +220,15 @@ const start = async (ctx: Context): Promise<[Target, Target]> => {
     sqlTraceFile: ctx.sqlTraceDir === undefined ? undefined : join(ctx.sqlTraceDir, "cpu-gligabao.json"),
     probeFile: gProbe
   })
-  const pDb = join(ctx.dir, "cpu-plain.db")
+  const pDb = cluster?.url("cpu_plain") ?? join(ctx.dir, "cpu-plain.db")
   const pProbe = join(ctx.dir, "cpu-plain.probe.json")
-  const p = await startPlain({ db: pDb, fakes: ctx.fakes, dims: ctx.dims, probeFile: pProbe })
+  const p = await startPlain({
+    db: pDb,
+    fakes: ctx.fakes,
+    dims: ctx.dims,
+    promptsFile: join(ctx.dir, "cpu-plain.prompts.json"),
+    probeFile: pProbe
+  })
   const target = (
     name: Target["name"],
     server: { pid: number; stop: () => Promise<void> },
@@ -203,6 +240,7 @@ const start = async (ctx: Context): Promise<[Target, Target]> => {
     name,
     pid: server.pid,
     db,
+    pg: cluster === undefined ? undefined : { cluster, database: name === "gligabao" ? "cpu_gligabao" : "cpu_plain" },
     probeFile,
     remember: async (d, text) => (await request("POST", rememberUrl, body(d, "text", text))).ms,
     search: async (d, query) => {
@@ -219,9 +257,18 @@ const start = async (ctx: Context): Promise<[Target, Target]> => {
 }
 
 export const cpu = async (ctx: Context) => {
-  const { cpuRemembers, cpuSearches, cpuClientRemembers, warmUp } = ctx.sizes
   ctx.fakes.setLatency(0)
-  const targets = await start(ctx)
+  const cluster = ctx.pg ? await startCpuCluster(["cpu_gligabao", "cpu_plain"]) : undefined
+  try {
+    await run(ctx, cluster)
+  } finally {
+    cluster?.stop()
+  }
+}
+
+const run = async (ctx: Context, cluster: CpuCluster | undefined) => {
+  const { cpuRemembers, cpuSearches, cpuClientRemembers, warmUp } = ctx.sizes
+  const targets = await start(ctx, cluster)
   const figures: Record<string, Figure> = {}
   try {
     // JIT, prepared statements, caches: two texts a dataset (the second makes both model calls)
@@ -245,10 +292,10 @@ export const cpu = async (ctx: Context) => {
   } finally {
     for (const t of targets) await t.stop()
   }
-  const [gGraphs, pGraphs] = targets.map(graphs)
+  const [gGraphs, pGraphs] = await Promise.all(targets.map(graphs))
   const same = gGraphs!.filter((g, d) => g === pGraphs![d]).length
   ctx.report.check(
-    SCENARIO,
+    scenarioOf(ctx),
     "gligabao and the plain implementation store the same graphs",
     same === DATASETS,
     `${same} of ${DATASETS} datasets the same`
@@ -257,10 +304,17 @@ export const cpu = async (ctx: Context) => {
 }
 
 const report = (ctx: Context, g: Figure, p: Figure) => {
+  const SCENARIO = scenarioOf(ctx)
   const per = (phase: Phase, x: number) => x / phase.ops
+  /** with --pg: this side's backends' CPU ms per operation of the phase */
+  const backends = (phase: Phase) => per(phase, phase.pgCpu?.backends ?? NaN)
+  const cluster = (phase: Phase) => per(phase, phase.pgCpu?.cluster ?? NaN)
+  // on PostgreSQL an operation's CPU is the server's and its backends' (the bars judge the sum)
+  const both = (phase: Phase) => per(phase, phase.delta.cpuMs) + (ctx.pg ? backends(phase) : 0)
   const cpuSeq = (f: Figure) => per(f.seq, f.seq.delta.cpuMs)
   const cpuSearch = (f: Figure) => per(f.search, f.search.delta.cpuMs)
   const cpuTp = (f: Figure) => per(f.tp, f.tp.delta.cpuMs)
+  const [judgedSeq, judgedSearch] = [(f: Figure) => both(f.seq), (f: Figure) => both(f.search)]
   const rate = (f: Figure) => f.tp.ops / (f.tp.delta.wallMs / 1000)
   const stmts = (f: Figure) => per(f.seq, f.seq.delta.statements)
   const calls = (f: Figure, kind: ModelCall["kind"]) => f.seq.calls.filter((c) => c.kind === kind).length / f.seq.ops
@@ -273,20 +327,29 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
       ratio: `gligabao ÷ plain ${ratio(pick(g), pick(p))}`,
       ...(bar === undefined ? {} : { bar })
     })
+  const plus = ctx.pg ? " (server + its PostgreSQL backends)" : ""
   side(
-    `CPU ms per remember, sequential`,
-    cpuSeq,
-    ctx.report.bar(SCENARIO, "CPU per remember, gligabao ÷ plain", cpuSeq(g) / cpuSeq(p), "<=", 3, "x")
+    `CPU ms per remember, sequential${plus}`,
+    judgedSeq,
+    ctx.report.bar(SCENARIO, "CPU per remember, gligabao ÷ plain", judgedSeq(g) / judgedSeq(p), "<=", 3, "x")
   )
   side(
-    `CPU ms per hybrid search`,
-    cpuSearch,
-    ctx.report.bar(SCENARIO, "CPU per hybrid search, gligabao ÷ plain", cpuSearch(g) / cpuSearch(p), "<=", 1.5, "x")
+    `CPU ms per hybrid search${plus}`,
+    judgedSearch,
+    ctx.report.bar(
+      SCENARIO,
+      "CPU per hybrid search, gligabao ÷ plain",
+      judgedSearch(g) / judgedSearch(p),
+      "<=",
+      1.5,
+      "x"
+    )
   )
+  // (the throughput bar's "before" figure was measured on SQLite)
   side(
     `remembers/s, ${DATASETS} clients, 0 ms models`,
     rate,
-    ctx.report.bar(
+    ctx.pg ? undefined : ctx.report.bar(
       SCENARIO,
       `remembers/s, ${DATASETS} clients, 0 ms models (3 × ${TODAY_REMEMBERS_PER_SECOND} before issue 39)`,
       rate(g),
@@ -295,8 +358,11 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
       "/s"
     )
   )
+  const statements = ctx.pg
+    ? "SQL statements per remember (queries sent by node-postgres)"
+    : "SQL statements per remember"
   side(
-    "SQL statements per remember",
+    statements,
     stmts,
     ctx.report.bar(SCENARIO, "SQL statements per short remember", stmts(g), "<=", 20, "")
   )
@@ -319,10 +385,14 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
       count(g.tp.ops / DATASETS)
     } remembers, 0 ms models, ${ctx.dims} dimensions; gligabao ran ${
       serverForm(ctx)
-    }; CPU = utime + stime of the server process (all threads) ÷ operations; allocation = the main thread's V8 heap`,
+    }; CPU = utime + stime of the server process (all threads) ÷ operations; allocation = the main thread's V8 heap${
+      ctx.pg
+        ? "; on PostgreSQL (a throwaway local cluster, a database a side): backends = the side's database's backends, cluster = all the cluster's processes over the side's phase"
+        : ""
+    }`,
     ["per operation", "gligabao", "plain", "ratio"],
     [
-      row("CPU ms per remember, sequential", cpuSeq),
+      row(`CPU ms per remember, sequential${ctx.pg ? ", the server process" : ""}`, cpuSeq),
       row("  of which the main thread", (f) => per(f.seq, f.seq.delta.mainCpuMs)),
       row(
         "  of which other threads (GC helpers, workers)",
@@ -331,10 +401,22 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
       row(`CPU ms per remember, ${DATASETS} clients`, cpuTp),
       row("CPU ms per hybrid search", cpuSearch),
       row("  of which the main thread", (f) => per(f.search, f.search.delta.mainCpuMs)),
+      ...(ctx.pg
+        ? [
+          row("PostgreSQL backends' CPU ms per remember, sequential", (f) => backends(f.seq)),
+          row("  server + backends", (f) => both(f.seq)),
+          row("  the whole cluster (background processes too)", (f) => cluster(f.seq)),
+          row(`PostgreSQL backends' CPU ms per remember, ${DATASETS} clients`, (f) => backends(f.tp)),
+          row("  server + backends", (f) => both(f.tp)),
+          row("PostgreSQL backends' CPU ms per hybrid search", (f) => backends(f.search)),
+          row("  server + backends", (f) => both(f.search)),
+          row("  the whole cluster (background processes too)", (f) => cluster(f.search))
+        ]
+        : []),
       row(`remembers/s, ${DATASETS} clients`, rate),
       row("wall ms per remember, p50 (sequential)", (f) => median(f.seq.wall)),
       row("wall ms per search, p50", (f) => median(f.search.wall)),
-      row("SQL statements per remember", stmts),
+      row(statements, stmts),
       row("SQL statements per search (main thread)", (f) => per(f.search, f.search.delta.statements)),
       row("MB allocated per remember", (f) => mb(per(f.seq, f.seq.delta.allocatedBytes))),
       row("MB allocated per search", (f) => mb(per(f.search, f.search.delta.allocatedBytes))),
@@ -364,6 +446,15 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
     cpu_ms_per_remember: cpuSeq(f),
     cpu_ms_per_remember_concurrent: cpuTp(f),
     cpu_ms_per_search: cpuSearch(f),
+    ...(ctx.pg
+      ? {
+        pg_backend_cpu_ms_per_remember: backends(f.seq),
+        pg_backend_cpu_ms_per_remember_concurrent: backends(f.tp),
+        pg_backend_cpu_ms_per_search: backends(f.search),
+        pg_cluster_cpu_ms_per_remember: cluster(f.seq),
+        pg_cluster_cpu_ms_per_search: cluster(f.search)
+      }
+      : {}),
     remembers_per_second: rate(f),
     statements_per_remember: stmts(f),
     allocated_bytes_per_remember: per(f.seq, f.seq.delta.allocatedBytes),
@@ -381,6 +472,7 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
     datasets: DATASETS,
     clock_ticks_per_second: clockTicks(),
     dims: ctx.dims,
+    database: ctx.pg ? "postgres" : "sqlite",
     server: serverForm(ctx),
     gligabao: json(g),
     plain: json(p)
