@@ -217,7 +217,7 @@ export const makeRememberManager = (options: RememberManagerOptions) =>
         Effect.raceFirst(wait, Effect.zipRight(Deferred.await(cancelled), Effect.fail(runCancelled(runId))))
       const takeRun = Effect.gen(function*() {
         if (yield* Ref.get(closing)) return yield* Effect.interrupt
-        const claim = yield* runLog.take(runId, options.instanceId, yield* nowIso)
+        const claim = yield* runLog.take(runId, options.instanceId, yield* nowIso, run.request === undefined)
         if (Option.isNone(claim)) {
           if ((yield* runLog.cancelledAmong([runId])).length > 0) return yield* runCancelled(runId)
           if (!(yield* runLog.exists(runId))) return yield* runRemoved(runId)

@@ -136,12 +136,14 @@ export class RunLogRepo extends Context.Tag("gligabao/RunLogRepo")<
     ) => Effect.Effect<Either.Either<ReadonlyArray<Enqueued>, number>>
     /**
      * a worker takes a queued run: `started`, attempts + 1, owned by `instanceId`; its encoded
-     * request, or None when the run is not queued (taken by another process, or finished)
+     * request (read unless `withRequest` is false: the process that queued it holds it), or None when
+     * the run is not queued (taken by another process, or finished)
      */
     readonly take: (
       runId: number,
       instanceId: string,
-      at: string
+      at: string,
+      withRequest?: boolean
     ) => Effect.Effect<Option.Option<{ readonly request: string | null; readonly attempts: number }>>
     /**
      * the run's artifact is stored: its request leaves the queue (called inside the store

@@ -18,6 +18,7 @@ import ownFullText from "./0016_own_full_text.js"
 import entityWords from "./0017_entity_words.js"
 import datasetSchema from "./0020_dataset_schema.js"
 import artifactMetadata from "./0021_artifact_metadata.js"
+import finishedRunsLeaveQueue from "./0022_finished_runs_leave_queue.js"
 
 export const migrations = {
   "0001_init": init,
@@ -38,5 +39,6 @@ export const migrations = {
   "0016_own_full_text": ownFullText,
   "0017_entity_words": entityWords,
   "0020_dataset_schema": datasetSchema,
-  "0021_artifact_metadata": artifactMetadata
+  "0021_artifact_metadata": artifactMetadata,
+  "0022_finished_runs_leave_queue": finishedRunsLeaveQueue
 }

@@ -162,12 +162,13 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const take = (runId: number, instanceId: string, at: string) =>
+  const take = (runId: number, instanceId: string, at: string, withRequest = true) =>
     Effect.gen(function*() {
       const taken = yield* sql<{ attempts: number }>`UPDATE gb_remember_runs
         SET status = 'started', started_at = ${at}, attempts = attempts + 1, instance_id = ${instanceId}
         WHERE id = ${runId} AND status = 'queued' RETURNING attempts`
       if (taken.length === 0) return Option.none()
+      if (!withRequest) return Option.some({ request: null, attempts: Number(taken[0]!.attempts) })
       const queued = yield* sql<{ request: string }>`SELECT request FROM gb_remember_queue WHERE run_id = ${runId}`
       return Option.some({ request: queued[0]?.request ?? null, attempts: Number(taken[0]!.attempts) })
     }).pipe(Effect.orDie)
@@ -183,10 +184,11 @@ export const make = Effect.gen(function*() {
   const mustExist = (runId: number) =>
     Effect.flatMap(exists(runId), (found) => found ? Effect.void : Effect.die(new RunRemoved({ runId })))
 
+  // the queue row references the run (ON DELETE CASCADE): one deleted here proves the run is there
   const committed = (runId: number) =>
-    Effect.zipRight(
-      sql`DELETE FROM gb_remember_queue WHERE run_id = ${runId}`.pipe(Effect.orDie),
-      mustExist(runId)
+    sql`DELETE FROM gb_remember_queue WHERE run_id = ${runId} RETURNING run_id`.pipe(
+      Effect.orDie,
+      Effect.flatMap((rows) => rows.length > 0 ? Effect.void : mustExist(runId))
     )
 
   const recoverOrphaned = (instanceId: string, staleBefore: string, maxAttempts: number, error: string, at: string) =>
@@ -288,19 +290,17 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  // the run's held stage events go first; then the run is done with its buffer (and the queue).
+  // the run's held stage events go first; then the run is done with its buffer, and its queue
+  // row goes with the status (a trigger: a finished run holds no request, migration 0022).
   // A cancelled run stays cancelled: it was never taken, so nothing of it may finish it.
   const finish = (runId: number, f: RunFinish) =>
     Effect.zipRight(
       close(runId),
-      sql.withTransaction(Effect.zipRight(
-        sql`UPDATE gb_remember_runs SET
+      sql`UPDATE gb_remember_runs SET
           status = ${f.status}, error = ${f.error}, dataset_id = ${f.dataset_id}, artifact_id = ${f.artifact_id},
           finished_at = ${f.finished_at}, duration_ms = ${Math.round(f.duration_ms)},
           response = ${encodeJson(f.response)}, error_tag = ${f.error_tag ?? null}
-        WHERE id = ${runId} AND status <> 'cancelled'`,
-        sql`DELETE FROM gb_remember_queue WHERE run_id = ${runId}`
-      )).pipe(Effect.asVoid, Effect.orDie)
+        WHERE id = ${runId} AND status <> 'cancelled'`.pipe(Effect.asVoid, Effect.orDie)
     )
 
   const stagesOf = (runIds: ReadonlyArray<number>) =>

@@ -5,6 +5,7 @@
  */
 import type { DatasetSchema } from "../../domain/DatasetSchema.js"
 import type { RememberRequest } from "../../domain/Remember.js"
+import type { DatasetRow } from "../../domain/Rows.js"
 import type { ComplexityClassifier } from "../../services/ComplexityClassifier.js"
 import type { Database } from "../../services/Database.js"
 import type { DatasetsRepo } from "../../services/DatasetsRepo.js"
@@ -61,13 +62,18 @@ export interface RunContext {
   readonly cache: VectorCache
   /** the dataset as far as the run knows it: null until the first store creates a new one */
   readonly datasetId: number | null
+  /**
+   * the dataset's row once the run has seen it under the dataset's lock (which a forget takes
+   * too, so it stays live): the store then writes into it without reading it again
+   */
+  readonly dataset: DatasetRow | null
   /** the dataset's schema as the run read it when it started (docs/SCHEMA.md); EMPTY_SCHEMA: none */
   readonly schema: DatasetSchema
 }
 
-/** The context once the run has stored into dataset `datasetId`. */
-export const inDataset = (ctx: RunContext, datasetId: number): RunContext =>
-  ctx.datasetId === datasetId ? ctx : { ...ctx, datasetId }
+/** The context once the run has seen, under the dataset's lock, or stored into `dataset`. */
+export const inDataset = (ctx: RunContext, dataset: DatasetRow): RunContext =>
+  ctx.dataset === dataset ? ctx : { ...ctx, datasetId: dataset.id, dataset }
 
 /**
  * The context for work done on behalf of stage `stage` (web search, series): its inferences

@@ -101,6 +101,8 @@ const openRun = Effect.fn("remember.open_run")(
       cache: vectorCache(),
       // a new dataset is created by the first unit's transaction; the stores after it see it
       datasetId: Option.match(existing, { onNone: () => null, onSome: (d) => d.id }),
+      // read before the dataset's lock: the store reads it again under the lock
+      dataset: null,
       schema: Option.match(existing, { onNone: () => EMPTY_SCHEMA, onSome: (d) => storedSchemaOf(d.schema) })
     } satisfies RunContext
   }
@@ -264,7 +266,7 @@ const storeText = Effect.fn("remember.store_text")(
       // the last chunk stored (each store records it), so the commit hooks wait for the last one
       const unitStored = yield* (last ? storing : Effect.locally(storing, beforeCommit, []))
       stored.push(unitStored)
-      current = inDataset(current, unitStored.dataset.id)
+      current = inDataset(current, unitStored.dataset)
       yield* work.consumed(i, current)
       if (chunked) yield* ctx.recorder.progress(text.skipped + i + 1, total)
     }
@@ -331,7 +333,7 @@ const applyText = Effect.fn("remember.text.apply")(
     yield* retryPendingVectors(deps)
     // an earlier run of the dataset may have created it since this run started
     const existing = yield* deps.datasets.find(request.user_id, request.dataset)
-    const ctx: RunContext = Option.isSome(existing) ? inDataset(prepared, existing.value.id) : prepared
+    const ctx: RunContext = Option.isSome(existing) ? inDataset(prepared, existing.value) : prepared
     const text = yield* storeText(ctx, units, work)
     // then, over the stored text, resolve_geo and web_search, then fetch_series and observe_series:
     // none of them fails the call

@@ -26,6 +26,8 @@ import type { Unit, UnitWork } from "./unit.js"
 export interface StoreInput {
   readonly userId: string
   readonly datasetName: string
+  /** the dataset's live row, when the caller holds the dataset's lock and has read it */
+  readonly dataset?: DatasetRow | null | undefined
   readonly kind: ArtifactKind
   readonly text: string
   readonly parentId: number | null
@@ -105,7 +107,7 @@ export const writeText = (
 ): Effect.Effect<Stored, VectorWriteFailed> =>
   Effect.gen(function*() {
     const { graph } = deps
-    const dataset = yield* deps.datasets.getOrCreate(input.userId, input.datasetName, input.now)
+    const dataset = input.dataset ?? (yield* deps.datasets.getOrCreate(input.userId, input.datasetName, input.now))
     const parent = input.createParent === undefined ? null : yield* graph.insertArtifact({
       dataset_id: dataset.id,
       kind: input.createParent.kind,
@@ -417,6 +419,7 @@ export const store = Effect.fn("remember.store")(
         const text = yield* writeText(deps, {
           userId: request.user_id,
           datasetName: request.dataset,
+          dataset: ctx.dataset,
           kind: unit.kind,
           text: unit.text,
           parentId: unit.parentId,
