@@ -76,9 +76,36 @@ const hasIterativeScan = (sql: SqlClient.SqlClient) =>
     })
   )
 
-const hasLength = (values: ReadonlyArray<number>) => values.some((x) => x !== 0)
+const hasLength = (values: ArrayLike<number>) => {
+  for (let i = 0; i < values.length; i++) if (values[i] !== 0) return true
+  return false
+}
 
 type Row = { vector_id: string; embedding: ReadonlyArray<number>; metadata: unknown }
+/** A candidate to rescore: its embedding as `array_send` gives it (see floatsOfArraySend). */
+type BinaryRow = { vector_id: string; embedding: Uint8Array; metadata: unknown }
+
+/**
+ * The float4s of a one-dimensional real[] in PostgreSQL's binary array format (`array_send`):
+ * a 20-byte header (dimensions, null flag, element type, length, lower bound), then each element
+ * as its byte length and a big-endian float. Candidates come back this way rather than as
+ * decimal text, which cost more to parse than the whole rescoring (issue 39, PostgreSQL figures).
+ */
+export const floatsOfArraySend = (bytes: Uint8Array): Float32Array => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (bytes.byteLength < 12 || view.getInt32(0) === 0) return new Float32Array(0)
+  const length = view.getInt32(12)
+  const floats = new Float32Array(length)
+  let at = 20
+  for (let i = 0; i < length; i++) {
+    const size = view.getInt32(at)
+    at += 4
+    // a NULL element (size -1) has no bytes; no embedding holds one
+    if (size === 4) floats[i] = view.getFloat32(at)
+    at += Math.max(0, size)
+  }
+  return floats
+}
 type ScoredRow = { vector_id: string; distance: number | string | null; metadata: unknown }
 
 /** The store over `sql` (a migrated PostgreSQL database). */
@@ -128,13 +155,19 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
         { discard: true }
       )
 
-    const rescore = (vector: ReadonlyArray<number>, rows: ReadonlyArray<Row>, limit: number, minScore: number) => {
+    const rescore = (
+      vector: ReadonlyArray<number>,
+      rows: ReadonlyArray<BinaryRow>,
+      limit: number,
+      minScore: number
+    ) => {
       const matches: Array<VectorMatch> = []
       // a zero vector has no direction: nothing is near it, and it is near nothing (as sqlite-vec and pgvector)
       if (!hasLength(vector)) return matches
       for (const row of rows) {
-        if (!hasLength(row.embedding)) continue
-        const score = cosine(vector, row.embedding)
+        const embedding = floatsOfArraySend(row.embedding)
+        if (!hasLength(embedding)) continue
+        const score = cosine(vector, embedding)
         if (score >= minScore) matches.push({ id: row.vector_id, score, metadata: toMetadata(row.metadata) })
       }
       return matches.sort(byScore).slice(0, limit)
@@ -142,18 +175,19 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
 
     /** Every vector of the index, scored exactly (codes too short to rank by). */
     const exact = (index: string, vector: ReadonlyArray<number>, limit: number, minScore: number) =>
-      sql.unsafe<Row>(
-        `SELECT vector_id, embedding, metadata FROM gb_vectors WHERE index_name = $1 AND dimensions = ${dimensions}`,
+      sql.unsafe<BinaryRow>(
+        `SELECT vector_id, array_send(embedding) AS embedding, metadata FROM gb_vectors ` +
+          `WHERE index_name = $1 AND dimensions = ${dimensions}`,
         [index]
       ).pipe(Effect.map((rows) => rescore(vector, rows, limit, minScore)))
 
     /** The nearest codes by Hamming distance, then their float vectors by key, rescored. */
     const coded = (index: string, vector: ReadonlyArray<number>, limit: number, minScore: number) =>
-      sql.unsafe<Row>(
+      sql.unsafe<BinaryRow>(
         `WITH candidates AS MATERIALIZED (` +
           `SELECT vector_id FROM gb_vectors WHERE index_name = $1 AND dimensions = ${dimensions} ` +
           `ORDER BY bit_count(code # $2::bit varying), vector_id LIMIT $3) ` +
-          `SELECT v.vector_id, v.embedding, v.metadata FROM candidates ` +
+          `SELECT v.vector_id, array_send(v.embedding) AS embedding, v.metadata FROM candidates ` +
           `JOIN gb_vectors AS v ON v.index_name = $1 AND v.vector_id = candidates.vector_id`,
         [index, codeLiteral(vector, dimensions), candidatesFor(limit)]
       ).pipe(Effect.map((rows) => rescore(vector, rows, limit, minScore)))

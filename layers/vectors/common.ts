@@ -50,7 +50,7 @@ export const lastPerId = (items: ReadonlyArray<VectorItem>): ReadonlyArray<Vecto
 ]
 
 /** Cosine similarity; 0 when either vector has no length (nothing is similar to nothing). */
-export const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number => {
+export const cosine = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
   let dot = 0
   let na = 0
   let nb = 0
