@@ -442,6 +442,14 @@ const report = (ctx: Context, g: Figure, p: Figure) => {
     ["per remember", "statement"],
     shapes.slice(0, TOP_SHAPES).map((s) => [count(s.calls / g.seq.ops), `\`${s.sql.slice(0, 140)}\``])
   )
+  const searchShapes = byShape(g.search.delta.bySql)
+  ctx.report.table(
+    `CPU: gligabao's SQL statements per hybrid search, by shape (main thread; ${
+      searchShapes.length > TOP_SHAPES ? `the ${TOP_SHAPES} most frequent of ${searchShapes.length}` : "all"
+    })`,
+    ["per search", "statement"],
+    searchShapes.slice(0, TOP_SHAPES).map((s) => [count(s.calls / g.search.ops), `\`${s.sql.slice(0, 140)}\``])
+  )
   const json = (f: Figure) => ({
     cpu_ms_per_remember: cpuSeq(f),
     cpu_ms_per_remember_concurrent: cpuTp(f),
