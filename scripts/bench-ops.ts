@@ -1,0 +1,309 @@
+/**
+ * Which parts of gligabao make the Effect runtime's operations (issue 39): the real server built
+ * in this process as `gligabao serve` builds it (SQLite with sqlite-vec in a temp file, the real
+ * pipeline, RememberManager and HTTP handlers), over the bench's fake model servers at 0 ms
+ * (scripts/benchmarks/fakes.ts), driven with the cpu scenario's workload over HTTP (fetch, outside
+ * Effect): texts "A knows B. C knows D. E knows F." from a cast of 16 into 8 datasets, then
+ * hybrid searches "Who does X know?".
+ *
+ *   npx tsx scripts/bench-ops.ts [--texts N] [--sample K] [--top 40]
+ *
+ * Every operation the fiber runtime executes (one turn of its run loop) is counted by a
+ * Supervisor (scripts/benchmarks/effectOps.ts) under RuntimeFlags.OpSupervision, both set on the
+ * top-level program so that every fiber inherits them (the HTTP server's request fibers, the
+ * manager's runs, daemons): by kind, by innermost span and by every span above it, and every K-th
+ * operation (default 101) by the source lines of src/ and layers/ on its fiber's stack. The
+ * measured remembers and searches run in two halves: a deterministic workload counts about the
+ * same in each.
+ *
+ * Prints markdown tables; writes build/bench/ops-<stamp>.json.
+ */
+import { NodeContext, NodeHttpServer } from "@effect/platform-node"
+import { type Context, Effect, Exit, Layer, RuntimeFlags, RuntimeFlagsPatch } from "effect"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, relative } from "node:path"
+import { adminDatabasesFor, AppLive } from "../layers/App.js"
+import { Authentication } from "../src/auth/Authentication.js"
+import { tokenTable } from "../src/auth/tokens.js"
+import { loggingFor } from "../src/cli/options.js"
+import { AppConfigTag, loadConfig } from "../src/Config.js"
+import { HttpAppLive } from "../src/http/Http.js"
+import { createStartupAwareServer } from "../src/http/nodeServer.js"
+import { RequestPolicyTag } from "../src/http/requestGuard.js"
+import { McpSettings } from "../src/mcp/settings.js"
+import {
+  bump,
+  closeInspector,
+  newPhase,
+  OpCounter,
+  type Phase,
+  startPhase,
+  stopPhase,
+  TALLIES,
+  TALLY_NAMES,
+  watchRunLoops
+} from "./benchmarks/effectOps.js"
+import { type Fakes, type ModelCall, startFakes } from "./benchmarks/fakes.js"
+import { request } from "./benchmarks/server.js"
+import { people } from "./benchmarks/texts.js"
+
+const argv = process.argv.slice(2)
+const option = (flag: string, fallback: number) => {
+  const i = argv.indexOf(flag)
+  const n = i === -1 ? fallback : Number(argv[i + 1])
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes a positive integer`)
+  return n
+}
+const TEXTS = option("--texts", 48)
+const SAMPLE_EVERY = option("--sample", 101)
+const TOP = option("--top", 40)
+const ROOT = join(import.meta.dirname, "..")
+const DATASETS = 8
+const DIMS = 1536
+const WARM_UP = 8
+const CAST = people(16, 39)
+
+// ---- the workload: the cpu scenario's (scripts/benchmarks/scenarios/cpu.ts) ----
+
+/** The j-th fact of a dataset: no two j < 16 × 15 give the same pair. */
+const fact = (j: number) => {
+  const a = j % CAST.length
+  return `${CAST[a]} knows ${CAST[(a + 1 + Math.floor(j / CAST.length)) % CAST.length]}.`
+}
+const written = Array.from({ length: DATASETS }, () => 0)
+const queryOf = (i: number) => `Who does ${CAST[(i * 5) % CAST.length]} know?`
+
+// ---- the app, as `gligabao serve` composes it (src/cli/main.ts) ----
+
+const main = async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gligabao-ops-"))
+  const fakes = await startFakes(0)
+  const configFile = join(dir, "gligabao.toml")
+  writeFileSync(configFile, "")
+  const env = {
+    ANTHROPIC_API_KEY: "bench",
+    ANTHROPIC_BASE_URL: fakes.anthropicUrl,
+    OPENAI_API_KEY: "bench",
+    GLIGABAO_EMBEDDING_BASE_URL: fakes.openAiUrl,
+    GLIGABAO_EMBEDDING_DIMENSIONS: String(DIMS),
+    GLIGABAO_LOG_LEVEL: "warning",
+    GLIGABAO_CONFIG: configFile
+  }
+  const counter = new OpCounter()
+  watchRunLoops()
+  const program = Effect.gen(function*() {
+    const config = yield* loadConfig({ config: configFile, db: join(dir, "ops.db"), port: 0 }, env)
+    const ServerLive = NodeHttpServer.layer(() => createStartupAwareServer(), { port: 0, host: "127.0.0.1" })
+    const served = HttpAppLive.pipe(
+      Layer.provide(adminDatabasesFor(config, [])),
+      Layer.provide(AppLive),
+      Layer.provide(Layer.succeed(Authentication, tokenTable(config.auth.tokens))),
+      Layer.provide(Layer.succeed(RequestPolicyTag, {
+        allowedHosts: config.server.allowedHosts,
+        allowedOrigins: config.server.allowedOrigins,
+        corsOrigins: config.server.corsOrigins
+      })),
+      Layer.provide(
+        Layer.succeed(McpSettings, { userId: config.mcp.userId, rememberWaitMs: config.mcp.rememberWaitMs })
+      ),
+      Layer.provideMerge(ServerLive),
+      Layer.provide(Layer.succeed(AppConfigTag, config)),
+      Layer.provide(loggingFor(config))
+    )
+    const context = yield* Layer.build(served)
+    const server = (context as Context.Context<any>).unsafeMap.get("@effect/platform/HttpServer") as {
+      address: { _tag: string; hostname: string; port: number }
+    }
+    const url = `http://${server.address.hostname}:${server.address.port}`
+    return yield* Effect.promise(() => drive(url, fakes))
+  }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
+  try {
+    const exit = await Effect.runPromiseExit(
+      program.pipe(
+        Effect.supervised(counter),
+        Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
+      )
+    )
+    if (Exit.isFailure(exit)) throw new Error(String(exit.cause))
+    report(exit.value)
+  } finally {
+    await fakes.close()
+    rmSync(dir, { recursive: true, force: true })
+    closeInspector()
+  }
+}
+
+const body = (dataset: number, field: string, value: string) => ({
+  user_id: "bench",
+  dataset: `cpu-${dataset}`,
+  [field]: value
+})
+const rememberNext = (url: string, dataset: number) => {
+  const i = written[dataset]!++
+  const text = [0, 1, 2].map((k) => fact(3 * i + k)).join(" ")
+  return request("POST", `${url}/v1/gb/remember`, body(dataset, "text", text))
+}
+const search = (url: string, i: number) =>
+  request<{ facts: Array<unknown> }>("POST", `${url}/v1/gb/search`, {
+    ...body(i % DATASETS, "query", queryOf(i)),
+    limit: 10
+  })
+const settle = () => new Promise((r) => setTimeout(r, 100))
+
+interface Measured {
+  readonly phase: Phase
+  readonly operations: number
+  readonly wallMs: number
+}
+const measure = async (operations: number, f: (i: number) => Promise<unknown>): Promise<Measured> => {
+  const t0 = performance.now()
+  const p = startPhase(SAMPLE_EVERY)
+  for (let i = 0; i < operations; i++) await f(i)
+  await settle()
+  stopPhase()
+  return { phase: p, operations, wallMs: performance.now() - t0 }
+}
+
+interface Results {
+  readonly remembers: ReadonlyArray<Measured>
+  readonly searches: ReadonlyArray<Measured>
+  readonly llmCalls: number
+  readonly embeddingCalls: number
+}
+
+const drive = async (url: string, fakes: Fakes): Promise<Results> => {
+  // JIT, prepared statements, caches: two texts a dataset (the second makes both model calls)
+  for (let i = 0; i < 2 * DATASETS + WARM_UP; i++) await rememberNext(url, i % DATASETS)
+  for (let i = 0; i < WARM_UP; i++) await search(url, i)
+  await settle()
+  // two halves of each, so that the counts can be compared run to run
+  const half = Math.max(1, Math.floor(TEXTS / 2))
+  const remembers: Array<Measured> = []
+  const searches: Array<Measured> = []
+  const before = performance.now()
+  let done = 0
+  for (const n of [half, TEXTS - half]) {
+    if (n === 0) continue
+    const from = done
+    remembers.push(await measure(n, (i) => rememberNext(url, (from + i) % DATASETS)))
+    done += n
+  }
+  const calls = fakes.between(before, performance.now())
+  const count = (kind: ModelCall["kind"]) => calls.filter((c) => c.kind === kind).length
+  done = 0
+  for (const n of [half, TEXTS - half]) {
+    if (n === 0) continue
+    const from = done
+    searches.push(await measure(n, (i) => search(url, from + i)))
+    done += n
+  }
+  return { remembers, searches, llmCalls: count("llm"), embeddingCalls: count("embeddings") }
+}
+
+// ---- the report ----
+
+const merge = (ms: ReadonlyArray<Measured>): Measured => {
+  const p = newPhase(SAMPLE_EVERY)
+  for (const { phase: q } of ms) {
+    for (const k of ["ops", "forks", "supervisedTurns", "unsupervisedTurns", "samples", "sampleMs"] as const) {
+      p[k] += q[k]
+    }
+    for (const f of q.unsupervisedFibers) p.unsupervisedFibers.add(f)
+    for (const k of TALLY_NAMES) for (const [name, n] of q.t[k]) bump(p.t[k], name, n)
+  }
+  return {
+    phase: p,
+    operations: ms.reduce((a, m) => a + m.operations, 0),
+    wallMs: ms.reduce((a, m) => a + m.wallMs, 0)
+  }
+}
+
+const fmt = (x: number) => (x >= 100 ? Math.round(x).toLocaleString("en") : x.toFixed(1))
+const pct = (x: number, total: number) => `${(100 * x / total).toFixed(1)}%`
+const top = (m: Map<string, number>, n = TOP) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n)
+
+const json = (m: Measured) => {
+  const per = (x: number) => x / m.operations
+  const p = m.phase
+  return {
+    operations: m.operations,
+    wall_ms: m.wallMs,
+    ops_per_operation: per(p.ops),
+    fibers_forked_per_operation: per(p.forks),
+    supervised_run_loop_turns_per_operation: per(p.supervisedTurns),
+    unsupervised_run_loop_turns_per_operation: per(p.unsupervisedTurns),
+    unsupervised_fibers: p.unsupervisedFibers.size,
+    samples: p.samples,
+    sample_every: SAMPLE_EVERY,
+    ...Object.fromEntries(
+      TALLY_NAMES.map((k) => [TALLIES[k].json, Object.fromEntries(top(p.t[k], Infinity).map(([n, v]) => [n, per(v)]))])
+    )
+  }
+}
+
+const section = (what: string, halves: ReadonlyArray<Measured>) => {
+  const all = merge(halves)
+  const p = all.phase
+  const per = all.operations
+  const plural = `${what}${what.endsWith("h") ? "es" : "s"}`
+  console.log(`\n## Per ${what} (${per} ${plural} after the warm-up, 0 ms models, ${DIMS} dimensions)\n`)
+  console.log(`- Effect operations per ${what}: **${fmt(p.ops / per)}**`)
+  console.log(
+    `- run to run: ${halves.map((h) => `${fmt(h.phase.ops / h.operations)} (${h.operations} ${plural})`).join(" vs ")}`
+  )
+  console.log(`- fibers forked per ${what}: ${fmt(p.forks / per)}`)
+  console.log(
+    `- run-loop turns per ${what}: ${fmt(p.supervisedTurns / per)} supervised, ${
+      fmt(p.unsupervisedTurns / per)
+    } without supervision (${p.unsupervisedFibers.size} fibers in all: their operations are not counted)`
+  )
+  console.log(
+    `- sampled stacks: ${p.samples} (every ${SAMPLE_EVERY}th operation; ${fmt(p.sampleMs)} ms spent sampling)`
+  )
+  for (const k of TALLY_NAMES) {
+    const { head, sampled, title } = TALLIES[k]
+    const total = k === "forksBySpan" ? p.forks : sampled ? p.samples * SAMPLE_EVERY : p.ops
+    console.log(`\n### ${title} (${sampled ? `sampled every ${SAMPLE_EVERY}th operation; ` : ""}top ${TOP})\n`)
+    console.log(`| ${head} | ${sampled ? "≈ " : ""}${k === "forksBySpan" ? "fibers" : "ops"} per ${what} | share |`)
+    console.log("| --- | ---: | ---: |")
+    for (const [name, n] of top(p.t[k])) {
+      console.log(`| \`${name.replace(/\|/g, "\\|")}\` | ${fmt(n / per)} | ${pct(n, total)} |`)
+    }
+  }
+  return json(all)
+}
+
+const report = (r: Results) => {
+  console.log(`# Effect operations per remember and per search (scripts/bench-ops.ts)`)
+  const rememberJson = section("remember", r.remembers)
+  const searchJson = section("search", r.searches)
+  console.log(
+    `\nmodel calls per remember: ${fmt(r.llmCalls / TEXTS)} LLM, ${fmt(r.embeddingCalls / TEXTS)} embeddings requests`
+  )
+  const stamp = new Date().toISOString().replace(/:/g, "-").replace(/\.\d+Z$/, "Z")
+  const out = join(ROOT, "build", "bench", `ops-${stamp}.json`)
+  mkdirSync(join(ROOT, "build", "bench"), { recursive: true })
+  writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        texts: TEXTS,
+        datasets: DATASETS,
+        dims: DIMS,
+        sample_every: SAMPLE_EVERY,
+        llm_calls_per_remember: r.llmCalls / TEXTS,
+        embeddings_requests_per_remember: r.embeddingCalls / TEXTS,
+        remember: rememberJson,
+        remember_halves: r.remembers.map((m) => ({ operations: m.operations, ops: m.phase.ops })),
+        search: searchJson,
+        search_halves: r.searches.map((m) => ({ operations: m.operations, ops: m.phase.ops }))
+      },
+      null,
+      2
+    )
+  )
+  console.log(`\nwrote ${relative(ROOT, out)}`)
+}
+
+await main()
