@@ -11,7 +11,11 @@
  *   is a fixed sequence of writes (the full-text flush): one call instead of one each.
  * - With `statementSpans: false` (the server when no trace is exported) a statement runs in
  *   one step on the connection, without the library's `sql.execute` span and scope around it:
- *   about 80 runtime operations and two copies of the fiber's context a statement.
+ *   about 80 runtime operations and two copies of the fiber's context a statement. When the
+ *   connection is free (no other fiber's transaction holds it) or the fiber's own transaction
+ *   holds it, that step is one synchronous call: better-sqlite3 runs to the end before any other
+ *   fiber runs, so taking and releasing the semaphore around it (about 20 operations) guards
+ *   nothing.
  *
  * Everything else is the library's: the same SqlClient (statements, transactions, spans), one
  * connection behind a semaphore, WAL unless disabled, safe integers when asked.
@@ -72,12 +76,32 @@ export interface SqliteClientOptions extends SqliteClient.SqliteClientConfig {
  * delegates everything else (fragments, compile, values, raw, stream) to the library's; with a
  * statement transformer set (`Statement.withTransformer`) it runs the library's way.
  */
+/** The client's connection, run in one synchronous step when nothing else holds it. */
+interface DirectConnection {
+  readonly connection: Connection
+  /** the connection behind the client's semaphore (a wait while a transaction holds it) */
+  readonly acquirer: Effect.Effect<Connection>
+  /** whether no transaction holds the connection now */
+  readonly free: () => boolean
+  /** runs the statement at once, in the caller's step */
+  readonly now: (
+    safeIntegers: boolean,
+    sql: string,
+    params: ReadonlyArray<unknown>
+  ) => Effect.Effect<ReadonlyArray<any>, SqlError.SqlError>
+}
+
 const withoutStatementSpans = (
   client: SqlClient.SqlClient,
-  acquirer: Effect.Effect<Connection>,
+  direct: DirectConnection,
   transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
 ): SqlClient.SqlClient => {
-  const direct = <A>(statement: Statement.Statement<A>): Statement.Statement<A> => {
+  const { acquirer, connection, free, now } = direct
+  const oneStep = (safeIntegers: boolean, sql: string, params: ReadonlyArray<unknown>) => {
+    const rows = now(safeIntegers, sql, params)
+    return transformRows === undefined ? rows : Effect.map(rows, transformRows)
+  }
+  const directly = <A>(statement: Statement.Statement<A>): Statement.Statement<A> => {
     const fast = Object.create(statement) as Statement.Statement<A> & { commit: () => Effect.Effect<unknown, unknown> }
     fast.commit = () =>
       Effect.withFiberRuntime((fiber) => {
@@ -85,10 +109,17 @@ const withoutStatementSpans = (
           return (statement as unknown as { commit: () => Effect.Effect<ReadonlyArray<A>, SqlError.SqlError> }).commit()
         }
         const [sql, params] = statement.compile()
-        const tx = Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)
-        return Option.isSome(tx)
-          ? (tx.value[0] as unknown as Connection).execute(sql, params, transformRows)
-          : Effect.flatMap(acquirer, (connection) => connection.execute(sql, params, transformRows))
+        const context = fiber.currentContext
+        const tx = Context.getOption(context, SqlClient.TransactionConnection)
+        if (Option.isSome(tx)) {
+          const held = tx.value[0] as unknown as Connection
+          return held === connection
+            ? oneStep(Context.get(context, SqlClient.SafeIntegers), sql, params)
+            : held.execute(sql, params, transformRows)
+        }
+        return free()
+          ? oneStep(Context.get(context, SqlClient.SafeIntegers), sql, params)
+          : Effect.flatMap(acquirer, (c) => c.execute(sql, params, transformRows))
       })
     return fast
   }
@@ -96,12 +127,12 @@ const withoutStatementSpans = (
   const sql = Object.assign(
     (...args: Array<unknown>) => {
       const made = library(...args)
-      return Effect.isEffect(made) ? direct(made as Statement.Statement<unknown>) : made
+      return Effect.isEffect(made) ? directly(made as Statement.Statement<unknown>) : made
     },
     client,
     {
       unsafe: <A extends object>(text: string, params?: ReadonlyArray<unknown>) =>
-        direct(client.unsafe<A>(text, params))
+        directly(client.unsafe<A>(text, params))
     }
   ) as unknown as SqlClient.SqlClient
   ;(sql as { safe: unknown }).safe = sql
@@ -126,17 +157,29 @@ export const makeSqliteClient = (
     if (options.disableWAL !== true) db.pragma("journal_mode = WAL")
     const cache = statementCache(db, options.prepareCacheSize ?? PREPARE_CACHE_SIZE)
 
+    const execute = (statement: Prepared, safeIntegers: boolean, params: ReadonlyArray<unknown>, raw: boolean) => {
+      if (safeIntegers) statement.safeIntegers(true)
+      try {
+        if (statement.reader) return Effect.succeed(statement.all(...params) as ReadonlyArray<any>)
+        const result = statement.run(...params)
+        return Effect.succeed(raw ? (result as unknown as ReadonlyArray<any>) : [])
+      } catch (cause) {
+        return Effect.fail(failure("Failed to execute statement")(cause))
+      }
+    }
     const runStatement = (statement: Prepared, params: ReadonlyArray<unknown>, raw: boolean) =>
-      Effect.withFiberRuntime<ReadonlyArray<any>, SqlError.SqlError>((fiber) => {
-        if (Context.get(fiber.currentContext, SqlClient.SafeIntegers)) statement.safeIntegers(true)
-        try {
-          if (statement.reader) return Effect.succeed(statement.all(...params) as ReadonlyArray<any>)
-          const result = statement.run(...params)
-          return Effect.succeed(raw ? (result as unknown as ReadonlyArray<any>) : [])
-        } catch (cause) {
-          return Effect.fail(failure("Failed to execute statement")(cause))
-        }
-      })
+      Effect.withFiberRuntime<ReadonlyArray<any>, SqlError.SqlError>((fiber) =>
+        execute(statement, Context.get(fiber.currentContext, SqlClient.SafeIntegers), params, raw)
+      )
+    const now = (safeIntegers: boolean, sql: string, params: ReadonlyArray<unknown>) => {
+      let statement: Prepared
+      try {
+        statement = cache.get(sql)
+      } catch (cause) {
+        return Effect.fail(failure("Failed to prepare statement ")(cause))
+      }
+      return execute(statement, safeIntegers, params, false)
+    }
     const prepared = (sql: string) =>
       Effect.try({ try: () => cache.get(sql), catch: failure("Failed to prepare statement ") })
     const run = (sql: string, params: ReadonlyArray<unknown>, raw = false) =>
@@ -194,11 +237,17 @@ export const makeSqliteClient = (
 
     const semaphore = yield* Effect.makeSemaphore(1)
     const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
+    // transactions open now (0 or 1): only a transaction holds the connection across steps
+    let transactions = 0
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.as(
         Effect.zipRight(
-          restore(semaphore.take(1)),
-          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
+          Effect.zipRight(restore(semaphore.take(1)), Effect.sync(() => transactions++)),
+          Effect.tap(
+            Effect.scope,
+            (scope) =>
+              Scope.addFinalizer(scope, Effect.zipRight(Effect.sync(() => transactions--), semaphore.release(1)))
+          )
         ),
         connection
       )
@@ -214,7 +263,12 @@ export const makeSqliteClient = (
       transformRows
     })
     const client = options.statementSpans === false
-      ? withoutStatementSpans(library, acquirer as unknown as Effect.Effect<Connection>, transformRows)
+      ? withoutStatementSpans(library, {
+        connection: connection as unknown as Connection,
+        acquirer: acquirer as unknown as Effect.Effect<Connection>,
+        free: () => transactions === 0,
+        now
+      }, transformRows)
       : library
 
     const exec = (script: string) =>
@@ -234,8 +288,7 @@ export const makeSqliteClient = (
       config: options,
       export: Effect.flatMap(acquirer, (c) =>
         c.export),
-      backup: (destination: string) =>
-        Effect.flatMap(acquirer, (c) => c.backup(destination)),
+      backup: (destination: string) => Effect.flatMap(acquirer, (c) => c.backup(destination)),
       loadExtension: (path: string) => Effect.flatMap(acquirer, (c) => c.loadExtension(path)),
       script
     }) as unknown as SqliteClient.SqliteClient & { readonly script: SqliteScript["Type"] }
