@@ -18,20 +18,10 @@
  *
  * Prints markdown tables; writes build/bench/ops-<stamp>.json.
  */
-import { NodeContext, NodeHttpServer } from "@effect/platform-node"
-import { type Context, Effect, Exit, Layer, RuntimeFlags, RuntimeFlagsPatch } from "effect"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { Effect, RuntimeFlags, RuntimeFlagsPatch } from "effect"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
-import { adminDatabasesFor, AppLive } from "../layers/App.js"
-import { Authentication } from "../src/auth/Authentication.js"
-import { tokenTable } from "../src/auth/tokens.js"
-import { loggingFor } from "../src/cli/options.js"
-import { AppConfigTag, loadConfig } from "../src/Config.js"
-import { HttpAppLive } from "../src/http/Http.js"
-import { createStartupAwareServer } from "../src/http/nodeServer.js"
-import { RequestPolicyTag } from "../src/http/requestGuard.js"
-import { McpSettings } from "../src/mcp/settings.js"
+import { DATASETS, DIMS, rememberNext, search, settle, warmUp } from "./benchmarks/cpuWorkload.js"
 import {
   bump,
   closeInspector,
@@ -45,8 +35,7 @@ import {
   watchRunLoops
 } from "./benchmarks/effectOps.js"
 import { type Fakes, type ModelCall, startFakes } from "./benchmarks/fakes.js"
-import { request } from "./benchmarks/server.js"
-import { people } from "./benchmarks/texts.js"
+import { withInProcessServer } from "./benchmarks/inProcess.js"
 
 const argv = process.argv.slice(2)
 const option = (flag: string, fallback: number) => {
@@ -59,97 +48,29 @@ const TEXTS = option("--texts", 48)
 const SAMPLE_EVERY = option("--sample", 101)
 const TOP = option("--top", 40)
 const ROOT = join(import.meta.dirname, "..")
-const DATASETS = 8
-const DIMS = 1536
-const WARM_UP = 8
-const CAST = people(16, 39)
 
-// ---- the workload: the cpu scenario's (scripts/benchmarks/scenarios/cpu.ts) ----
-
-/** The j-th fact of a dataset: no two j < 16 × 15 give the same pair. */
-const fact = (j: number) => {
-  const a = j % CAST.length
-  return `${CAST[a]} knows ${CAST[(a + 1 + Math.floor(j / CAST.length)) % CAST.length]}.`
-}
-const written = Array.from({ length: DATASETS }, () => 0)
-const queryOf = (i: number) => `Who does ${CAST[(i * 5) % CAST.length]} know?`
-
-// ---- the app, as `gligabao serve` composes it (src/cli/main.ts) ----
+// ---- the app, as `gligabao serve` composes it (scripts/benchmarks/inProcess.ts) ----
 
 const main = async () => {
-  const dir = mkdtempSync(join(tmpdir(), "gligabao-ops-"))
   const fakes = await startFakes(0)
-  const configFile = join(dir, "gligabao.toml")
-  writeFileSync(configFile, "")
-  const env = {
-    ANTHROPIC_API_KEY: "bench",
-    ANTHROPIC_BASE_URL: fakes.anthropicUrl,
-    OPENAI_API_KEY: "bench",
-    GLIGABAO_EMBEDDING_BASE_URL: fakes.openAiUrl,
-    GLIGABAO_EMBEDDING_DIMENSIONS: String(DIMS),
-    GLIGABAO_LOG_LEVEL: "warning",
-    GLIGABAO_CONFIG: configFile
-  }
   const counter = new OpCounter()
   watchRunLoops()
-  const program = Effect.gen(function*() {
-    const config = yield* loadConfig({ config: configFile, db: join(dir, "ops.db"), port: 0 }, env)
-    const ServerLive = NodeHttpServer.layer(() => createStartupAwareServer(), { port: 0, host: "127.0.0.1" })
-    const served = HttpAppLive.pipe(
-      Layer.provide(adminDatabasesFor(config, [])),
-      Layer.provide(AppLive),
-      Layer.provide(Layer.succeed(Authentication, tokenTable(config.auth.tokens))),
-      Layer.provide(Layer.succeed(RequestPolicyTag, {
-        allowedHosts: config.server.allowedHosts,
-        allowedOrigins: config.server.allowedOrigins,
-        corsOrigins: config.server.corsOrigins
-      })),
-      Layer.provide(
-        Layer.succeed(McpSettings, { userId: config.mcp.userId, rememberWaitMs: config.mcp.rememberWaitMs })
-      ),
-      Layer.provideMerge(ServerLive),
-      Layer.provide(Layer.succeed(AppConfigTag, config)),
-      Layer.provide(loggingFor(config))
-    )
-    const context = yield* Layer.build(served)
-    const server = (context as Context.Context<any>).unsafeMap.get("@effect/platform/HttpServer") as {
-      address: { _tag: string; hostname: string; port: number }
-    }
-    const url = `http://${server.address.hostname}:${server.address.port}`
-    return yield* Effect.promise(() => drive(url, fakes))
-  }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
   try {
-    const exit = await Effect.runPromiseExit(
-      program.pipe(
-        Effect.supervised(counter),
-        Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
-      )
+    const results = await withInProcessServer(
+      fakes,
+      (url) => drive(url, fakes),
+      (program) =>
+        program.pipe(
+          Effect.supervised(counter),
+          Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
+        )
     )
-    if (Exit.isFailure(exit)) throw new Error(String(exit.cause))
-    report(exit.value)
+    report(results)
   } finally {
     await fakes.close()
-    rmSync(dir, { recursive: true, force: true })
     closeInspector()
   }
 }
-
-const body = (dataset: number, field: string, value: string) => ({
-  user_id: "bench",
-  dataset: `cpu-${dataset}`,
-  [field]: value
-})
-const rememberNext = (url: string, dataset: number) => {
-  const i = written[dataset]!++
-  const text = [0, 1, 2].map((k) => fact(3 * i + k)).join(" ")
-  return request("POST", `${url}/v1/gb/remember`, body(dataset, "text", text))
-}
-const search = (url: string, i: number) =>
-  request<{ facts: Array<unknown> }>("POST", `${url}/v1/gb/search`, {
-    ...body(i % DATASETS, "query", queryOf(i)),
-    limit: 10
-  })
-const settle = () => new Promise((r) => setTimeout(r, 100))
 
 interface Measured {
   readonly phase: Phase
@@ -174,9 +95,7 @@ interface Results {
 
 const drive = async (url: string, fakes: Fakes): Promise<Results> => {
   // JIT, prepared statements, caches: two texts a dataset (the second makes both model calls)
-  for (let i = 0; i < 2 * DATASETS + WARM_UP; i++) await rememberNext(url, i % DATASETS)
-  for (let i = 0; i < WARM_UP; i++) await search(url, i)
-  await settle()
+  await warmUp(url)
   // two halves of each, so that the counts can be compared run to run
   const half = Math.max(1, Math.floor(TEXTS / 2))
   const remembers: Array<Measured> = []

@@ -9,7 +9,7 @@ import { Deferred, Effect } from "effect"
 import type { DatasetRow } from "../domain/Rows.js"
 import { embedForRead } from "../pipeline/ModelCalls.js"
 import { indexName, type VectorKind } from "../pipeline/vectors.js"
-import type { ReadFilters } from "../services/SearchRepo.js"
+import { lookupConcurrency, type ReadFilters } from "../services/SearchRepo.js"
 import { queryEach } from "../services/VectorStore.js"
 import type { ReadDeps } from "./deps.js"
 
@@ -145,7 +145,7 @@ export const candidatesOf = (
     const [passingFacts, passingEntities] = yield* Effect.all([
       search.passing("fact", dataset.id, hits.edges, filters),
       search.passing("entity", dataset.id, hits.entities, filters)
-    ], { concurrency: "unbounded" })
+    ], { concurrency: lookupConcurrency(search) })
     return {
       fulltext: { entities: textEntities.map((m) => m.id), facts: textFacts.map((m) => m.id) },
       vector: {

@@ -3,7 +3,7 @@
  * the entities at their other ends. See docs/READ.md, Retrieval.
  */
 import { Effect } from "effect"
-import type { ReadFilters } from "../services/SearchRepo.js"
+import { lookupConcurrency, type ReadFilters } from "../services/SearchRepo.js"
 import type { ReadDeps } from "./deps.js"
 
 /** The best-fused entities whose neighbourhoods are walked, per hop. */
@@ -64,7 +64,7 @@ export const graphCandidates = (
       const around = yield* Effect.forEach(
         frontier,
         (seed) => deps.search.factsAround(datasetId, seed, filters, perSeed),
-        { concurrency: "unbounded" }
+        { concurrency: lookupConcurrency(deps.search) }
       )
       const next: Array<number> = []
       for (const fact of rankHop(frontier, around)) {

@@ -9,7 +9,7 @@
 import { Effect, Option } from "effect"
 import type { DatasetRow } from "../domain/Rows.js"
 import { type Fused, fuseRanks } from "../kernel/fusion.js"
-import type { ReadFilters } from "../services/SearchRepo.js"
+import { lookupConcurrency, type ReadFilters } from "../services/SearchRepo.js"
 import { type Candidates, candidatesOf } from "./candidates.js"
 import { datasetOf, filtersOf, type ReadDeps } from "./deps.js"
 import { GRAPH_SEEDS, graphCandidates } from "./graph.js"
@@ -113,7 +113,7 @@ export const rankedItems = (deps: ReadDeps, ranking: Ranking): Effect.Effect<{
     Effect.all([
       deps.search.facts(dataset.id, ranking.facts.map((f) => f.id), filters),
       deps.search.entities(dataset.id, ranking.entities.map((e) => e.id), filters)
-    ], { concurrency: "unbounded" }),
+    ], { concurrency: lookupConcurrency(deps.search) }),
     ([facts, entities]) => ({
       facts: inRank(ranking.facts, facts, (row) => factItem(row, filters.knownAt)),
       entities: inRank(ranking.entities, entities, entityItem)
@@ -159,7 +159,7 @@ export const retrieve = (deps: ReadDeps, request: SearchRequest): Effect.Effect<
         kind: null,
         conditions: null
       })
-    ], { concurrency: "unbounded" }).pipe(Effect.withSpan("Retrieval.rows"))
+    ], { concurrency: lookupConcurrency(search) }).pipe(Effect.withSpan("Retrieval.rows"))
     const facts = inRank(
       ranking.facts,
       factRows,

@@ -178,6 +178,12 @@ export interface PageRows {
 export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
   SearchRepo,
   {
+    /**
+     * whether independent reads gain from running side by side (a pool of connections, each a
+     * round trip); false when one connection answers each in a synchronous call (SQLite), where
+     * running them in fibers adds only the fibers' cost. Absent: true.
+     */
+    readonly parallel?: boolean
     /** the user's live dataset of that name */
     readonly dataset: (userId: string, name: string) => Effect.Effect<Option.Option<DatasetRow>>
     /**
@@ -315,3 +321,7 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
     readonly factClosures: (factId: number) => Effect.Effect<ReadonlyArray<FactClosureRow>>
   }
 >() {}
+
+/** How a read runs the independent lookups of `repo`: side by side only where that gains. */
+export const lookupConcurrency = (repo: { readonly parallel?: boolean | undefined }): "unbounded" | undefined =>
+  repo.parallel === false ? undefined : "unbounded"

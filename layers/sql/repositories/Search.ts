@@ -70,6 +70,7 @@ export const make = Effect.gen(function*() {
     (pages[kind] as Pager<PageRows[K]>)(...args)
 
   return SearchRepo.of(traced("SearchRepo", {
+    parallel: sql.onDialectOrElse({ pg: () => true, orElse: () => false }),
     dataset: datasetByName(sql),
     matchEntities,
     matchFacts,

@@ -62,10 +62,10 @@ const labelled = <A, E, R>(effect: Effect.Effect<A, E, R>, _ctx: RunContext, uni
  */
 export const unitWork = Effect.fn("remember.unit_work")(
   function*(ctx: RunContext, unit: Unit): Effect.fn.Return<UnitWork, RememberError> {
-    const [extraction, summary] = yield* Effect.all([
-      extractGraph(ctx, unit.text),
-      unit.chunk === null ? Effect.succeed(null) : summarizeChunk(ctx, unit.text)
-    ], { concurrency: 2 })
+    // a text of one unit has no summary to wait for: no fibers to run one call
+    const [extraction, summary] = unit.chunk === null
+      ? [yield* extractGraph(ctx, unit.text), null]
+      : yield* Effect.all([extractGraph(ctx, unit.text), summarizeChunk(ctx, unit.text)], { concurrency: 2 })
     const ahead = ctx.deps.embeddings.enabled
       ? yield* embedAhead(ctx, extraction.graph, unit.chunk === null ? [] : [unit.text, summary?.text])
       : NO_VECTORS

@@ -105,10 +105,12 @@ export const makeLinks = (sql: SqlClient.SqlClient, { limitOf }: ReadFilterSql) 
   ): Effect.Effect<ReadonlyMap<number, Links>, SqlError.SqlError> =>
     Effect.gen(function*() {
       if (ids.length === 0) return new Map()
+      // PostgreSQL answers both on two connections at once; SQLite's one connection answers each
+      // in a synchronous call, so fibers would only add their cost
       const [artifacts, sessions] = yield* Effect.all([
         linkTable<number>(`gb_${owner}_artifacts`, `${owner}_id`, "artifact_id", ids, filters, cap),
         linkTable<string>(`gb_${owner}_sessions`, `${owner}_id`, "session_id", ids, filters, cap)
-      ], { concurrency: "unbounded" })
+      ], { concurrency: isPg ? "unbounded" : undefined })
       return new Map(ids.map((id) => [id, {
         artifact_ids: (artifacts.get(id) ?? []).sort(numbersAscending),
         session_ids: sessions.get(id) ?? []
