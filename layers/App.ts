@@ -32,6 +32,7 @@ import { RunLogRepo } from "../src/services/RunLogRepo.js"
 import { SearchRepo } from "../src/services/SearchRepo.js"
 import type { TimeseriesProviders } from "../src/services/TimeseriesProviders.js"
 import type { VectorStore } from "../src/services/VectorStore.js"
+import { ServiceSpans } from "../src/telemetry/traced.js"
 import { JevClassifierLive } from "./classifier/JevClassifier.js"
 import { NoneClassifierLive } from "./classifier/NoneClassifier.js"
 import { DisabledEmbeddingsLive, OpenAiEmbeddingsLive } from "./embeddings/index.js"
@@ -249,7 +250,11 @@ export const appLayerFor = (config: AppConfig, ports: PortLayers = {}) => {
     Layer.provideMerge(ports.imageStore ?? LocalImageStoreLive(config.imageDir))
   )
   // the programs over everything else (their model services included): reads, forgets, corrections, images
-  return Layer.mergeAll(ReadsLive, ForgetsLive, CorrectionsLive, ImagesLive).pipe(Layer.provideMerge(app))
+  return Layer.mergeAll(ReadsLive, ForgetsLive, CorrectionsLive, ImagesLive).pipe(
+    Layer.provideMerge(app),
+    // services' method spans only where traces go somewhere, as statement spans (issue 39)
+    Layer.provide(Layer.succeed(ServiceSpans, Option.isSome(config.telemetry.otlpEndpoint)))
+  )
 }
 
 /** Everything the HTTP handlers need, built from the configuration. */

@@ -9,7 +9,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { DatasetSchema } from "../domain/DatasetSchema.js"
 import type { NotFound } from "../domain/Errors.js"
-import { traced } from "../telemetry/traced.js"
+import { ServiceSpans, traced } from "../telemetry/traced.js"
 import { runContext } from "./context.js"
 import { runDeleteDataset, runListDatasets, runListSessions } from "./datasets.js"
 import { type ReadDeps, readDeps } from "./deps.js"
@@ -71,7 +71,7 @@ export interface ReadsService {
 export class Reads extends Context.Tag("gligabao/Reads")<Reads, ReadsService>() {}
 
 /** The read programs over one database's repositories (and the app's model services). */
-export const makeReads = (deps: ReadDeps): ReadsService =>
+export const makeReads = (deps: ReadDeps, spans = true): ReadsService =>
   traced(
     "Reads",
     {
@@ -87,8 +87,9 @@ export const makeReads = (deps: ReadDeps): ReadsService =>
       deleteDataset: (scope) => runDeleteDataset(deps, scope),
       datasetSchema: (scope) => runGetSchema(deps, scope),
       setDatasetSchema: (scope, schema) => runSetSchema(deps, scope, schema)
-    } satisfies ReadsService
+    } satisfies ReadsService,
+    spans
   )
 
 /** The app's reads, over its repositories and model services. */
-export const ReadsLive = Layer.effect(Reads, Effect.map(readDeps, makeReads))
+export const ReadsLive = Layer.effect(Reads, Effect.zipWith(readDeps, ServiceSpans, makeReads))

@@ -3,9 +3,20 @@
  * one read from the handler down to the SQL (docs/ARCHITECTURE.md). No attribute is added, so a
  * span carries no query text or other user data.
  */
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 
-export const traced = <S extends object>(service: string, methods: S): S => {
+/**
+ * Whether services built in its scope wrap their methods in spans: the app sets it false when it
+ * exports no traces (issue 39: each span copies the fiber's whole context), as it runs SQL
+ * statements without their spans then. Default true: a library user's traces keep them.
+ */
+export class ServiceSpans extends Context.Reference<ServiceSpans>()("gligabao/ServiceSpans", {
+  defaultValue: () => true
+}) {}
+
+/** `methods` with a span each, or as they are when `spans` is false. */
+export const traced = <S extends object>(service: string, methods: S, spans = true): S => {
+  if (!spans) return methods
   const out: Record<string, unknown> = {}
   for (const [name, method] of Object.entries(methods)) {
     out[name] = typeof method !== "function" ? method : (...args: Array<unknown>) => {

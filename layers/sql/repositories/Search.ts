@@ -19,7 +19,7 @@ import {
   type ReadKind,
   SearchRepo
 } from "../../../src/services/SearchRepo.js"
-import { traced } from "../../../src/telemetry/traced.js"
+import { ServiceSpans, traced } from "../../../src/telemetry/traced.js"
 import { datasetByName } from "./Datasets.js"
 import { unique } from "./internal.js"
 import { makeReadFilters } from "./search/filters.js"
@@ -69,6 +69,7 @@ export const make = Effect.gen(function*() {
   const page = <K extends keyof PageRows>(kind: K, ...args: Parameters<Pager<PageRows[K]>>) =>
     (pages[kind] as Pager<PageRows[K]>)(...args)
 
+  const spans = yield* ServiceSpans
   return SearchRepo.of(traced("SearchRepo", {
     parallel: sql.onDialectOrElse({ pg: () => true, orElse: () => false }),
     dataset: datasetByName(sql),
@@ -92,7 +93,7 @@ export const make = Effect.gen(function*() {
     factById: story.factById,
     factSources: story.factSources,
     factClosures: story.factClosures
-  }))
+  }, spans))
 })
 
 export const SearchRepoLive: Layer.Layer<SearchRepo, never, SqlClient.SqlClient> = Layer.effect(SearchRepo, make)
