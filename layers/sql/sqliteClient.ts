@@ -70,12 +70,6 @@ export interface SqliteClientOptions extends SqliteClient.SqliteClientConfig {
   readonly statementSpans?: boolean | undefined
 }
 
-/**
- * `client` whose statements run straight on the connection: the transaction's when the fiber is
- * in one, else the client's behind its semaphore, as the library's acquirer does. A statement
- * delegates everything else (fragments, compile, values, raw, stream) to the library's; with a
- * statement transformer set (`Statement.withTransformer`) it runs the library's way.
- */
 /** The client's connection, run in one synchronous step when nothing else holds it. */
 interface DirectConnection {
   readonly connection: Connection
@@ -91,6 +85,13 @@ interface DirectConnection {
   ) => Effect.Effect<ReadonlyArray<any>, SqlError.SqlError>
 }
 
+/**
+ * `client` whose statements run straight on the connection: in one synchronous step when the
+ * fiber's transaction or nobody holds it, else behind the client's semaphore, as the library's
+ * acquirer does (another connection's transaction: on that one). A statement delegates
+ * everything else (fragments, compile, values, raw, stream) to the library's; with a statement
+ * transformer set (`Statement.withTransformer`) it runs the library's way.
+ */
 const withoutStatementSpans = (
   client: SqlClient.SqlClient,
   direct: DirectConnection,
