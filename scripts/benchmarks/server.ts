@@ -52,14 +52,17 @@ export interface Server {
 /**
  * The environment and node flags `npm start` and bin/gligabao.js's shebang run the server with
  * (a test keeps the three equal). To try others: MALLOC_ARENA_MAX in the bench's environment
- * replaces the default, GLIGABAO_BENCH_NODE_OPTIONS naming a semi-space size replaces the flag.
+ * replaces the default, GLIGABAO_BENCH_NODE_OPTIONS naming a semi-space size replaces the flag,
+ * and GLIGABAO_BENCH_NODE_FLAGS adds flags NODE_OPTIONS may not carry (`--single-threaded-gc`).
  */
 export const SERVER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2" }
 export const serverEnv = (): Record<string, string> =>
   process.env.MALLOC_ARENA_MAX === undefined ? { ...SERVER_ENV } : { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX }
 export const SERVER_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=4"]
-export const serverNodeFlags = (): ReadonlyArray<string> =>
-  /semi-space/.test(process.env.GLIGABAO_BENCH_NODE_OPTIONS ?? "") ? [] : SERVER_NODE_FLAGS
+export const serverNodeFlags = (): ReadonlyArray<string> => [
+  ...(/semi-space/.test(process.env.GLIGABAO_BENCH_NODE_OPTIONS ?? "") ? [] : SERVER_NODE_FLAGS),
+  ...(process.env.GLIGABAO_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag !== "")
+]
 
 /**
  * The environment of a `gligabao` child (a server, or an import): the bench's own GLIGABAO_*

@@ -26,8 +26,11 @@ export const TOKENIZER = { library: "gpt-tokenizer", version: "4.0.0", encoding:
 /** The longest piece handed to the merge, in UTF-16 units. */
 export const MAX_PIECE_LENGTH = 128
 
-// Our own copy: matchAll starts from a regex's lastIndex, and the library's instance is shared.
+// Our own copies: they are used through lastIndex, and the library's instance is shared. The
+// sticky one finds where the piece at a position ends without allocating a match (the pieces
+// tile any text, so it always matches); the global one is the fallback should it not.
 const SPLIT = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, "gu")
+const SPLIT_AT = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, "uy")
 
 const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
 const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
@@ -180,9 +183,21 @@ const pieceTokens = (piece: string): number => {
  * pre-token, or a part of a long one (`cut` true). The pieces tile the text.
  */
 export const forEachPiece = (text: string, f: (start: number, end: number, cut: boolean) => boolean | void): void => {
-  for (const match of text.matchAll(SPLIT)) {
-    const start = match.index
-    const end = start + match[0].length
+  let at = 0
+  while (at < text.length) {
+    let start = at
+    SPLIT_AT.lastIndex = at
+    if (!SPLIT_AT.test(text)) {
+      // as matchAll would: the next match, skipping what matches nothing
+      SPLIT.lastIndex = at
+      const match = SPLIT.exec(text)
+      if (match === null) return
+      start = match.index
+      SPLIT_AT.lastIndex = start + match[0].length
+    }
+    const end = SPLIT_AT.lastIndex
+    // an empty match (none of the pattern's branches makes one) moves on by a code point
+    at = end > start ? end : end + (isHigh(text.charCodeAt(end)) && isLow(text.charCodeAt(end + 1)) ? 2 : 1)
     if (end - start <= MAX_PIECE_LENGTH) {
       if (f(start, end, false) === false) return
       continue

@@ -5,9 +5,10 @@
 import fc from "fast-check"
 import RANKS from "gpt-tokenizer/bpeRanks/cl100k_base"
 import { encode } from "gpt-tokenizer/encoding/cl100k_base"
+import { CL100K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants"
 import { describe, expect, it } from "vitest"
 import { cl100k, parseTiktoken, rankOfByteString, rankOfJoin } from "../../src/kernel/cl100kVocabulary.js"
-import { countTokens, pieces } from "../../src/kernel/tokenizer.js"
+import { countTokens, forEachPiece, MAX_PIECE_LENGTH, pieces } from "../../src/kernel/tokenizer.js"
 
 const encoder = new TextEncoder()
 const tokenBytes = (token: string | ReadonlyArray<number>): Uint8Array =>
@@ -132,5 +133,45 @@ describe("countTokens against the library's encoder", () => {
       "🙂🙃 emoji 👩‍👩‍👧‍👦 families and flags 🇫🇷🇯🇵"
     ]
     for (const text of samples) expect(countTokens(text)).toBe(libraryCount(text))
+  })
+})
+
+describe("forEachPiece", () => {
+  // the pre-tokens as the library's regex finds them with matchAll, before long ones are cut
+  const preTokens = (text: string) =>
+    Array.from(
+      text.matchAll(new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, "gu")),
+      (m) => [m.index, m.index + m[0].length]
+    )
+  const joinedCuts = (text: string) => {
+    const found: Array<Array<number>> = []
+    forEachPiece(text, (start, end, cut) => {
+      const last = found[found.length - 1]
+      if (cut && last !== undefined && last[1] === start && end - start <= MAX_PIECE_LENGTH) last[1] = end
+      else found.push([start, end])
+    })
+    return found
+  }
+
+  it("finds the library regex's matches, in order, tiling the text", () => {
+    fc.assert(
+      fc.property(randomText, (text) => {
+        fc.pre(pieces(text).cut.every((c) => c === 0))
+        expect(joinedCuts(text)).toEqual(preTokens(text))
+      }),
+      { numRuns: 1000 }
+    )
+    for (const text of ["", " ", "\r\n\r\n  x", "a\uD800b", "\uDC00\uD800", "it's 12345 ok!!\n", "🙂 \u00A0\u2028x"]) {
+      expect(joinedCuts(text)).toEqual(preTokens(text))
+    }
+  })
+
+  it("stops when the callback says so", () => {
+    const seen: Array<number> = []
+    forEachPiece("one two three four", (start) => {
+      seen.push(start)
+      return seen.length < 2
+    })
+    expect(seen).toEqual([0, 3])
   })
 })
