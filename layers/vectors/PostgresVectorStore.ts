@@ -82,8 +82,15 @@ const hasLength = (values: ArrayLike<number>) => {
 }
 
 type Row = { vector_id: string; embedding: ReadonlyArray<number>; metadata: unknown }
-/** A candidate to rescore: its embedding as `array_send` gives it (see floatsOfArraySend). */
-type BinaryRow = { vector_id: string; embedding: Uint8Array; metadata: unknown }
+/**
+ * A candidate to rescore: its embedding as `array_send` gives it (see floatsOfArraySend), in
+ * base64. A bytea column comes back as hex text, twice its bytes: at 1536 dimensions that was
+ * 24 KB a candidate to send, receive and decode on the server's main thread.
+ */
+type BinaryRow = { vector_id: string; embedding: string; metadata: unknown }
+
+/** A candidate's embedding column in base64 (PostgreSQL breaks its lines every 76 characters; Buffer skips them). */
+const embeddingBase64 = (column: string) => `encode(array_send(${column}), 'base64') AS embedding`
 
 /**
  * The float4s of a one-dimensional real[] in PostgreSQL's binary array format (`array_send`):
@@ -165,7 +172,7 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
       // a zero vector has no direction: nothing is near it, and it is near nothing (as sqlite-vec and pgvector)
       if (!hasLength(vector)) return matches
       for (const row of rows) {
-        const embedding = floatsOfArraySend(row.embedding)
+        const embedding = floatsOfArraySend(Buffer.from(row.embedding, "base64"))
         if (!hasLength(embedding)) continue
         const score = cosine(vector, embedding)
         if (score >= minScore) matches.push({ id: row.vector_id, score, metadata: toMetadata(row.metadata) })
@@ -176,7 +183,7 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
     /** Every vector of the index, scored exactly (codes too short to rank by). */
     const exact = (index: string, vector: ReadonlyArray<number>, limit: number, minScore: number) =>
       sql.unsafe<BinaryRow>(
-        `SELECT vector_id, array_send(embedding) AS embedding, metadata FROM gb_vectors ` +
+        `SELECT vector_id, ${embeddingBase64("embedding")}, metadata FROM gb_vectors ` +
           `WHERE index_name = $1 AND dimensions = ${dimensions}`,
         [index]
       ).pipe(Effect.map((rows) => rescore(vector, rows, limit, minScore)))
@@ -187,7 +194,7 @@ export const makePostgresVectorStore = (sql: SqlClient.SqlClient, dimensions: nu
         `WITH candidates AS MATERIALIZED (` +
           `SELECT vector_id FROM gb_vectors WHERE index_name = $1 AND dimensions = ${dimensions} ` +
           `ORDER BY bit_count(code # $2::bit varying), vector_id LIMIT $3) ` +
-          `SELECT v.vector_id, array_send(v.embedding) AS embedding, v.metadata FROM candidates ` +
+          `SELECT v.vector_id, ${embeddingBase64("v.embedding")}, v.metadata FROM candidates ` +
           `JOIN gb_vectors AS v ON v.index_name = $1 AND v.vector_id = candidates.vector_id`,
         [index, codeLiteral(vector, dimensions), candidatesFor(limit)]
       ).pipe(Effect.map((rows) => rescore(vector, rows, limit, minScore)))
