@@ -86,6 +86,46 @@ export const retrySchedule = (options: RetryOptions) =>
   )
 
 /**
+ * One attempt: `call` with a signal aborted at the attempt's deadline or when the fiber is
+ * interrupted; past the deadline the attempt fails at once, "timed out", retryable. The deadline
+ * is a timer of the event loop rather than Effect.timeoutFail, whose race forks two fibers an
+ * attempt, a third of a remember's (BENCHMARKS.md, the CPU budget).
+ */
+export const attemptWithDeadline = <A>(
+  call: (signal: AbortSignal) => Promise<A>,
+  classify: (error: unknown) => AttemptFailed,
+  timeoutMs: number
+): Effect.Effect<A, AttemptFailed> =>
+  Effect.async<A, AttemptFailed>((resume) => {
+    const controller = new AbortController()
+    let settled = false
+    const settle = (outcome: Effect.Effect<A, AttemptFailed>) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resume(outcome)
+    }
+    const timer = setTimeout(() => {
+      settle(Effect.fail(new AttemptFailed({ message: `timed out after ${timeoutMs}ms`, retryable: true })))
+      controller.abort()
+    }, timeoutMs)
+    try {
+      call(controller.signal).then(
+        (value) => settle(Effect.succeed(value)),
+        (error: unknown) => settle(Effect.fail(classify(error)))
+      )
+    } catch (error) {
+      settle(Effect.fail(classify(error)))
+    }
+    // interrupted: the request is cancelled, and what it answers later goes nowhere
+    return Effect.sync(() => {
+      settled = true
+      clearTimeout(timer)
+      controller.abort()
+    })
+  })
+
+/**
  * Runs one provider call with a per-attempt timeout and the retry policy; the final
  * failure becomes `LlmFailed` naming the provider, stage, model, status and attempts.
  * `call` gets an AbortSignal so a timed-out or interrupted attempt cancels its request.
@@ -105,12 +145,7 @@ export const callWithRetries = <A>(
     let attempts = 0
     const attempt = Effect.suspend(() => {
       attempts++
-      return Effect.tryPromise({ try: call, catch: classify }).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(options.timeoutMs),
-          onTimeout: () => new AttemptFailed({ message: `timed out after ${options.timeoutMs}ms`, retryable: true })
-        })
-      )
+      return attemptWithDeadline(call, classify, options.timeoutMs)
     })
     return attempt.pipe(
       Effect.retry(retrySchedule(options)),
