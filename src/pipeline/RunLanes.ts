@@ -11,7 +11,7 @@
  * when its last one leaves, so no hand-kept map of lanes is cleaned up beside it. The state is
  * the layer's: two managers (two apps in one process) never share a lane.
  */
-import { Context, Deferred, Effect, Exit, Layer, RcMap, Ref, Schedule, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, RcMap, Ref, Scope } from "effect"
 import { RunLogRepo } from "../services/RunLogRepo.js"
 
 /** How often another process's earlier unfinished runs are asked about again. */
@@ -101,12 +101,15 @@ export const makeRunLanes = (lookahead: number) =>
           const hold = yield* Scope.make()
           const lane = yield* RcMap.get(lanes, run.key).pipe(Scope.extend(hold))
           yield* lane.enter(run.id)
-          // the run log answers for every process: a run here finishes its row before it leaves
-          const elsewhere = run.dataset === undefined ? Effect.void : runLog.earlierUnfinished(
-            run.dataset.user_id,
-            run.dataset.dataset,
-            run.id
-          ).pipe(Effect.repeat({ schedule: Schedule.spaced(ELSEWHERE_EVERY), until: (waiting) => !waiting }))
+          // the run log answers for every process: a run here finishes its row before it leaves;
+          // asked once, and polled only when an earlier run is unfinished (a schedule costs a run)
+          const unfinished = run.dataset === undefined
+            ? Effect.succeed(false)
+            : runLog.earlierUnfinished(run.dataset.user_id, run.dataset.dataset, run.id)
+          const elsewhere = Effect.flatMap(unfinished, (waiting) =>
+            waiting
+              ? Effect.repeat(Effect.delay(unfinished, ELSEWHERE_EVERY), { until: (waiting) => !waiting })
+              : Effect.void)
           return {
             window: lane.window(run.id),
             turn: Effect.zipRight(lane.turn(run.id), Effect.asVoid(elsewhere)),
