@@ -8,7 +8,7 @@ import { it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import fc from "fast-check"
 import { expect } from "vitest"
-import { lookahead } from "../../src/pipeline/remember/lookahead.js"
+import { doneLookahead, lookahead } from "../../src/pipeline/remember/lookahead.js"
 
 type Event = { readonly kind: "start" | "end" | "consumed"; readonly i: number }
 
@@ -132,4 +132,17 @@ it.effect("openAll lets every item start before any is consumed, still at most `
     expect(exit).toEqual(Exit.succeed([0, 10, 20, 30, 40, 50, 60]))
     expect(at(events, "end", 6)).toBeLessThan(at(events, "consumed", 0))
     expect(maxInFlight(events)).toBeLessThanOrEqual(2)
+  }))
+
+it.effect("a done lookahead of one item gives its result until it is consumed, then none", () =>
+  Effect.gen(function*() {
+    const done = doneLookahead<string, never, number>("work of item 0")
+    expect(yield* done.result(0)).toBe("work of item 0")
+    expect(yield* done.result(0)).toBe("work of item 0")
+    yield* done.openAll
+    yield* done.consumed(1, 7)
+    expect(yield* done.result(0)).toBe("work of item 0")
+    expect(Exit.isFailure(yield* Effect.exit(done.result(1)))).toBe(true)
+    yield* done.consumed(0, 7)
+    expect(Exit.isFailure(yield* Effect.exit(done.result(0)))).toBe(true)
   }))

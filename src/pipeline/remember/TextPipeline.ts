@@ -28,7 +28,7 @@ import { precheckSeries, requestSeries, seriesAfterText, timeseriesRefusal } fro
 import type { StoredSeries } from "../series/store.js"
 import { drainOutbox } from "../vectors.js"
 import { vectorCache } from "./embed.js"
-import { type Lookahead, lookahead } from "./lookahead.js"
+import { doneLookahead, type Lookahead, lookahead } from "./lookahead.js"
 import { documentOutcome, unitOutcome } from "./response.js"
 import { inDataset, type RememberServices, type RunContext } from "./RunContext.js"
 import { type StoredUnit, storeUnit, type Unit, type UnitWork, unitWork } from "./unit.js"
@@ -237,13 +237,16 @@ const placed = (request: RememberRequest, text: TextUnits, unit: Unit, stored: R
  * unit's store transaction; a chunked text's required anchors are checked before its first
  * chunk is stored.
  */
-const startUnits = (ctx: RunContext, text: TextUnits) =>
-  lookahead(
-    text.units,
-    ctx.deps.settings.chunkConcurrency,
-    (unit, _, released: RunContext) => unitWork(released, unit),
-    ctx
-  )
+const startUnits = (ctx: RunContext, text: TextUnits): Effect.Effect<UnitsWork, RememberError, Scope.Scope> =>
+  text.units.length === 1
+    // one unit, whose work prepareText awaits at once: done here, with no fiber to run ahead in
+    ? Effect.map(unitWork(ctx, text.units[0]!), (done) => doneLookahead(done))
+    : lookahead(
+      text.units,
+      ctx.deps.settings.chunkConcurrency,
+      (unit, _, released: RunContext) => unitWork(released, unit),
+      ctx
+    )
 
 type UnitsWork = Lookahead<UnitWork, RememberError, RunContext>
 

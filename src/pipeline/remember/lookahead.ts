@@ -86,3 +86,25 @@ export function lookahead<I, A, E, C>(
     } satisfies Lookahead<A, E, C>
   })
 }
+
+/**
+ * A lookahead of one item whose work is already done: for a caller that would await that one
+ * result at once, which needs no fiber to run ahead in (a remember of one unit).
+ */
+export const doneLookahead = <A, E, C = void>(value: A): Lookahead<A, E, C> => {
+  let result: A | undefined = value
+  let taken = false
+  return {
+    result: (i) =>
+      Effect.suspend(() =>
+        i === 0 && !taken ? Effect.succeed(result as A) : Effect.dieMessage(`lookahead: item ${i} was already consumed`)
+      ),
+    consumed: (i) =>
+      Effect.sync(() => {
+        if (i !== 0) return
+        taken = true
+        result = undefined
+      }),
+    openAll: Effect.void
+  }
+}
