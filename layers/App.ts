@@ -12,9 +12,13 @@ import {
   duplicateName,
   repositoriesReadDeps
 } from "../src/admin/AdminDatabases.js"
+import { Authentication } from "../src/auth/Authentication.js"
+import { tokenTable } from "../src/auth/tokens.js"
 import { type AppConfig, AppConfigTag } from "../src/Config.js"
 import { CorrectionsLive, ForgetsLive } from "../src/forget/Forgets.js"
+import { RequestPolicyTag } from "../src/http/requestGuard.js"
 import { ImagesLive } from "../src/images/Images.js"
+import { McpSettings } from "../src/mcp/settings.js"
 import { RememberManagerLive } from "../src/pipeline/RememberManager.js"
 import { RememberPipelineLive } from "../src/pipeline/RememberPipelineLive.js"
 import { RunSchedulerLive } from "../src/pipeline/RunScheduler.js"
@@ -308,4 +312,16 @@ export const adminDatabasesFor = (config: AppConfig, extraSqlitePaths: ReadonlyA
       }
       return all
     })
+  )
+
+/** What the HTTP app reads from the configuration: its tokens, its host and origin policy, MCP's settings. */
+export const httpSettingsFor = (config: AppConfig) =>
+  Layer.mergeAll(
+    Layer.succeed(Authentication, tokenTable(config.auth.tokens)),
+    Layer.succeed(RequestPolicyTag, {
+      allowedHosts: config.server.allowedHosts,
+      allowedOrigins: config.server.allowedOrigins,
+      corsOrigins: config.server.corsOrigins
+    }),
+    Layer.succeed(McpSettings, { userId: config.mcp.userId, rememberWaitMs: config.mcp.rememberWaitMs })
   )

@@ -16,11 +16,7 @@
 import { Effect, Option, RuntimeFlags, Supervisor, type Tracer } from "effect"
 import type { Context, Fiber } from "effect"
 import { Session } from "node:inspector"
-import { SourceMap } from "node:module"
-import { join, relative } from "node:path"
-import { fileURLToPath } from "node:url"
-
-const ROOT = join(import.meta.dirname, "..", "..")
+import { type ParsedScript, sourceLine } from "./sourceLines.js"
 
 /** What each operation (or sampled operation, or fork) is counted by; `sampled` ones are ×sampleEvery estimates. */
 export const TALLIES = {
@@ -120,25 +116,12 @@ const post = <A = any>(method: string, params?: object): A => {
   if (out.error !== null) throw out.error
   return out.result
 }
-const scripts = new Map<string, { url: string; map: SourceMap | undefined | null; sourceMapURL: string }>()
+const scripts = new Map<string, ParsedScript>()
 session.on(
   "Debugger.scriptParsed",
-  ({ params }) => scripts.set(params.scriptId, { url: params.url, sourceMapURL: params.sourceMapURL ?? "", map: null })
+  ({ params }) => scripts.set(params.scriptId, { url: params.url, sourceMapURL: params.sourceMapURL ?? "" })
 )
 post("Debugger.enable")
-
-const sourceMapOf = (s: { map: SourceMap | undefined | null; sourceMapURL: string }) => {
-  if (s.map !== null) return s.map
-  const inline = /^data:application\/json[^,]*;base64,(.*)$/.exec(s.sourceMapURL)
-  s.map = inline === null ? undefined : new SourceMap(JSON.parse(Buffer.from(inline[1]!, "base64").toString("utf8")))
-  return s.map
-}
-
-const shortPath = (url: string) => {
-  const path = url.startsWith("file://") ? fileURLToPath(url) : url
-  const nm = path.lastIndexOf("node_modules/")
-  return nm !== -1 ? path.slice(nm) : relative(ROOT, path)
-}
 
 interface Where {
   readonly file: string
@@ -165,19 +148,7 @@ const locate = (value: object): Where | undefined => {
   if (loc === undefined) return undefined
   const script = scripts.get(loc.scriptId)
   if (script === undefined || script.url === "") return undefined
-  let file = shortPath(script.url)
-  let line = loc.lineNumber + 1
-  const map = script.url.includes("node_modules") ? undefined : sourceMapOf(script)
-  if (map !== undefined) {
-    const entry = map.findEntry(loc.lineNumber, loc.columnNumber) as {
-      originalSource?: string
-      originalLine?: number
-    }
-    if (entry.originalSource !== undefined && entry.originalLine !== undefined) {
-      file = shortPath(entry.originalSource)
-      line = entry.originalLine + 1
-    }
-  }
+  const { file, line } = sourceLine(script.url, script, loc.lineNumber, loc.columnNumber)
   return { file, line, own: !file.startsWith("node_modules") && /^(src|layers)\//.test(file) }
 }
 

@@ -8,11 +8,7 @@
  * every frame of ours on the stack.
  */
 import { Session } from "node:inspector"
-import { SourceMap } from "node:module"
-import { join, relative } from "node:path"
-import { fileURLToPath } from "node:url"
-
-const ROOT = join(import.meta.dirname, "..", "..")
+import { type ParsedScript, sourceLine } from "./sourceLines.js"
 
 interface CallFrame {
   readonly functionName: string
@@ -54,12 +50,7 @@ export const stopSampling = async (): Promise<SamplingProfile> =>
 
 // ---- source locations ----
 
-interface Script {
-  readonly url: string
-  readonly sourceMapURL: string
-  map?: SourceMap | undefined
-}
-const scripts = new Map<string, Script>()
+const scripts = new Map<string, ParsedScript>()
 /**
  * Learns every script's URL and source map. Called after the profiles are taken: the debugger
  * reports each script already parsed when it is enabled, and stays off while we measure.
@@ -71,19 +62,6 @@ export const loadScripts = async () => {
   await post("Debugger.enable")
   await post("Debugger.disable")
   session.off("Debugger.scriptParsed", listener)
-}
-
-const sourceMapOf = (s: Script) => {
-  if (!("map" in s)) {
-    const inline = /^data:application\/json[^,]*;base64,(.*)$/.exec(s.sourceMapURL)
-    s.map = inline === null ? undefined : new SourceMap(JSON.parse(Buffer.from(inline[1]!, "base64").toString("utf8")))
-  }
-  return s.map
-}
-const shortPath = (url: string) => {
-  const path = url.startsWith("file://") ? fileURLToPath(url) : url
-  const nm = path.lastIndexOf("node_modules/")
-  return nm !== -1 ? path.slice(nm) : path.startsWith("/") ? relative(ROOT, path) : path
 }
 
 export interface Frame {
@@ -130,16 +108,7 @@ const frameOf = (cf: CallFrame): Frame => {
     frame = { key: vm ? name : `${name} (builtin)`, file: "", group: name, own: false, builtin: !vm, runtime: false }
   } else {
     const script = scripts.get(cf.scriptId)
-    let file = shortPath(cf.url)
-    let line = cf.lineNumber + 1
-    const map = script === undefined || cf.url.includes("node_modules") ? undefined : sourceMapOf(script)
-    if (map !== undefined) {
-      const entry = map.findEntry(cf.lineNumber, cf.columnNumber) as { originalSource?: string; originalLine?: number }
-      if (entry.originalSource !== undefined && entry.originalLine !== undefined) {
-        file = shortPath(entry.originalSource)
-        line = entry.originalLine + 1
-      }
-    }
+    const { file, line } = sourceLine(cf.url, script, cf.lineNumber, cf.columnNumber)
     const runtime = RUNTIME_FILES.includes(file)
     const own = !runtime && /^(src|layers)\//.test(file)
     frame = { key: `${name} ${file}:${line}`, file, group: groupOf(file), own, builtin: false, runtime }

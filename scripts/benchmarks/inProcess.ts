@@ -10,15 +10,11 @@ import { type Context, Effect, Exit, Layer } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { adminDatabasesFor, AppLive } from "../../layers/App.js"
-import { Authentication } from "../../src/auth/Authentication.js"
-import { tokenTable } from "../../src/auth/tokens.js"
+import { adminDatabasesFor, AppLive, httpSettingsFor } from "../../layers/App.js"
 import { loggingFor } from "../../src/cli/options.js"
 import { AppConfigTag, loadConfig } from "../../src/Config.js"
 import { HttpAppLive } from "../../src/http/Http.js"
 import { createStartupAwareServer } from "../../src/http/nodeServer.js"
-import { RequestPolicyTag } from "../../src/http/requestGuard.js"
-import { McpSettings } from "../../src/mcp/settings.js"
 import { DIMS } from "./cpuWorkload.js"
 
 // ---- the app, as `gligabao serve` composes it ----
@@ -55,15 +51,7 @@ export const withInProcessServer = async <A>(
     const served = HttpAppLive.pipe(
       Layer.provide(adminDatabasesFor(config, [])),
       Layer.provide(AppLive),
-      Layer.provide(Layer.succeed(Authentication, tokenTable(config.auth.tokens))),
-      Layer.provide(Layer.succeed(RequestPolicyTag, {
-        allowedHosts: config.server.allowedHosts,
-        allowedOrigins: config.server.allowedOrigins,
-        corsOrigins: config.server.corsOrigins
-      })),
-      Layer.provide(
-        Layer.succeed(McpSettings, { userId: config.mcp.userId, rememberWaitMs: config.mcp.rememberWaitMs })
-      ),
+      Layer.provide(httpSettingsFor(config)),
       Layer.provideMerge(ServerLive),
       Layer.provide(Layer.succeed(AppConfigTag, config)),
       Layer.provide(loggingFor(config))

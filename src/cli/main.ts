@@ -23,6 +23,7 @@ import {
   adminDatabasesFor,
   AppLive,
   embeddingsFor,
+  httpSettingsFor,
   llmFor,
   missingLlm,
   settingsFor,
@@ -33,17 +34,13 @@ import { LocalImageStoreLive } from "../../layers/files/LocalImageStore.js"
 import { SqliteFilesLive } from "../../layers/sql/SqliteFiles.js"
 import { otlpExportFor } from "../../layers/telemetry/OtlpExport.js"
 import { transferLayerFor } from "../../layers/TransferLive.js"
-import { Authentication } from "../auth/Authentication.js"
 import { bindRefusal, isLoopback } from "../auth/bind.js"
-import { tokenTable } from "../auth/tokens.js"
 import { type AppConfig, AppConfigTag, describeConfig, GLIGABAO_VERSION, loadConfig } from "../Config.js"
 import { dataFolderNotice } from "../config/dataFolder.js"
 import { validateRememberRequest } from "../domain/Remember.js"
 import { ForgetsLive } from "../forget/Forgets.js"
 import { HttpAppLive } from "../http/Http.js"
 import { createStartupAwareServer } from "../http/nodeServer.js"
-import { RequestPolicyTag } from "../http/requestGuard.js"
-import { McpSettings } from "../mcp/settings.js"
 import { serveMcpStdio } from "../mcp/stdio.js"
 import { reembed } from "../pipeline/reembed.js"
 import { RememberManager } from "../pipeline/RememberManager.js"
@@ -128,16 +125,7 @@ const serve = Command.make(
             // with PostgreSQL serving the API, every --db file is an extra one for the admin UI
             Layer.provide(adminDatabasesFor(config, Option.isSome(config.database.url) ? o.dbs : o.dbs.slice(1))),
             Layer.provide(AppLive),
-            Layer.provide(Layer.succeed(Authentication, tokenTable(config.auth.tokens))),
-            Layer.provide(Layer.succeed(RequestPolicyTag, {
-              allowedHosts: config.server.allowedHosts,
-              allowedOrigins: config.server.allowedOrigins,
-              corsOrigins: config.server.corsOrigins
-            })),
-            Layer.provide(Layer.succeed(McpSettings, {
-              userId: config.mcp.userId,
-              rememberWaitMs: config.mcp.rememberWaitMs
-            })),
+            Layer.provide(httpSettingsFor(config)),
             Layer.provide(ServerLive),
             Layer.provide(Layer.succeed(AppConfigTag, config)),
             // first built, last released: everything above traces into it, and it flushes at exit
