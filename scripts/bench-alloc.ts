@@ -40,15 +40,9 @@ import {
   type Tallies,
   tally
 } from "./benchmarks/heapSampling.js"
-import { type ModelUrls, withInProcessServer } from "./benchmarks/inProcess.js"
+import { type ModelUrls, positiveOption, withInProcessServer } from "./benchmarks/inProcess.js"
 
-const argv = process.argv.slice(2)
-const option = (flag: string, fallback: number) => {
-  const i = argv.indexOf(flag)
-  const n = i === -1 ? fallback : Number(argv[i + 1])
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes a positive integer`)
-  return n
-}
+const option = (flag: string, fallback: number) => positiveOption(process.argv.slice(2), flag, fallback)
 const TEXTS = option("--texts", 48)
 const TOP = option("--top", 40)
 const INTERVAL = option("--interval", 1024)

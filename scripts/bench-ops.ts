@@ -35,15 +35,9 @@ import {
   watchRunLoops
 } from "./benchmarks/effectOps.js"
 import { type Fakes, type ModelCall, startFakes } from "./benchmarks/fakes.js"
-import { withInProcessServer } from "./benchmarks/inProcess.js"
+import { positiveOption, withInProcessServer } from "./benchmarks/inProcess.js"
 
-const argv = process.argv.slice(2)
-const option = (flag: string, fallback: number) => {
-  const i = argv.indexOf(flag)
-  const n = i === -1 ? fallback : Number(argv[i + 1])
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes a positive integer`)
-  return n
-}
+const option = (flag: string, fallback: number) => positiveOption(process.argv.slice(2), flag, fallback)
 const TEXTS = option("--texts", 48)
 const SAMPLE_EVERY = option("--sample", 101)
 const TOP = option("--top", 40)

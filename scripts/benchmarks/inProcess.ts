@@ -70,3 +70,11 @@ export const withInProcessServer = async <A>(
     rmSync(dir, { recursive: true, force: true })
   }
 }
+
+/** `flag N` among the tools' arguments, a positive integer, or `fallback` when it is absent. */
+export const positiveOption = (argv: ReadonlyArray<string>, flag: string, fallback: number): number => {
+  const i = argv.indexOf(flag)
+  const n = i === -1 ? fallback : Number(argv[i + 1])
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes a positive integer`)
+  return n
+}
