@@ -5,20 +5,17 @@
  * is still there, with or without a request left; `take` reads the request only when asked. And
  * migration 0022 removes the requests older releases left behind by ended runs.
  */
-import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgMigrator } from "@effect/sql-pg"
-import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
 import { it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Exit, type Layer, Option } from "effect"
 import { describe, expect, it as vit } from "vitest"
 import { PgLive, SqliteLive, type Storage } from "../../layers/sql/index.js"
 import { migrations } from "../../layers/sql/migrations/index.js"
-import { PgClientLive } from "../../layers/sql/Pg.js"
 import { Database } from "../../src/services/Database.js"
 import { RunLogRepo, RunRemoved } from "../../src/services/RunLogRepo.js"
 import { tempDir } from "../support/cli.js"
 import { forEachDialect, freshPgUrl, pgSkipReason } from "../support/databases.js"
+import { pgMigratedTo, sqliteMigratedTo } from "../support/migrated.js"
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString()
 const REQUEST = JSON.stringify({ user_id: "alice", text: "Ada knows Bob." })
@@ -126,11 +123,7 @@ describe("migration 0022: ended runs leave the queue", () => {
   vit("SQLite: an ended run's leftover request is removed, a queued run's kept", async () => {
     const dir = tempDir("gligabao-0022-")
     const file = `${dir.path}/old.db`
-    const before = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(before22) }).pipe(
-      Layer.provideMerge(SqliteClient.layer({ filename: file })),
-      Layer.provide(NodeContext.layer),
-      Layer.orDie
-    )
+    const before = sqliteMigratedTo(file, before22)
     await Effect.runPromise(check(before, SqliteLive(file)))
     dir.remove()
   })
@@ -140,11 +133,7 @@ describe("migration 0022: ended runs leave the queue", () => {
     async () => {
       await Effect.runPromise(Effect.gen(function*() {
         const url = yield* freshPgUrl
-        const before = Layer.effectDiscard(PgMigrator.run({ loader: PgMigrator.fromRecord(before22) })).pipe(
-          Layer.provideMerge(PgClientLive(url)),
-          Layer.provide(NodeContext.layer),
-          Layer.orDie
-        )
+        const before = pgMigratedTo(url, before22)
         yield* check(before, PgLive(url))
       }))
     }

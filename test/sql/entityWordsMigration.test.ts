@@ -3,18 +3,15 @@
  * to 0016): every entity's name words, and those of its statements' other spellings, are filled
  * in (over more than one page of entities), so that a name is found by a word at once.
  */
-import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgMigrator } from "@effect/sql-pg"
-import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { PgLive, SqliteLive, type Storage } from "../../layers/sql/index.js"
 import { migrations } from "../../layers/sql/migrations/index.js"
-import { PgClientLive } from "../../layers/sql/Pg.js"
 import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { tempDir } from "../support/cli.js"
 import { freshPgUrl, pgSkipReason } from "../support/databases.js"
+import { pgMigratedTo, sqliteMigratedTo } from "../support/migrated.js"
 
 const before17 = Object.fromEntries(Object.entries(migrations).filter(([key]) => key < "0017"))
 const T = "2025-01-01T00:00:00.000Z"
@@ -63,11 +60,7 @@ describe("migration 0017: entities by the words of their names", () => {
   it("SQLite: every entity's words and its aliases' are filled in", async () => {
     const dir = tempDir("gligabao-0017-")
     const file = `${dir.path}/old.db`
-    const before = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(before17) }).pipe(
-      Layer.provideMerge(SqliteClient.layer({ filename: file })),
-      Layer.provide(NodeContext.layer),
-      Layer.orDie
-    )
+    const before = sqliteMigratedTo(file, before17)
     await Effect.runPromise(check(before, SqliteLive(file)))
     dir.remove()
   })
@@ -75,11 +68,7 @@ describe("migration 0017: entities by the words of their names", () => {
   it.skipIf(pgSkipReason() !== null)("PostgreSQL: every entity's words and its aliases' are filled in", async () => {
     await Effect.runPromise(Effect.gen(function*() {
       const url = yield* freshPgUrl
-      const before = Layer.effectDiscard(PgMigrator.run({ loader: PgMigrator.fromRecord(before17) })).pipe(
-        Layer.provideMerge(PgClientLive(url)),
-        Layer.provide(NodeContext.layer),
-        Layer.orDie
-      )
+      const before = pgMigratedTo(url, before17)
       yield* check(before, PgLive(url))
     }))
   })

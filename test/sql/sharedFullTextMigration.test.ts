@@ -5,21 +5,18 @@
  * are in, and no per-dataset table is left. A dataset emptied and one erased leave nothing
  * behind. On PostgreSQL it changes nothing.
  */
-import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgMigrator } from "@effect/sql-pg"
-import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { fts5Idf, termIdf } from "../../layers/sql/FullText.js"
 import { SqliteLive } from "../../layers/sql/index.js"
 import { migrations } from "../../layers/sql/migrations/index.js"
-import { PgClientLive } from "../../layers/sql/Pg.js"
 import { WEIGHTED_IDF_ROWS } from "../../layers/sql/repositories/Search.js"
 import { SearchRepo, type TextMatch } from "../../src/services/SearchRepo.js"
 import { tempDir } from "../support/cli.js"
 import { freshPgUrl, pgSkipReason } from "../support/databases.js"
 import { expectFullTextConsistent } from "../support/fullText.js"
+import { pgMigratedTo, sqliteMigratedTo } from "../support/migrated.js"
 
 const before15 = Object.fromEntries(Object.entries(migrations).filter(([key]) => key < "0015"))
 
@@ -124,11 +121,7 @@ describe("migration 0015: one full-text table a side, scores per dataset", () =>
     async () => {
       const dir = tempDir("gligabao-0015-")
       const file = `${dir.path}/old.db`
-      const before = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(before15) }).pipe(
-        Layer.provideMerge(SqliteClient.layer({ filename: file })),
-        Layer.provide(NodeContext.layer),
-        Layer.orDie
-      )
+      const before = sqliteMigratedTo(file, before15)
       const expected = await Effect.runPromise(
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
@@ -212,22 +205,14 @@ describe("migration 0015: one full-text table a side, scores per dataset", () =>
       ).pipe(Effect.flatten)
       const before = yield* tables.pipe(
         Effect.provide(
-          Layer.effectDiscard(PgMigrator.run({ loader: PgMigrator.fromRecord(before15) })).pipe(
-            Layer.provideMerge(PgClientLive(url)),
-            Layer.provide(NodeContext.layer),
-            Layer.orDie
-          )
+          pgMigratedTo(url, before15)
         )
       )
       // migration 0015 itself (later ones add tables of their own)
       const through15 = Object.fromEntries(Object.entries(migrations).filter(([key]) => key < "0016"))
       const after = yield* tables.pipe(
         Effect.provide(
-          Layer.effectDiscard(PgMigrator.run({ loader: PgMigrator.fromRecord(through15) })).pipe(
-            Layer.provideMerge(PgClientLive(url)),
-            Layer.provide(NodeContext.layer),
-            Layer.orDie
-          )
+          pgMigratedTo(url, through15)
         )
       )
       expect(after).toEqual(before)

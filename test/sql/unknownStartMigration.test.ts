@@ -4,19 +4,16 @@
  * its values, the database answers as before, and afterwards a fact may have no start and a
  * decision no end.
  */
-import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgMigrator } from "@effect/sql-pg"
-import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { PgLive, SqliteLive, type Storage } from "../../layers/sql/index.js"
 import { migrations } from "../../layers/sql/migrations/index.js"
-import { PgClientLive } from "../../layers/sql/Pg.js"
 import { SearchRepo } from "../../src/services/SearchRepo.js"
 import { tempDir } from "../support/cli.js"
 import { freshPgUrl, pgSkipReason } from "../support/databases.js"
 import { expectFullTextConsistent } from "../support/fullText.js"
+import { pgMigratedTo, sqliteMigratedTo } from "../support/migrated.js"
 
 const before14 = Object.fromEntries(Object.entries(migrations).filter(([key]) => key < "0014"))
 
@@ -114,11 +111,7 @@ describe("migration 0014: facts with an unknown start", () => {
   it("SQLite: every row keeps its values and the file answers as before", async () => {
     const dir = tempDir("gligabao-0014-")
     const file = `${dir.path}/old.db`
-    const before = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(before14) }).pipe(
-      Layer.provideMerge(SqliteClient.layer({ filename: file })),
-      Layer.provide(NodeContext.layer),
-      Layer.orDie
-    )
+    const before = sqliteMigratedTo(file, before14)
     await Effect.runPromise(check(before, SqliteLive(file), true))
     dir.remove()
   })
@@ -128,11 +121,7 @@ describe("migration 0014: facts with an unknown start", () => {
     async () => {
       await Effect.runPromise(Effect.gen(function*() {
         const url = yield* freshPgUrl
-        const before = Layer.effectDiscard(PgMigrator.run({ loader: PgMigrator.fromRecord(before14) })).pipe(
-          Layer.provideMerge(PgClientLive(url)),
-          Layer.provide(NodeContext.layer),
-          Layer.orDie
-        )
+        const before = pgMigratedTo(url, before14)
         yield* check(before, PgLive(url), false)
       }))
     }
