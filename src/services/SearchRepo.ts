@@ -180,8 +180,8 @@ export class SearchRepo extends Context.Tag("gligabao/SearchRepo")<
   {
     /**
      * whether independent reads gain from running side by side (a pool of connections, each a
-     * round trip); false when one connection answers each in a synchronous call (SQLite), where
-     * running them in fibers adds only the fibers' cost. Absent: true.
+     * round trip); false when one connection answers each in a synchronous call, where running
+     * them in fibers adds only the fibers' cost. Absent: true.
      */
     readonly parallel?: boolean
     /** the user's live dataset of that name */
